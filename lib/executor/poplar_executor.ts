@@ -1,0 +1,352 @@
+/**
+ * `PoplarExecutor`: a tfjs model wrapped for the simulated IPU, returned by
+ * `trainingModel` and `inferenceModel`.
+ *
+ * The first call compiles: the model is traced on one micro-batch into the IR
+ * and loaded on the device with a copy of the host weights. Every call then
+ * splits the host batch into micro-batches and runs them on the device; the
+ * weights stay there until `copyWeightsToHost()`.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
+import { getLogger } from '../log.js';
+import { initBackend } from '../backend/backend_selection.js';
+import { irText } from '../ir/ir_text.js';
+import type { Options } from '../options/options.js';
+import {
+  batchFormula, checkBatchFactors, hostBatchSize, microBatchesPerCall, microBatchSize, type BatchFactors,
+} from '../runtime/batch_plan.js';
+import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
+import { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { LossSpec } from '../trace/loss_function.js';
+import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
+import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
+import { Optimizer } from '../../optim/optimizer.js';
+import { SGD } from '../../optim/sgd.js';
+import { CallableInstance } from './callable_instance.js';
+import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
+
+const log = getLogger('poptfjs');
+
+/** What an executor returns: one tensor, or a list when the model returns several. */
+export type ModelOutput = tf.Tensor | tf.Tensor[];
+
+/** What a training executor returns: the model's output and the loss. */
+export type TrainingOutput = [ModelOutput, tf.Tensor];
+
+/** Compiled state of an executor. */
+interface Compiled {
+  readonly executable: Executable;
+  readonly loaded: LoadedExecutable;
+  readonly variables: ReadonlyMap<string, tf.Variable>;
+}
+
+/** The settings an executor is created with. */
+export interface ExecutorConfig {
+  readonly model: WrappableModel;
+  readonly options: Options;
+  readonly training: boolean;
+  readonly optimizer?: Optimizer | undefined;
+  readonly loss?: LossSpec | undefined;
+}
+
+function describeSignature(sig: readonly TensorSignature[]): string {
+  return sig.map((s, i) => `input ${i}: ${s.dtype}[${s.shape.join(',')}]`).join(', ');
+}
+
+function checkTensorInputs(inputs: readonly unknown[]): asserts inputs is tf.Tensor[] {
+  inputs.forEach((x, i) => {
+    if (!(x instanceof tf.Tensor)) {
+      const got = x === null ? 'null' : Array.isArray(x) ? 'an array' : ArrayBuffer.isView(x) ? 'a typed array' : typeof x;
+      throw new PoptfjsError(`input ${i} is ${got}; expected a tf.Tensor`, { type: 'input' });
+    }
+    if (x.isDisposed) throw new PoptfjsError(`input ${i} is a disposed tensor`, { type: 'input' });
+  });
+}
+
+/** A model wrapped for the simulated IPU. Call it like the model: `await executor(x, target)`. */
+export class PoplarExecutor extends CallableInstance implements WeightHolder {
+  /** The wrapped model (a tf.LayersModel or a function). */
+  readonly model: WrappableModel;
+  /** The options, frozen when the model was wrapped. */
+  readonly options: Options;
+  /** True for a `trainingModel`, false for an `inferenceModel`. */
+  readonly training: boolean;
+  private optimizer: Optimizer | undefined;
+  private readonly loss: LossSpec | undefined;
+  private compiled: Compiled | undefined;
+  private compiling: Promise<Compiled> | undefined;
+  private destroyed = false;
+  private loadedHostVersion = -1;
+  private compilations = 0;
+
+  /** @internal Use `trainingModel` or `inferenceModel`. */
+  constructor(config: ExecutorConfig) {
+    super();
+    this.model = config.model;
+    this.options = config.options;
+    this.training = config.training;
+    this.optimizer = config.optimizer;
+    this.loss = config.loss;
+    if (!config.options.isFrozen()) config.options.freeze();
+    if (this.training) claimTraining(this.model, modelName(this.model), this);
+  }
+
+  /** True once {@link PoplarExecutor.destroy} was called. */
+  get isDestroyed(): boolean {
+    return this.destroyed;
+  }
+
+  /** True once the model was compiled (by {@link PoplarExecutor.compile} or the first call). */
+  isCompiled(): boolean {
+    return this.compiled !== undefined;
+  }
+
+  /** How many times this executor compiled its model. */
+  get compileCount(): number {
+    return this.compilations;
+  }
+
+  /** The compiled executable (an error before compilation). */
+  get executable(): Executable {
+    return this.requireCompiled('executable').executable;
+  }
+
+  /** The optimizer of a training executor. */
+  getOptimizer(): Optimizer | undefined {
+    return this.optimizer;
+  }
+
+  private assertUsable(what: string): void {
+    if (this.destroyed) {
+      throw new PoptfjsError(`${what}: this executor was destroyed; wrap the model again to use it`, { type: 'executor' });
+    }
+  }
+
+  private requireCompiled(what: string): Compiled {
+    this.assertUsable(what);
+    if (!this.compiled) {
+      throw new PoptfjsError(`${what}: the model is not compiled yet; call compile(...inputs) or run it once`, { type: 'executor' });
+    }
+    return this.compiled;
+  }
+
+  /** The batching factors from the options. */
+  private batchFactors(): BatchFactors {
+    const s = this.options.settings;
+    return {
+      deviceIterations: s.deviceIterations,
+      replicationFactor: s.replicationFactor,
+      inputGroupSize: s.inputReplicaGrouping.size,
+      inputGroupType: s.inputReplicaGrouping.type,
+      gradientAccumulation: this.training ? s.training.gradientAccumulation : 1,
+    };
+  }
+
+  private outputMode(): { mode: ResolvedOutputMode; period: number } {
+    const s = this.options.settings;
+    const mode = s.outputMode === 'Default' ? (this.training ? 'Final' : 'All') : s.outputMode;
+    const period = s.outputReturnPeriod;
+    if (mode === 'EveryN' && s.deviceIterations % period !== 0) {
+      throw new PoptfjsError(
+        `outputMode(EveryN, ${period}) returns every ${period}-th device iteration, so deviceIterations (${s.deviceIterations}) must be a multiple of ${period}`,
+        { type: 'options' },
+      );
+    }
+    return { mode, period };
+  }
+
+  private gradientReduction(): GradientReduction {
+    const t = this.options.settings.training;
+    const type = t.reductionType;
+    if (type !== 'Mean' && type !== 'Sum') {
+      throw new PoptfjsError(`accumulationAndReplicationReductionType(${type}) is not valid for gradients; use Mean or Sum`, { type: 'options' });
+    }
+    return { type, strategy: t.meanReductionStrategy === 'Running' ? 'Running' : 'Post' };
+  }
+
+  /**
+   * Compiles the model for inputs like `inputs` (a full host batch, as a call
+   * would take). Nothing is run on the device. Compiling again is a no-op.
+   */
+  async compile(...inputs: tf.Tensor[]): Promise<void> {
+    await this.ensureCompiled(inputs);
+  }
+
+  private async ensureCompiled(inputs: readonly unknown[]): Promise<Compiled> {
+    this.assertUsable('compile');
+    checkTensorInputs(inputs);
+    if (this.compiled) return this.compiled;
+    this.compiling ??= this.compileNow(inputs).finally(() => (this.compiling = undefined));
+    return this.compiling;
+  }
+
+  private async compileNow(inputs: readonly tf.Tensor[]): Promise<Compiled> {
+    const started = performance.now();
+    await initBackend(this.options.settings.backend);
+    const factors = this.batchFactors();
+    checkBatchFactors(factors);
+    const { mode, period } = this.outputMode();
+    const reduction = this.gradientReduction();
+    if (inputs.length === 0 && microBatchesPerCall(factors) > 1) {
+      throw new PoptfjsError(`a model without inputs cannot be split into ${batchFormula(factors)} micro-batches`, { type: 'batching' });
+    }
+    const split = microBatchesPerCall(factors) > 1;
+    const hostBatch = inputs[0]?.shape[0] ?? 1;
+    if (split) {
+      inputs.forEach((x, i) => {
+        if (x.rank === 0 || x.shape[0] !== hostBatch) {
+          throw new PoptfjsError(
+            `input ${i} has shape [${x.shape.join(',')}] but input 0 has a batch dimension of ${hostBatch}; every input needs the same first (batch) dimension`,
+            { type: 'input' },
+          );
+        }
+      });
+    }
+    const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
+    const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
+    let traced: TracedModel;
+    try {
+      traced = this.training ? traceTraining(this.model, this.loss, examples) : traceInference(this.model, examples);
+    } finally {
+      if (split) tf.dispose(examples);
+    }
+    const inputSignature = examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
+    const graph = traced.graph;
+    const executable: Executable = {
+      kind: this.training ? 'training' : 'inference',
+      modelName: modelName(this.model),
+      graph,
+      inputSignature,
+      microBatchSize: micro,
+      factors,
+      outputMode: mode,
+      outputReturnPeriod: period,
+      reduction,
+      outputCount: graph.roles.outputs.length,
+      singleOutput: graph.roles.outputs.length === 1,
+    };
+    if (this.training && !this.optimizer) {
+      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
+      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
+    }
+    const loaded = new LoadedExecutable(executable, this.optimizer, this.options.settings.randomSeed);
+    try {
+      loaded.loadWeights(traced.variables);
+    } catch (error) {
+      loaded.dispose();
+      throw error;
+    }
+    this.loadedHostVersion = wrappedModelState(this.model).hostVersion;
+    this.compiled = { executable, loaded, variables: traced.variables };
+    this.compilations++;
+    log.info(
+      () =>
+        `compiled '${executable.modelName}' for ${executable.kind}: ${graph.nodes.length} nodes, ` +
+        `${traced.variables.size} parameters, micro-batch ${micro}, ${describeSignature(inputSignature)} ` +
+        `(${(performance.now() - started).toFixed(1)} ms)`,
+    );
+    return this.compiled;
+  }
+
+  private checkCallInputs(compiled: Compiled, inputs: readonly tf.Tensor[]): void {
+    const { inputSignature, factors, microBatchSize: micro } = compiled.executable;
+    if (inputs.length !== inputSignature.length) {
+      throw new PoptfjsError(
+        `expected ${inputSignature.length} input tensor(s) as at compile (${describeSignature(inputSignature)}), got ${inputs.length}`,
+        { type: 'input' },
+      );
+    }
+    const split = microBatchesPerCall(factors) > 1;
+    inputs.forEach((x, i) => {
+      const sig = inputSignature[i]!;
+      const expected = split ? [hostBatchSize(factors, micro), ...sig.shape.slice(1)] : [...sig.shape];
+      if (x.dtype !== sig.dtype) {
+        throw new PoptfjsError(`input ${i} has dtype ${x.dtype}, but the model was compiled for ${sig.dtype}`, { type: 'input' });
+      }
+      if (x.shape.length !== expected.length || x.shape.some((d, k) => d !== expected[k])) {
+        const arithmetic = split ? ` (host batch ${expected[0]} = ${batchFormula(factors, micro)})` : '';
+        throw new PoptfjsError(
+          `input ${i} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`,
+          { type: 'input' },
+        );
+      }
+    });
+  }
+
+  /** Brings this executor's device weights up to date with the newest copy of the model's weights. */
+  private syncWeights(compiled: Compiled): void {
+    const state = wrappedModelState(this.model);
+    const newest = state.newestOnDevice;
+    if (newest && newest !== this && !newest.isDestroyed) newest.copyWeightsToHost();
+    if (this.loadedHostVersion < state.hostVersion) this.loadWeights(compiled);
+  }
+
+  private loadWeights(compiled: Compiled): void {
+    const state = wrappedModelState(this.model);
+    compiled.loaded.loadWeights(compiled.variables);
+    this.loadedHostVersion = state.hostVersion;
+    if (state.newestOnDevice === this) state.newestOnDevice = undefined;
+  }
+
+  /**
+   * Runs the model on a host batch: compiles on the first call, then runs
+   * `deviceIterations × replicas × gradientAccumulation` micro-batches on the
+   * device. Inference returns the outputs; training returns `[output, loss]`.
+   */
+  async run(...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
+    const compiled = await this.ensureCompiled(inputs);
+    this.checkCallInputs(compiled, inputs);
+    this.syncWeights(compiled);
+    const result = compiled.loaded.run(inputs);
+    if (this.training) wrappedModelState(this.model).newestOnDevice = this;
+    const output = compiled.executable.singleOutput ? result.outputs[0]! : result.outputs;
+    return this.training ? [output, result.loss!] : output;
+  }
+
+  /** Writes the device weights (and buffers) into the host model's variables. */
+  copyWeightsToHost(): void {
+    const compiled = this.requireCompiled('copyWeightsToHost');
+    compiled.loaded.storeWeights(compiled.variables);
+    const state = wrappedModelState(this.model);
+    state.hostVersion++;
+    this.loadedHostVersion = state.hostVersion;
+    if (state.newestOnDevice === this) state.newestOnDevice = undefined;
+  }
+
+  /** Copies the host model's weights to the device (needed after changing them outside poptfjs). */
+  copyWeightsToDevice(): void {
+    this.loadWeights(this.requireCompiled('copyWeightsToDevice'));
+  }
+
+  /** Replaces the optimizer (training only); its hyper-parameters take effect on the next call. */
+  setOptimizer(optimizer: Optimizer): void {
+    this.assertUsable('setOptimizer');
+    if (!this.training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
+    if (!(optimizer instanceof Optimizer)) {
+      throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
+    }
+    this.optimizer = optimizer;
+    this.compiled?.loaded.setOptimizer(optimizer);
+  }
+
+  /** The compiled graph as text. */
+  irText(): string {
+    return irText(this.requireCompiled('irText').executable.graph);
+  }
+
+  /** Frees the device state and releases the model; the executor cannot be used afterwards. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.compiled?.loaded.dispose();
+    this.compiled = undefined;
+    this.destroyed = true;
+    releaseExecutor(this.model, this);
+  }
+}
+
+/** A {@link PoplarExecutor} is callable like the model it wraps. */
+export interface PoplarExecutor {
+  (...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput>;
+}

@@ -1,0 +1,32 @@
+/**
+ * poptfjs: the PopTorch programming model for TensorFlow.js.
+ *
+ * Wrap a tfjs model with {@link trainingModel} or {@link inferenceModel}; it
+ * is traced into poptfjs's IR and run on a simulated IPU that computes the
+ * real numbers on a tfjs backend.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from './backend/backend_selection.js';
+
+await initBackend();
+
+export { tf };
+export { initBackend, currentBackend, BACKEND_NAMES, type BackendName } from './backend/backend_selection.js';
+export {
+  PoptfjsError,
+  PoptfjsError as Error,
+  RecoverableError,
+  UnrecoverableError,
+  ConfigFileError,
+  type RecoveryAction,
+} from './errors.js';
+export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './log.js';
+export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
+export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
+export { isRunningOnIpu } from './trace/running_on_ipu.js';
+export { TraceError } from './trace/kernel_recorder.js';
+export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';
+export { irText } from './ir/ir_text.js';
+export type { Graph, Node, Value, ValueId, NodeId } from './ir/graph.js';
+export * as optim from '../optim/index.js';
+export * as ops from '../ops/index.js';

@@ -1,0 +1,130 @@
+/**
+ * The poptfjs IR: a small SSA graph of primitive tfjs kernels.
+ *
+ * Values have a static shape and dtype; nodes name a kernel (a tfjs kernel such
+ * as `MatMul`, or a poptfjs pseudo-kernel such as `poptfjs.RandomUniform`) with
+ * inputs, attributes and outputs, plus annotations stamped at trace time
+ * (layer, pass, and the block/stage/IPU slot that placement fills in).
+ */
+import type { DataType } from '@tensorflow/tfjs';
+
+/** Index of a value in {@link Graph.values}. */
+export type ValueId = number;
+/** Index of a node in {@link Graph.nodes}. */
+export type NodeId = number;
+
+/** Constant data held by the graph. */
+export type ConstantData = Float32Array | Int32Array | Uint8Array | string[];
+
+/** How a value comes into being. */
+export type ValueSource =
+  | { kind: 'input'; index: number; name: string }
+  | { kind: 'param'; name: string; trainable: boolean }
+  | { kind: 'constant'; data: ConstantData }
+  | { kind: 'node'; node: NodeId; output: number };
+
+/** A value of the graph. */
+export interface Value {
+  readonly id: ValueId;
+  readonly shape: readonly number[];
+  readonly dtype: DataType;
+  readonly source: ValueSource;
+}
+
+/** An attribute value of a kernel call (JSON-compatible). */
+export type AttrValue = null | boolean | number | string | AttrValue[] | { [key: string]: AttrValue };
+
+/** Which part of a training step a node belongs to. */
+export type Pass = 'forward' | 'backward';
+
+/** Annotations stamped on a node when it was traced. */
+export interface NodeAnnotations {
+  /** The tfjs layer whose `call` was running, if any. */
+  layer?: string;
+  /** Forward pass, or backward pass (gradient) of the forward node `gradOf`. */
+  pass: Pass;
+  /** For a backward node: the forward node whose gradient it computes. */
+  gradOf?: NodeId;
+  /** The user block (`Block`, `BeginBlock`, `BlockFunction`) id. */
+  block?: string;
+  /** The IPU the block was placed on, when the annotation says so. */
+  ipu?: number;
+}
+
+/** A kernel call. */
+export interface Node {
+  readonly id: NodeId;
+  /** The tfjs kernel name, or a `poptfjs.*` pseudo-kernel. */
+  readonly kernel: string;
+  /** Input names of the kernel (`x`, `a`, `b`, ...), or null when the kernel takes a positional list. */
+  readonly inputNames: readonly string[] | null;
+  readonly inputs: readonly ValueId[];
+  readonly attrs: Readonly<Record<string, AttrValue>>;
+  readonly outputs: readonly ValueId[];
+  readonly annotations: NodeAnnotations;
+}
+
+/** A parameter update done in place by the model (e.g. batch-norm running statistics). */
+export interface Assignment {
+  /** The parameter (tf.Variable name) being written. */
+  readonly param: string;
+  /** The value written. */
+  readonly value: ValueId;
+}
+
+/** The values a graph exposes, by role. */
+export interface GraphOutputs {
+  /** The model's outputs, in order. */
+  readonly outputs: readonly ValueId[];
+  /** The scalar loss of a training graph. */
+  readonly loss?: ValueId;
+  /** Gradients of the (scaled) loss, by trainable parameter name. */
+  readonly gradients?: Readonly<Record<string, ValueId>>;
+  /** The scalar loss-scale input of a training graph. */
+  readonly lossScale?: ValueId;
+}
+
+/** A traced graph. Values and nodes are in topological order. */
+export interface Graph {
+  readonly values: readonly Value[];
+  readonly nodes: readonly Node[];
+  /** Graph inputs (the model's inputs, then extra inputs like the loss scale), in order. */
+  readonly inputs: readonly ValueId[];
+  readonly roles: GraphOutputs;
+  readonly assignments: readonly Assignment[];
+}
+
+/** Number of elements of a shape. */
+export function sizeOf(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** Bytes per element of a dtype (the IPU holds float32 and int32 in 4 bytes, bool in 1). */
+export function bytesPerElement(dtype: DataType): number {
+  switch (dtype) {
+    case 'bool':
+      return 1;
+    case 'complex64':
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+/** All parameter values of a graph, by name. */
+export function paramValues(graph: Graph): Map<string, Value> {
+  const params = new Map<string, Value>();
+  for (const v of graph.values) if (v.source.kind === 'param') params.set(v.source.name, v);
+  return params;
+}
+
+/** The values the graph hands back: outputs, loss, gradients, assignments. */
+export function rootValues(graph: Graph): ValueId[] {
+  const roots = [...graph.roles.outputs];
+  if (graph.roles.loss !== undefined) roots.push(graph.roles.loss);
+  if (graph.roles.gradients) roots.push(...Object.values(graph.roles.gradients));
+  for (const a of graph.assignments) roots.push(a.value);
+  return roots;
+}

@@ -1,0 +1,65 @@
+/**
+ * The IR in a readable text form, one node per line:
+ *
+ * ```
+ * graph(%0: float32[2,10] input0, %1: float32[] lossScale)
+ *   %2: float32[10,10] = param "dense_Dense1/kernel" trainable
+ *   %4: float32[2,10] = BatchMatMul(a=%0, b=%2) {transposeA=false, transposeB=false}  # dense_Dense1
+ *   ...
+ *   return outputs=(%4) loss=%9 gradients={dense_Dense1/kernel: %12}
+ * ```
+ */
+import type { AttrValue, Graph, Value } from './graph.js';
+
+function typeText(v: Value): string {
+  return `${v.dtype}[${v.shape.join(',')}]`;
+}
+
+function attrText(a: AttrValue): string {
+  if (Array.isArray(a)) return `[${a.map(attrText).join(',')}]`;
+  if (a !== null && typeof a === 'object') return `{${Object.entries(a).map(([k, v]) => `${k}=${attrText(v)}`).join(', ')}}`;
+  return typeof a === 'string' ? JSON.stringify(a) : String(a);
+}
+
+function constantText(v: Value): string {
+  if (v.source.kind !== 'constant') return '';
+  const data = v.source.data;
+  const shown = Array.from(data as ArrayLike<number | string>).slice(0, 4).map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
+  return `[${shown.join(', ')}${data.length > 4 ? `, ... (${data.length})` : ''}]`;
+}
+
+/** The graph as text. */
+export function irText(graph: Graph): string {
+  const lines: string[] = [];
+  const header = graph.inputs.map((id) => {
+    const v = graph.values[id]!;
+    return `%${id}: ${typeText(v)} ${v.source.kind === 'input' ? v.source.name : ''}`.trimEnd();
+  });
+  lines.push(`graph(${header.join(', ')})`);
+  for (const v of graph.values) {
+    if (v.source.kind === 'param') {
+      lines.push(`  %${v.id}: ${typeText(v)} = param ${JSON.stringify(v.source.name)}${v.source.trainable ? ' trainable' : ''}`);
+    } else if (v.source.kind === 'constant') {
+      lines.push(`  %${v.id}: ${typeText(v)} = constant ${constantText(v)}`);
+    }
+  }
+  for (const node of graph.nodes) {
+    const outs = node.outputs.map((id) => `%${id}: ${typeText(graph.values[id]!)}`).join(', ');
+    const args = node.inputs.map((id, i) => (node.inputNames ? `${node.inputNames[i]}=%${id}` : `%${id}`)).join(', ');
+    const attrs = Object.keys(node.attrs).length > 0 ? ` ${attrText(node.attrs as AttrValue)}` : '';
+    const notes = [
+      node.annotations.pass === 'backward' ? `backward${node.annotations.gradOf !== undefined ? ` of #${node.annotations.gradOf}` : ''}` : '',
+      node.annotations.layer ?? '',
+      node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
+    ].filter(Boolean);
+    lines.push(`  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
+  }
+  const roles: string[] = [`outputs=(${graph.roles.outputs.map((id) => `%${id}`).join(', ')})`];
+  if (graph.roles.loss !== undefined) roles.push(`loss=%${graph.roles.loss}`);
+  if (graph.roles.gradients) {
+    roles.push(`gradients={${Object.entries(graph.roles.gradients).map(([k, v]) => `${k}: %${v}`).join(', ')}}`);
+  }
+  for (const a of graph.assignments) roles.push(`assign ${JSON.stringify(a.param)} := %${a.value}`);
+  lines.push(`  return ${roles.join(' ')}`);
+  return lines.join('\n');
+}

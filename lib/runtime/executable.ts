@@ -1,0 +1,41 @@
+/**
+ * A compiled model: plain data that says what to run and how to batch it.
+ * It holds no tensors and no reference to the model's source, so it can be
+ * serialized, cached and reloaded.
+ */
+import type { DataType } from '@tensorflow/tfjs';
+import type { Graph } from '../ir/graph.js';
+import type { BatchFactors } from './batch_plan.js';
+import type { ResolvedOutputMode } from './output_collector.js';
+
+/** Shape and dtype of one input micro-batch. */
+export interface TensorSignature {
+  readonly shape: readonly number[];
+  readonly dtype: DataType;
+}
+
+/** How gradients are reduced over accumulation steps and replicas. */
+export interface GradientReduction {
+  readonly type: 'Mean' | 'Sum';
+  /** For Mean: divide once at the end (`Post`) or keep a running mean (`Running`). */
+  readonly strategy: 'Post' | 'Running';
+}
+
+/** A compiled model. */
+export interface Executable {
+  readonly kind: 'training' | 'inference';
+  readonly modelName: string;
+  readonly graph: Graph;
+  /** One entry per tensor passed to `run` (model inputs, then targets), for one micro-batch. */
+  readonly inputSignature: readonly TensorSignature[];
+  readonly microBatchSize: number;
+  readonly factors: BatchFactors;
+  readonly outputMode: ResolvedOutputMode;
+  /** The period of `EveryN`. */
+  readonly outputReturnPeriod: number;
+  readonly reduction: GradientReduction;
+  /** How many outputs the model returns (a training model's loss not included). */
+  readonly outputCount: number;
+  /** Whether the model returned a single tensor (rather than a list). */
+  readonly singleOutput: boolean;
+}

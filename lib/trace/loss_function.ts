@@ -1,0 +1,111 @@
+/**
+ * The loss of a training model: a tfjs loss name, a `loss(yTrue, yPred)`
+ * function (tfjs's argument order), the model's compiled loss, or a loss the
+ * model computes itself with `ops.identityLoss`.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
+import { isMarkedLoss } from './loss_marker.js';
+import { callModel, flattenOutputs, isLayersModel, modelInputCount, modelName, type WrappableModel } from './model_function.js';
+
+/** A loss function in tfjs's argument order, returning per-sample losses or a scalar. */
+export type LossFunction = (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.Tensor;
+
+/** A loss as given by the user: a tfjs loss name (`'meanSquaredError'`, ...) or a function. */
+export type LossSpec = string | LossFunction;
+
+/** The names tfjs layers models accept as losses. */
+export const LOSS_NAMES = [
+  'meanSquaredError', 'meanAbsoluteError', 'meanAbsolutePercentageError', 'meanSquaredLogarithmicError',
+  'squaredHinge', 'hinge', 'categoricalHinge', 'logcosh', 'categoricalCrossentropy',
+  'sparseCategoricalCrossentropy', 'binaryCrossentropy', 'kullbackLeiblerDivergence', 'poisson', 'cosineProximity',
+] as const;
+
+const byName = new Map<string, LossFunction>();
+
+/** The tfjs loss function called `name`, exactly as `model.compile({ loss: name })` resolves it. */
+export function lossByName(name: string): LossFunction {
+  const cached = byName.get(name);
+  if (cached) return cached;
+  if (!(LOSS_NAMES as readonly string[]).includes(name)) {
+    throw new PoptfjsError(`unknown loss '${name}'; expected a function (yTrue, yPred) => tf.Tensor or one of: ${LOSS_NAMES.join(', ')}`, {
+      type: 'options',
+    });
+  }
+  const input = tf.input({ shape: [1] });
+  const probe = tf.model({ inputs: input, outputs: input });
+  probe.compile({ optimizer: 'sgd', loss: name });
+  const fn = (probe as unknown as { lossFunctions: LossFunction[] }).lossFunctions[0]!;
+  byName.set(name, fn);
+  return fn;
+}
+
+/** The members of a compiled layers model that define its training loss. */
+interface CompiledCore {
+  lossFunctions?: LossFunction[];
+  calculateLosses(): tf.Tensor[];
+}
+
+/** The model that holds the compiled loss: a Sequential model keeps it in its inner functional model. */
+function compiledCore(model: tf.LayersModel): CompiledCore {
+  const inner = model instanceof tf.Sequential ? (model as unknown as { model?: tf.LayersModel }).model : undefined;
+  return (inner ?? model) as unknown as CompiledCore;
+}
+
+/** The outputs and the loss of one forward pass of a training model. */
+export interface ForwardWithLoss {
+  outputs: tf.Tensor[];
+  loss: tf.Tensor;
+}
+
+/** Runs a training model forward on all its inputs (model inputs, then targets) and computes the loss. */
+export function forwardWithLoss(model: WrappableModel, loss: LossSpec | undefined, inputs: tf.Tensor[]): ForwardWithLoss {
+  const compiledModel = isLayersModel(model) ? compiledCore(model) : undefined;
+  const compiled = compiledModel?.lossFunctions;
+  const lossFunctions: LossFunction[] | undefined =
+    loss !== undefined ? [typeof loss === 'string' ? lossByName(loss) : loss] : compiled;
+  if (!lossFunctions) return ownLoss(model, inputs);
+
+  const count = modelInputCount(model) ?? inputs.length - 1;
+  if (count >= inputs.length || count < 0) {
+    throw new PoptfjsError(
+      `the training model '${modelName(model)}' takes ${count} input(s) and then one target per output, but got ${inputs.length} tensor(s) in all`,
+      { type: 'trace' },
+    );
+  }
+  const outputs = flattenOutputs(callModel(model, inputs.slice(0, count), true), `model '${modelName(model)}'`);
+  const targets = inputs.slice(count);
+  if (targets.length !== outputs.length) {
+    throw new PoptfjsError(
+      `model '${modelName(model)}' has ${outputs.length} output(s) but got ${targets.length} target(s); pass one target per output after the ${count} model input(s)`,
+      { type: 'trace' },
+    );
+  }
+  let total: tf.Tensor | undefined;
+  outputs.forEach((out, i) => {
+    const fn = lossFunctions[i] ?? lossFunctions[0]!;
+    const l = fn(targets[i]!, out);
+    total = total ? tf.add(total, l) : l;
+  });
+  let lossValue = tf.mean(total!);
+  if (compiledModel) {
+    for (const r of compiledModel.calculateLosses()) lossValue = tf.add(lossValue, r);
+  }
+  return { outputs, loss: lossValue };
+}
+
+function ownLoss(model: WrappableModel, inputs: tf.Tensor[]): ForwardWithLoss {
+  const result = callModel(model, inputs, true);
+  const all = flattenOutputs(result, `model '${modelName(model)}'`);
+  const losses = all.filter(isMarkedLoss);
+  if (losses.length !== 1) {
+    throw new PoptfjsError(
+      losses.length === 0
+        ? `trainingModel: model '${modelName(model)}' has no loss. Pass { loss } (a tfjs loss name or a function (yTrue, yPred)), ` +
+            'compile the layers model with a loss, or return [output, ops.identityLoss(loss, "mean")] from the model'
+        : `trainingModel: model '${modelName(model)}' returned ${losses.length} losses made by ops.identityLoss; combine them into one`,
+      { type: 'trace' },
+    );
+  }
+  return { outputs: all.filter((t) => !isMarkedLoss(t)), loss: losses[0]! };
+}

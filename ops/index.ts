@@ -1,0 +1,4 @@
+/**
+ * PopTorch's helper ops for use inside models.
+ */
+export { identityLoss, type LossReduction } from './identity_loss.js';
