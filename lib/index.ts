@@ -23,6 +23,8 @@ export {
 export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
+export * from './options/index.js';
+export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
 export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
 export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';

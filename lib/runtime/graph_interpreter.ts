@@ -14,6 +14,7 @@ import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { rootValues, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { RANDOM_KERNELS } from '../trace/random_distribution.js';
+import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
 
 /** How nodes are executed. */
@@ -89,6 +90,8 @@ function directRunner(node: Node): NodeRunner {
 }
 
 function engineRunner(node: Node): NodeRunner {
+  const fused = differentiableFusedRunner(node);
+  if (fused) return fused;
   const eng = engine();
   return (inputs) => {
     const out = eng.runKernel(node.kernel, kernelInputs(node, inputs), node.attrs as Record<string, unknown>);

@@ -248,7 +248,7 @@ export class KernelRecorder {
     };
 
     eng.runKernel = function (kernelName, inputs, attrs) {
-      if (recorder.nestedKernelDepth > 0) return orig.runKernel.call(eng, kernelName, inputs, attrs);
+      if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return orig.runKernel.call(eng, kernelName, inputs, attrs);
       recorder.nestedKernelDepth++;
       let out: tf.Tensor | tf.Tensor[];
       try {
@@ -319,7 +319,12 @@ export class KernelRecorder {
 
     tf.Variable.prototype.assign = function (this: tf.Variable, newValue: tf.Tensor) {
       if (recorder.internal === 0 && !recorder.assignedOriginals.has(this)) {
-        recorder.assignedOriginals.set(this, tf.keep(orig.clone.call(eng, this)));
+        recorder.internal++;
+        try {
+          recorder.assignedOriginals.set(this, tf.keep(tf.clone(this)));
+        } finally {
+          recorder.internal--;
+        }
       }
       if (recorder.internal === 0) recorder.valueFor(this);
       orig.assign.call(this, newValue);

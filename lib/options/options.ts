@@ -1,0 +1,479 @@
+/**
+ * `Options`: everything that controls how a model is compiled and run, as
+ * PopTorch's `poptorch.Options`. Each option is a chainable method that checks
+ * its argument where it is set; `opts.settings` is the typed snapshot the
+ * runtime reads.
+ */
+import { z } from 'zod';
+import { getLogger } from '../log.js';
+import {
+  type ExecutionStrategy,
+  executionStrategyFromJSON,
+  isExecutionStrategy,
+  PipelinedExecutionSpec,
+} from '../strategy/execution_strategy.js';
+import {
+  type ArgumentRule,
+  checkArgument,
+  describeValue,
+  enumRule,
+  flag,
+  nonEmptyString,
+  nonNegativeInteger,
+  oneOfValues,
+  positiveInteger,
+} from './argument_rules.js';
+import { applyJsonConfigText, loadOptionsFile } from './config_file.js';
+import { DistributedOptions } from './distributed_options.js';
+import {
+  AutoStage,
+  CommGroupType,
+  ConnectionType,
+  OutputMode,
+  SyncPattern,
+  TfjsBackendName,
+} from './enums.js';
+import { frozenOptionsError } from './frozen_options.js';
+import { applyOptionsData } from './options_data.js';
+import { formatOptionsReport } from './options_report.js';
+import {
+  type AnchoredTensor,
+  defaultGeneralSettings,
+  type GeneralSettings,
+  type OptionsData,
+  type OptionsSettings,
+} from './options_settings.js';
+import { PrecisionOptions } from './precision_options.js';
+import { TensorLocationsOptions } from './tensor_locations_options.js';
+import { TrainingOptions } from './training_options.js';
+
+const logger = getLogger('options');
+
+const outputModeRule = enumRule(OutputMode, 'OutputMode');
+const commGroupTypeRule = enumRule(CommGroupType, 'CommGroupType');
+const connectionTypeRule = enumRule(ConnectionType, 'ConnectionType');
+const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
+const backendRule = enumRule(TfjsBackendName, 'TfjsBackendName');
+const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
+const strategyRule: ArgumentRule<ExecutionStrategy> = {
+  schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
+  jsType: 'object',
+  expected: 'an execution strategy (PipelinedExecution, ShardedExecution, SerialPhasedExecution or ParallelPhasedExecution)',
+};
+const cachePathRule: ArgumentRule<string | null> = {
+  ...nonEmptyString,
+  schema: nonEmptyString.schema.nullable(),
+  expected: 'a non-empty string (a directory), or null to disable caching',
+};
+
+/**
+ * The return period given with an output mode: required (a positive integer)
+ * with `EveryN`, refused with any other mode. `null` and `undefined` mean none.
+ */
+function checkReturnPeriod(mode: OutputMode, period: number | null | undefined, where: string): number {
+  if (mode === OutputMode.EveryN) {
+    if (period === undefined || period === null) {
+      throw new RangeError(`${where}: OutputMode.EveryN needs a return period (a positive integer), got none`);
+    }
+    return checkArgument(positiveInteger, period, `${where}: outputReturnPeriod`);
+  }
+  if (period !== undefined && period !== null) {
+    throw new RangeError(
+      `${where}: a return period only applies to OutputMode.EveryN; got period ${describeValue(period)} with OutputMode.${mode}`,
+    );
+  }
+  return 1;
+}
+
+/** How an {@link Options} starts. */
+export interface OptionsInit {
+  /**
+   * Whether to start from the environment: `POPTFJS_DEFAULT_OPTIONS` (JSON
+   * options applied over the defaults) and `POPTFJS_CACHE_DIR` (enables
+   * executable caching there). Default true; false gives the built-in defaults.
+   */
+  readonly fromEnvironment?: boolean;
+}
+
+/**
+ * The set of options controlling how a model is compiled and run. Pass it to
+ * the model wrappers; they freeze it (use {@link Options.clone} to derive
+ * other options from it).
+ *
+ * ```ts
+ * const opts = new Options().deviceIterations(4).replicationFactor(2);
+ * opts.Training.gradientAccumulation(8);
+ * ```
+ *
+ * Every setter returns the options (group setters return their group) and
+ * throws a `TypeError` or `RangeError` naming the method, the value and what
+ * was expected when its argument is wrong.
+ */
+export class Options {
+  #values: GeneralSettings = defaultGeneralSettings();
+  #strategy: ExecutionStrategy = new PipelinedExecutionSpec(AutoStage.SameAsIpu);
+  #frozen = false;
+  readonly #guard = (method: string): void => {
+    if (this.#frozen) throw frozenOptionsError(method);
+  };
+
+  /** Options specific to training (`opts.Training.gradientAccumulation(4)`). */
+  readonly Training = new TrainingOptions(this.#guard);
+  /** Options about float16 and numerical behaviour. */
+  readonly Precision = new PrecisionOptions(this.#guard);
+  /** Where each kind of tensor is stored. */
+  readonly TensorLocations = new TensorLocationsOptions(this.#guard);
+  /** The process layout of a distributed run. */
+  readonly Distributed = new DistributedOptions(this.#guard);
+
+  /**
+   * PopTorch's defaults, then (unless `init.fromEnvironment` is false) the JSON
+   * options in `POPTFJS_DEFAULT_OPTIONS` and the cache directory in
+   * `POPTFJS_CACHE_DIR`. Bad JSON or an unknown key in `POPTFJS_DEFAULT_OPTIONS`
+   * is a `ConfigFileError` naming the variable.
+   */
+  constructor(init: OptionsInit = {}) {
+    if (init.fromEnvironment === false) return;
+    const defaults = process.env.POPTFJS_DEFAULT_OPTIONS;
+    if (defaults !== undefined && defaults.trim() !== '') {
+      applyJsonConfigText(this, defaults, 'POPTFJS_DEFAULT_OPTIONS');
+    }
+    const cacheDir = process.env.POPTFJS_CACHE_DIR;
+    if (cacheDir !== undefined && cacheDir !== '') {
+      logger.info(`POPTFJS_CACHE_DIR is set: caching executables in ${cacheDir}`);
+      this.enableExecutableCaching(cacheDir);
+    }
+  }
+
+  /**
+   * Rebuilds options from data in the shape {@link Options.toJSON} produces,
+   * starting from the built-in defaults (not the environment). Keys may be left
+   * out; an unknown key or a value its setter refuses is an `OptionsDataError`
+   * naming the key's path.
+   */
+  static fromJSON(data: unknown): Options {
+    const options = new Options({ fromEnvironment: false });
+    applyOptionsData(options, data);
+    return options;
+  }
+
+  /**
+   * Batches the device processes per call (default 1): the device loops over
+   * `deviceIterations` batches before returning to the host, so each call takes
+   * `deviceIterations` times more data.
+   */
+  deviceIterations(deviceIterations: number): this {
+    const where = this.#check('deviceIterations');
+    return this.#set({ deviceIterations: checkArgument(positiveInteger, deviceIterations, where) });
+  }
+
+  /**
+   * Replicas of the model (default 1). Each replica runs on its own IPUs and
+   * processes its own data; a model on 2 IPUs replicated 4 times uses 8 IPUs.
+   */
+  replicationFactor(replicationFactor: number): this {
+    const where = this.#check('replicationFactor');
+    return this.#set({ replicationFactor: checkArgument(positiveInteger, replicationFactor, where) });
+  }
+
+  /**
+   * Splits the replicas into groups of `inputGroupSize` that receive the same
+   * input data, arranged by `inputGroupType`; the host batch then holds
+   * `replicationFactor / inputGroupSize` replicas' worth of data instead of
+   * `replicationFactor`.
+   */
+  inputReplicaGrouping(inputGroupSize: number, inputGroupType: CommGroupType): this {
+    const where = this.#check('inputReplicaGrouping');
+    const size = checkArgument(positiveInteger, inputGroupSize, `${where}: inputGroupSize`);
+    const type = checkArgument(commGroupTypeRule, inputGroupType, `${where}: inputGroupType`);
+    return this.#set({ inputReplicaGrouping: { size, type } });
+  }
+
+  /**
+   * Which results a run returns: `All` (each micro-batch), `Final` (the last),
+   * `Sum` (their sum), `EveryN` (every `outputReturnPeriod`-th, which is then
+   * required) or `Default` (`All` for inference, `Final` for training).
+   */
+  outputMode(outputMode: OutputMode, outputReturnPeriod?: number | null): this {
+    const where = this.#check('outputMode');
+    const mode = checkArgument(outputModeRule, outputMode, where);
+    const period = checkReturnPeriod(mode, outputReturnPeriod, where);
+    return this.#set({ outputMode: mode, outputReturnPeriod: period });
+  }
+
+  /**
+   * The execution strategy: how blocks are grouped into stages and phases and
+   * placed on IPUs (default `PipelinedExecution(AutoStage.SameAsIpu)`). The
+   * options hold the strategy itself: changes made to it later still apply,
+   * until the options are frozen.
+   */
+  setExecutionStrategy(strategy: ExecutionStrategy): this {
+    const where = this.#check('setExecutionStrategy');
+    this.#strategy = checkArgument(strategyRule, strategy, where);
+    return this;
+  }
+
+  /**
+   * Rounds the number of IPUs the model needs up to a power of two, leaving the
+   * extra IPUs idle, instead of refusing other counts (default false).
+   */
+  autoRoundNumIPUs(autoRoundNumIpus = true): this {
+    const where = this.#check('autoRoundNumIPUs');
+    return this.#set({ autoRoundNumIPUs: checkArgument(flag, autoRoundNumIpus, where) });
+  }
+
+  /**
+   * Targets the IPU Model (a host simulation of the IPU) instead of hardware.
+   * Stored and reported; has no effect on the simulated engine yet.
+   */
+  useIpuModel(useModel: boolean): this {
+    const where = this.#check('useIpuModel');
+    return this.#set({ useIpuModel: checkArgument(flag, useModel, where) });
+  }
+
+  /**
+   * Attaches to the device with this id (a single- or multi-IPU device); it must
+   * have as many IPUs as the model uses times the replication factor. Runtime
+   * only: see {@link RUNTIME_OPTION_KEYS}.
+   */
+  useIpuId(ipuId: number): this {
+    const where = this.#check('useIpuId');
+    return this.#set({ ipuId: checkArgument(nonNegativeInteger, ipuId, where) });
+  }
+
+  /**
+   * Compiles for an offline target of IPU version `ipuVersion` (1: Mk1, 2: Mk2,
+   * 21: Mk2 with FP8) without attaching to a device; also sets
+   * `connectionType(ConnectionType.Never)`, so running raises an error.
+   */
+  useOfflineIpuTarget(ipuVersion = 2): this {
+    const where = this.#check('useOfflineIpuTarget');
+    const version = checkArgument(ipuVersionRule, ipuVersion, where);
+    return this.#set({ offlineIpuVersion: version, connectionType: ConnectionType.Never });
+  }
+
+  /** Seeds the device's random number generator (a non-negative integer). */
+  randomSeed(randomSeed: number): this {
+    const where = this.#check('randomSeed');
+    return this.#set({ randomSeed: checkArgument(nonNegativeInteger, randomSeed, where) });
+  }
+
+  /**
+   * Saves compiled executables in the directory `path` and reuses them instead
+   * of compiling identical models again; `null` disables caching. The
+   * `POPTFJS_CACHE_DIR` environment variable does the same for every new
+   * `Options`. Nothing is ever deleted from the cache.
+   */
+  enableExecutableCaching(path: string | null): this {
+    const where = this.#check('enableExecutableCaching');
+    const checked = checkArgument(cachePathRule, path, where);
+    if (checked !== null) return this.#set({ executableCachePath: checked });
+    const { executableCachePath: _removed, ...rest } = this.#values;
+    this.#values = rest;
+    return this;
+  }
+
+  /**
+   * Replaces host I/O with data generated on the device, to measure a model as
+   * if I/O were free. Stored and reported; has no effect on the simulated engine yet.
+   */
+  enableSyntheticData(enabled: boolean): this {
+    const where = this.#check('enableSyntheticData');
+    return this.#set({ syntheticData: checkArgument(flag, enabled, where) });
+  }
+
+  /** The directory log files go to (default `.`). Runtime only. */
+  logDir(logDir: string): this {
+    const where = this.#check('logDir');
+    return this.#set({ logDir: checkArgument(nonEmptyString, logDir, where) });
+  }
+
+  /** The model's name in reports and profiles (default `inference` or `training`). Runtime only. */
+  modelName(name: string): this {
+    const where = this.#check('modelName');
+    return this.#set({ modelName: checkArgument(nonEmptyString, name, where) });
+  }
+
+  /**
+   * When to attach to the device: `Always` (from the start, default),
+   * `OnDemand` (once compiled) or `Never` (compile only). Runtime only.
+   */
+  connectionType(connectionType: ConnectionType): this {
+    const where = this.#check('connectionType');
+    return this.#set({ connectionType: checkArgument(connectionTypeRule, connectionType, where) });
+  }
+
+  /**
+   * How the IPUs synchronise: `Full` (default), `SinglePipeline` or
+   * `ReplicaAndLadder`. Stored and reported; has no effect on the simulated engine yet.
+   */
+  syncPattern(syncPattern: SyncPattern): this {
+    const where = this.#check('syncPattern');
+    return this.#set({ syncPattern: checkArgument(syncPatternRule, syncPattern, where) });
+  }
+
+  /**
+   * Whether buffers (non-trainable state such as batch-norm statistics) are
+   * broadcast to all replicas (default true); false lets each replica keep its own.
+   */
+  broadcastBuffers(broadcastBuffers = true): this {
+    const where = this.#check('broadcastBuffers');
+    return this.#set({ broadcastBuffers: checkArgument(flag, broadcastBuffers, where) });
+  }
+
+  /**
+   * Returns the graph tensor `longName` after each run under the name
+   * `shortName`. `outputMode` (absent: as the model's outputs) and
+   * `outputReturnPeriod` follow the rules of {@link Options.outputMode}.
+   * Anchoring a short name again replaces it.
+   */
+  anchorTensor(shortName: string, longName: string, outputMode?: OutputMode | null, outputReturnPeriod?: number | null): this {
+    const where = this.#check('anchorTensor');
+    const short = checkArgument(nonEmptyString, shortName, `${where}: shortName`);
+    const long = checkArgument(nonEmptyString, longName, `${where}: longName`);
+    let anchor: AnchoredTensor;
+    if (outputMode === undefined || outputMode === null) {
+      checkReturnPeriod(OutputMode.Default, outputReturnPeriod, where);
+      anchor = { longName: long, outputReturnPeriod: 1 };
+    } else {
+      const mode = checkArgument(outputModeRule, outputMode, `${where}: outputMode`);
+      anchor = { longName: long, outputMode: mode, outputReturnPeriod: checkReturnPeriod(mode, outputReturnPeriod, where) };
+    }
+    return this.#set({ anchoredTensors: { ...this.#values.anchoredTensors, [short]: anchor } });
+  }
+
+  /**
+   * With `relax` true, unexpected attributes given to `setOptimizer` are debug
+   * messages instead of warnings (default false). Runtime only.
+   */
+  relaxOptimizerAttributesChecks(relax = true): this {
+    const where = this.#check('relaxOptimizerAttributesChecks');
+    return this.#set({ relaxOptimizerAttributesChecks: checkArgument(flag, relax, where) });
+  }
+
+  /** Shows or hides the progress bar during compilation (default: shown when stderr is a terminal). Runtime only. */
+  showCompilationProgressBar(show = true): this {
+    const where = this.#check('showCompilationProgressBar');
+    return this.#set({ showCompilationProgressBar: checkArgument(flag, show, where) });
+  }
+
+  /** Writes profiling reports (compilation and execution) to the directory `profileDir`. Runtime only. */
+  enableProfiling(profileDir = '.'): this {
+    const where = this.#check('enableProfiling');
+    return this.#set({ profileDir: checkArgument(nonEmptyString, profileDir, where) });
+  }
+
+  /**
+   * Forces the tfjs backend the engine runs the arithmetic on: `'tensorflow'`
+   * (`@tensorflow/tfjs-node`), `'wasm'` or `'cpu'`; absent, the engine uses
+   * whichever backend tfjs is using. Runtime only.
+   */
+  backend(name: TfjsBackendName): this {
+    const where = this.#check('backend');
+    return this.#set({ backend: checkArgument(backendRule, name, where) });
+  }
+
+  /**
+   * Runs the simulated IPUs of a multi-IPU model concurrently on the host
+   * instead of one after another (default false). Runtime only. Stored and
+   * reported; has no effect on the simulated engine yet.
+   */
+  parallelIpus(enabled: boolean): this {
+    const where = this.#check('parallelIpus');
+    return this.#set({ parallelIpus: checkArgument(flag, enabled, where) });
+  }
+
+  /**
+   * Applies the options in the file at `path`: either one option call per line
+   * as in PopTorch (`deviceIterations(4)`, `Training.gradientAccumulation(2)`),
+   * or JSON in the shape of {@link Options.toJSON} (a `.json` file, or content
+   * starting with `{`). All or nothing: if any line fails, a `ConfigFileError`
+   * naming the file, line and column is thrown and the options are unchanged.
+   */
+  loadFromFile(path: string): this {
+    this.#check('loadFromFile');
+    const draft = this.clone();
+    const draftStrategy = draft.#strategy;
+    loadOptionsFile(draft, path);
+    this.#values = draft.#values;
+    if (draft.#strategy !== draftStrategy) this.#strategy = draft.#strategy;
+    this.Training.restore(draft.Training.settings);
+    this.Precision.restore(draft.Precision.settings);
+    this.TensorLocations.restore(draft.TensorLocations.settings);
+    this.Distributed.restore(draft.Distributed.settings);
+    return this;
+  }
+
+  /** A read-only snapshot of every value; the runtime reads only this. */
+  get settings(): OptionsSettings {
+    const data = this.#data();
+    return Object.freeze({ ...data, executionStrategy: this.#strategy });
+  }
+
+  /**
+   * Makes these options (and their execution strategy) read-only: every setter
+   * then throws a `PoptfjsError` telling to use {@link Options.clone}. The model
+   * wrappers call it. A strategy shared with other options is frozen for them too.
+   */
+  freeze(): this {
+    this.#frozen = true;
+    this.#strategy.freeze();
+    return this;
+  }
+
+  /** True once {@link Options.freeze} has been called. */
+  isFrozen(): boolean {
+    return this.#frozen;
+  }
+
+  /** A deep, unfrozen copy of these options (the strategy is copied too). */
+  clone(): Options {
+    const copy = new Options({ fromEnvironment: false });
+    copy.#values = structuredClone(this.#values);
+    copy.#strategy = executionStrategyFromJSON(this.#strategy.toJSON());
+    copy.Training.restore(this.Training.settings);
+    copy.Precision.restore(this.Precision.settings);
+    copy.TensorLocations.restore(this.TensorLocations.settings);
+    copy.Distributed.restore(this.Distributed.settings);
+    return copy;
+  }
+
+  /** Every value as JSON data; {@link Options.fromJSON} rebuilds identical options from it. */
+  toJSON(): OptionsData {
+    return { ...structuredClone(this.#data()), executionStrategy: this.#strategy.toJSON() };
+  }
+
+  /** A readable multi-line report of every value, for logs and reports. */
+  toString(): string {
+    return formatOptionsReport(this.settings, this.#frozen);
+  }
+
+  #data(): Omit<OptionsData, 'executionStrategy'> {
+    return deepFreeze({
+      ...structuredClone(this.#values),
+      training: this.Training.settings,
+      precision: this.Precision.settings,
+      tensorLocations: this.TensorLocations.settings,
+      distributed: this.Distributed.settings,
+    });
+  }
+
+  #check(method: string): string {
+    const where = `Options.${method}`;
+    this.#guard(where);
+    return where;
+  }
+
+  #set(change: Partial<GeneralSettings>): this {
+    this.#values = { ...this.#values, ...change };
+    return this;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

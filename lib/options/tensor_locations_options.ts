@@ -1,0 +1,121 @@
+/**
+ * `opts.TensorLocations`: where activations, weights, optimizer state and
+ * accumulators are stored (PopTorch's `_TensorLocationOptions`).
+ */
+import { z } from 'zod';
+import { type ArgumentRule, checkArgument, instanceRule } from './argument_rules.js';
+import type { MutationGuard } from './frozen_options.js';
+import { type TensorLocationData, TensorLocationSettings } from './tensor_location_settings.js';
+
+/** The tensor location options as plain data. */
+export interface TensorLocationsSettings {
+  /** Tiles of each IPU reserved for I/O; absent: none. */
+  readonly numIOTiles?: number;
+  /** Where activations are stored. */
+  readonly activation: TensorLocationData;
+  /** Where weights are stored. */
+  readonly weight: TensorLocationData;
+  /** Where optimizer state is stored. */
+  readonly optimizer: TensorLocationData;
+  /** Where gradient accumulators are stored. */
+  readonly accumulator: TensorLocationData;
+}
+
+/** The defaults of {@link TensorLocationsSettings}: every choice left to the engine. */
+export const DEFAULT_TENSOR_LOCATIONS_SETTINGS: TensorLocationsSettings = Object.freeze({
+  activation: {},
+  weight: {},
+  optimizer: {},
+  accumulator: {},
+});
+
+/** The four kinds of tensors whose location can be set, as keys of {@link TensorLocationsSettings}. */
+export const TENSOR_KINDS = ['activation', 'weight', 'optimizer', 'accumulator'] as const;
+
+function copyOf(values: TensorLocationsSettings): TensorLocationsSettings {
+  const locations: TensorLocationsSettings = {
+    activation: { ...values.activation },
+    weight: { ...values.weight },
+    optimizer: { ...values.optimizer },
+    accumulator: { ...values.accumulator },
+  };
+  return values.numIOTiles === undefined ? locations : { numIOTiles: values.numIOTiles, ...locations };
+}
+
+const ioTilesRule: ArgumentRule<number> = {
+  schema: z.number().int().min(32).max(192).refine((tiles) => tiles % 2 === 0),
+  jsType: 'number',
+  expected: 'an even integer from 32 to 192',
+};
+const locationRule = instanceRule(TensorLocationSettings, 'a TensorLocationSettings');
+
+/**
+ * Where each kind of tensor is stored; reach them as `opts.TensorLocations`.
+ * Every setter returns the group. All of them are stored and reported; they
+ * have no effect on the simulated engine yet.
+ */
+export class TensorLocationsOptions {
+  #values: TensorLocationsSettings = DEFAULT_TENSOR_LOCATIONS_SETTINGS;
+  readonly #guard: MutationGuard;
+
+  /** @internal `Options` builds its groups; `guard` throws when the options are frozen. */
+  constructor(guard: MutationGuard) {
+    this.#guard = guard;
+  }
+
+  /**
+   * Reserves `numTiles` tiles of each IPU (an even number from 32 to 192) for
+   * I/O, to overlap host transfers with compute. Stored and reported; has no
+   * effect on the simulated engine yet.
+   */
+  numIOTiles(numTiles: number): this {
+    const where = this.#check('numIOTiles');
+    return this.#set({ numIOTiles: checkArgument(ioTilesRule, numTiles, where) });
+  }
+
+  /** Where activations are stored. Stored and reported; has no effect on the simulated engine yet. */
+  setActivationLocation(location: TensorLocationSettings): this {
+    return this.#setLocation('setActivationLocation', 'activation', location);
+  }
+
+  /** Where weights are stored. Stored and reported; has no effect on the simulated engine yet. */
+  setWeightLocation(location: TensorLocationSettings): this {
+    return this.#setLocation('setWeightLocation', 'weight', location);
+  }
+
+  /** Where optimizer state is stored. Stored and reported; has no effect on the simulated engine yet. */
+  setOptimizerLocation(location: TensorLocationSettings): this {
+    return this.#setLocation('setOptimizerLocation', 'optimizer', location);
+  }
+
+  /** Where gradient accumulators are stored. Stored and reported; has no effect on the simulated engine yet. */
+  setAccumulatorLocation(location: TensorLocationSettings): this {
+    return this.#setLocation('setAccumulatorLocation', 'accumulator', location);
+  }
+
+  /** A copy of the current values. */
+  get settings(): TensorLocationsSettings {
+    return copyOf(this.#values);
+  }
+
+  /** @internal Replaces every value; `Options` uses it to copy options. */
+  restore(values: TensorLocationsSettings): void {
+    this.#values = copyOf(values);
+  }
+
+  #setLocation(method: string, kind: (typeof TENSOR_KINDS)[number], location: TensorLocationSettings): this {
+    const where = this.#check(method);
+    return this.#set({ [kind]: checkArgument(locationRule, location, where).toJSON() });
+  }
+
+  #check(method: string): string {
+    const where = `Options.TensorLocations.${method}`;
+    this.#guard(where);
+    return where;
+  }
+
+  #set(change: Partial<TensorLocationsSettings>): this {
+    this.#values = { ...this.#values, ...change };
+    return this;
+  }
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { getLogger, setLogDestination, setLogLevel } from 'poptfjs';
+import { configureLoggingFromEnv } from '../lib/log.js';
+
+const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z poptfjs:(\w+) (\d+)\.(\d+) ([TDIWEC]): (.*)$/;
+
+function captureStderr(): { lines: () => string[]; restore: () => void } {
+  const chunks: string[] = [];
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  return { lines: () => chunks.join('').split('\n').filter(Boolean), restore: () => spy.mockRestore() };
+}
+
+afterEach(() => {
+  configureLoggingFromEnv({});
+});
+
+describe('logging', () => {
+  it('writes lines in PopART format to stderr, at WARN and above by default', () => {
+    configureLoggingFromEnv({});
+    const stderr = captureStderr();
+    const stdout = vi.spyOn(process.stdout, 'write');
+    getLogger('session').info('not shown');
+    getLogger('session').warn('shown');
+    getLogger('ir').error('bad graph');
+    stderr.restore();
+    expect(stdout).not.toHaveBeenCalled();
+    stdout.mockRestore();
+    const lines = stderr.lines();
+    expect(lines).toHaveLength(2);
+    const [, module, pid, , level, message] = LINE.exec(lines[0]!)!;
+    expect([module, Number(pid), level, message]).toEqual(['session', process.pid, 'W', 'shown']);
+    expect(LINE.exec(lines[1]!)!.slice(4)).toEqual(['E', 'bad graph']);
+  });
+
+  it('sets every module with setLogLevel and one module with getLogger(module).setLevel', () => {
+    const stderr = captureStderr();
+    setLogLevel('DEBUG');
+    getLogger('devicex').setLevel('OFF');
+    getLogger('pattern').debug('pattern debug');
+    getLogger('devicex').critical('never');
+    stderr.restore();
+    expect(stderr.lines().map((l) => LINE.exec(l)!.slice(1, 2).concat(LINE.exec(l)!.slice(4)))).toEqual([['pattern', 'D', 'pattern debug']]);
+  });
+
+  it('the root logger sets all modules', () => {
+    getLogger('transform').setLevel('ERR');
+    getLogger().setLevel('TRACE');
+    expect(getLogger('transform').getLevel()).toBe('TRACE');
+    expect(getLogger('anything').isEnabled('TRACE')).toBe(true);
+  });
+
+  it('reads POPTFJS_LOG_LEVEL and POPTFJS_LOG_DEST, and writes to a file', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'poptfjs-log-')), 'log.txt');
+    configureLoggingFromEnv({ POPTFJS_LOG_LEVEL: 'info', POPTFJS_LOG_DEST: file });
+    getLogger('builder').info('to the file');
+    getLogger('builder').debug('filtered');
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(LINE.exec(lines[0]!)!.slice(1, 2)).toEqual(['builder']);
+    expect(lines[0]).toMatch(/ I: to the file$/);
+  });
+
+  it('writes to stdout only when asked', () => {
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    setLogDestination('stdout');
+    getLogger('op').warn('on stdout');
+    const written = stdout.mock.calls.map((c) => String(c[0]));
+    stdout.mockRestore();
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/poptfjs:op .* W: on stdout/);
+  });
+
+  it('rejects unknown levels with the accepted ones', () => {
+    expect(() => setLogLevel('LOUD')).toThrow("unknown log level 'LOUD'; expected one of TRACE, DEBUG, INFO, WARN, ERR, CRITICAL, OFF");
+    expect(() => configureLoggingFromEnv({ POPTFJS_LOG_LEVEL: 'chatty' })).toThrow(/POPTFJS_LOG_LEVEL: unknown log level 'chatty'/);
+  });
+
+  it('evaluates message thunks only when the level is enabled', () => {
+    const thunk = vi.fn(() => 'expensive');
+    getLogger('ces').debug(thunk);
+    expect(thunk).not.toHaveBeenCalled();
+  });
+});
