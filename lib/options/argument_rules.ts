@@ -24,7 +24,7 @@ export interface ArgumentRule<T> {
 }
 
 /** The JavaScript type of `value`, distinguishing `null` and arrays from objects. */
-export function jsTypeOf(value: unknown): JsType {
+function jsTypeOf(value: unknown): JsType {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;

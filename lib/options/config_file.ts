@@ -16,6 +16,9 @@
  * in the shape of `Options.toJSON()`, possibly partial:
  * `{"deviceIterations": 4, "training": {"gradientAccumulation": 2}}`.
  *
+ * The PopTorch format has no variables, so IPUs are assigned inline:
+ * `setExecutionStrategy(SerialPhasedExecution(Phase(Stage("A").ipu(0), Stage("B").ipu(1))))`.
+ *
  * Every problem is a `ConfigFileError` naming the file (or environment
  * variable), line and column.
  */
@@ -30,7 +33,7 @@ import { OptionsDataError } from './options_data_error.js';
 import type { Options } from './options.js';
 
 /** True when a config file is JSON: its name ends in `.json` or its content starts with `{`. */
-export function isJsonConfig(path: string, text: string): boolean {
+function isJsonConfig(path: string, text: string): boolean {
   return path.toLowerCase().endsWith('.json') || text.trimStart().startsWith('{');
 }
 
@@ -38,7 +41,7 @@ export function isJsonConfig(path: string, text: string): boolean {
  * Applies the PopTorch-format config `text` to `options`; `source` names the
  * text in errors. Statements before a failing one are already applied.
  */
-export function applyConfigText(options: Options, text: string, source: string): void {
+function applyConfigText(options: Options, text: string, source: string): void {
   try {
     runConfigStatements(options, parseConfig(text));
   } catch (error) {

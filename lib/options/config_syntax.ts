@@ -18,54 +18,69 @@ import { type ConfigToken, ConfigSourceError, type SourcePosition, tokenizeConfi
 
 /** A literal value: number, string, boolean or null. */
 export interface LiteralNode extends SourcePosition {
+  /** Discriminant. */
   readonly kind: 'literal';
+  /** The value written. */
   readonly value: number | string | boolean | null;
 }
 
 /** A bare name: `deviceIterations`, `poptorch`, `Stage`. */
 export interface NameNode extends SourcePosition {
+  /** Discriminant. */
   readonly kind: 'name';
+  /** The name. */
   readonly name: string;
 }
 
 /** `object.name`; the position is that of `name`. */
 export interface MemberNode extends SourcePosition {
+  /** Discriminant. */
   readonly kind: 'member';
+  /** The expression before the dot. */
   readonly object: ExpressionNode;
+  /** The name after the dot. */
   readonly name: string;
 }
 
 /** A keyword argument `name=value`. */
 export interface KeywordArgument extends SourcePosition {
+  /** The parameter name, as written. */
   readonly name: string;
+  /** The argument. */
   readonly value: ExpressionNode;
 }
 
 /** `callee(args, keyword=value)`; the position is that of the callee's last name. */
 export interface CallNode extends SourcePosition {
+  /** Discriminant. */
   readonly kind: 'call';
+  /** What is called. */
   readonly callee: ExpressionNode;
+  /** The positional arguments. */
   readonly args: readonly ExpressionNode[];
+  /** The keyword arguments, after the positional ones. */
   readonly keywords: readonly KeywordArgument[];
 }
 
 /** `[a, b]` or `(a, b)`. */
 export interface ListNode extends SourcePosition {
+  /** Discriminant. */
   readonly kind: 'list';
+  /** The items. */
   readonly items: readonly ExpressionNode[];
 }
 
 /** Any expression of a config file. */
 export type ExpressionNode = LiteralNode | NameNode | MemberNode | CallNode | ListNode;
 
-const KEYWORD_LITERALS: Readonly<Record<string, boolean | null>> = {
-  True: true,
-  False: false,
-  None: null,
-  true: true,
-  false: false,
-  null: null,
-};
+const KEYWORD_LITERALS: ReadonlyMap<string, boolean | null> = new Map([
+  ['True', true],
+  ['False', false],
+  ['None', null],
+  ['true', true],
+  ['false', false],
+  ['null', null],
+]);
 
 function describeToken(token: ConfigToken): string {
   if (token.kind === 'end') return 'the end of the file';
@@ -123,7 +138,7 @@ class ConfigParser {
       case 'string':
         return { kind: 'literal', value: token.value, line: token.line, column: token.column };
       case 'identifier': {
-        const literal = KEYWORD_LITERALS[token.text];
+        const literal = KEYWORD_LITERALS.get(token.text);
         if (literal !== undefined) return { kind: 'literal', value: literal, line: token.line, column: token.column };
         return { kind: 'name', name: token.text, line: token.line, column: token.column };
       }

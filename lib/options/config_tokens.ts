@@ -125,7 +125,7 @@ function readString(text: string, start: number, position: SourcePosition): { va
     }
     const escape = text[index + 1];
     const column = position.column + (index - start);
-    const simple = escape === undefined ? undefined : SIMPLE_ESCAPES[escape];
+    const simple = escape !== undefined && Object.hasOwn(SIMPLE_ESCAPES, escape) ? SIMPLE_ESCAPES[escape] : undefined;
     if (simple !== undefined) {
       value += simple;
       index += 2;

@@ -14,7 +14,7 @@ export interface DistributedSettings {
 }
 
 /** The defaults of {@link DistributedSettings}: a single process. */
-export const DEFAULT_DISTRIBUTED_SETTINGS: DistributedSettings = Object.freeze({ processId: 0, numProcesses: 1 });
+const DEFAULT_DISTRIBUTED_SETTINGS: DistributedSettings = Object.freeze({ processId: 0, numProcesses: 1 });
 
 /**
  * The process layout of a distributed run; reach it as `opts.Distributed`.

@@ -138,7 +138,7 @@ class JsonScanner {
           value += String.fromCharCode(Number.parseInt(hex, 16));
           this.#index += 6;
         } else {
-          const replacement = ESCAPES[escape];
+          const replacement = Object.hasOwn(ESCAPES, escape) ? ESCAPES[escape] : undefined;
           if (replacement === undefined) this.#fail(`invalid escape \\${escape}`);
           value += replacement;
           this.#index += 2;

@@ -53,7 +53,7 @@ const outputModeRule = enumRule(OutputMode, 'OutputMode');
 const commGroupTypeRule = enumRule(CommGroupType, 'CommGroupType');
 const connectionTypeRule = enumRule(ConnectionType, 'ConnectionType');
 const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
-const backendRule = enumRule(TfjsBackendName, 'TfjsBackendName');
+const backendRule = oneOfValues(Object.values(TfjsBackendName), 'string');
 const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
 const strategyRule: ArgumentRule<ExecutionStrategy> = {
   schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
@@ -365,8 +365,9 @@ export class Options {
 
   /**
    * Forces the tfjs backend the engine runs the arithmetic on: `'tensorflow'`
-   * (`@tensorflow/tfjs-node`), `'wasm'` or `'cpu'`; absent, the engine uses
-   * whichever backend tfjs is using. Runtime only.
+   * (`@tensorflow/tfjs-node`), `'wasm'` or `'cpu'`; the backend is switched when
+   * the model is compiled (tfjs has one active backend per process). Absent,
+   * `POPTFJS_BACKEND` or the best available backend is used. Runtime only.
    */
   backend(name: TfjsBackendName): this {
     const where = this.#check('backend');

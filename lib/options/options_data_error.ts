@@ -9,7 +9,7 @@ import { PoptfjsError } from '../errors.js';
 export type OptionsDataPath = readonly (string | number)[];
 
 /** Writes a key path the way JavaScript would: `training.gradientAccumulation`, `stages[0].ipu`. */
-export function formatDataPath(path: OptionsDataPath): string {
+function formatDataPath(path: OptionsDataPath): string {
   return path
     .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
     .join('');

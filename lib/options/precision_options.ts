@@ -22,7 +22,7 @@ export interface PrecisionSettings {
 }
 
 /** The defaults of {@link PrecisionSettings}. */
-export const DEFAULT_PRECISION_SETTINGS: PrecisionSettings = Object.freeze({
+const DEFAULT_PRECISION_SETTINGS: PrecisionSettings = Object.freeze({
   partialsType: PartialsType.Float,
   stochasticRounding: false,
   floatingPointExceptions: false,

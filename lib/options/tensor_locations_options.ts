@@ -22,7 +22,7 @@ export interface TensorLocationsSettings {
 }
 
 /** The defaults of {@link TensorLocationsSettings}: every choice left to the engine. */
-export const DEFAULT_TENSOR_LOCATIONS_SETTINGS: TensorLocationsSettings = Object.freeze({
+const DEFAULT_TENSOR_LOCATIONS_SETTINGS: TensorLocationsSettings = Object.freeze({
   activation: {},
   weight: {},
   optimizer: {},

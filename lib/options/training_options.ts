@@ -18,7 +18,7 @@ export interface TrainingSettings {
 }
 
 /** PopTorch's defaults for {@link TrainingSettings}. */
-export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = Object.freeze({
+const DEFAULT_TRAINING_SETTINGS: TrainingSettings = Object.freeze({
   gradientAccumulation: 1,
   reductionType: ReductionType.Mean,
   meanReductionStrategy: MeanReductionStrategy.Post,
@@ -60,8 +60,8 @@ export class TrainingOptions {
 
   /**
    * When a mean reduction divides: `Post` (default; sum, then divide once) or
-   * `Running` (keep a running mean). Stored and reported; has no effect on the
-   * simulated engine yet (both give the same result in float32).
+   * `Running` (keep a running mean, which bounds the accumulator's magnitude).
+   * Both give the same result within float tolerance.
    */
   setMeanAccumulationAndReplicationReductionStrategy(meanReductionStrategy: MeanReductionStrategy): this {
     const where = this.#check('setMeanAccumulationAndReplicationReductionStrategy');

@@ -256,7 +256,7 @@ const SETTER_ERRORS: readonly SetterCase[] = [
   ['relaxOptimizerAttributesChecks(0)', (o) => o.relaxOptimizerAttributesChecks(loose(0)), TypeError, 'Options.relaxOptimizerAttributesChecks: expected a boolean (true or false), got 0'],
   ['showCompilationProgressBar("no")', (o) => o.showCompilationProgressBar(loose('no')), TypeError, 'Options.showCompilationProgressBar: expected a boolean (true or false), got "no"'],
   ['enableProfiling("")', (o) => o.enableProfiling(''), RangeError, 'Options.enableProfiling: expected a non-empty string, got ""'],
-  ['backend("webgl")', (o) => o.backend(loose('webgl')), RangeError, 'Options.backend: expected one of TfjsBackendName.Tensorflow, TfjsBackendName.Wasm, TfjsBackendName.Cpu, got "webgl"'],
+  ['backend("webgl")', (o) => o.backend(loose('webgl')), RangeError, 'Options.backend: expected one of "tensorflow", "wasm", "cpu", got "webgl"'],
   ['parallelIpus(undefined)', (o) => o.parallelIpus(loose(undefined)), TypeError, 'Options.parallelIpus: expected a boolean (true or false), got undefined'],
   ['Training.gradientAccumulation(0)', (o) => o.Training.gradientAccumulation(0), RangeError, 'Options.Training.gradientAccumulation: expected a positive integer, got 0'],
   [
