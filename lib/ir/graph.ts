@@ -49,6 +49,8 @@ export interface NodeAnnotations {
   block?: string;
   /** The IPU the block was placed on, when the annotation says so. */
   ipu?: number;
+  /** True for nodes of the loss poptfjs computes after the model (placed with the model's last stage). */
+  loss?: boolean;
 }
 
 /** A kernel call. */

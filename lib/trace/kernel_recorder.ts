@@ -13,7 +13,8 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
-import type { AttrValue, NodeId, Pass, ValueId } from '../ir/graph.js';
+import type { AttrValue, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
+import { currentBlockTrace } from './block_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
 /** An error in a model that cannot be traced. */
@@ -58,6 +59,7 @@ export class KernelRecorder {
   private readonly assignedOriginals = new Map<tf.Variable, tf.Tensor>();
   private readonly layerStack: string[] = [];
   private pass: Pass = 'forward';
+  private computingLoss = false;
   private gradOf: ValueId | undefined;
   private nestedKernelDepth = 0;
   private internal = 0;
@@ -122,6 +124,16 @@ export class KernelRecorder {
     }
   }
 
+  /** Runs `fn` (the loss computed after the model) with nodes marked as loss nodes. */
+  inLoss<T>(fn: () => T): T {
+    this.computingLoss = true;
+    try {
+      return fn();
+    } finally {
+      this.computingLoss = false;
+    }
+  }
+
   /** From now on, nodes belong to the backward pass. */
   beginBackward(): void {
     this.pass = 'backward';
@@ -134,12 +146,15 @@ export class KernelRecorder {
     return id !== undefined && this.dynamic.has(id);
   }
 
-  private annotations() {
+  private annotations(): NodeAnnotations {
     const layer = this.layerStack[this.layerStack.length - 1];
+    const block = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
       ...(this.gradOf !== undefined ? { gradOf: this.gradOf } : {}),
+      ...(block ? { block: block.userId, ...(block.ipuId !== undefined ? { ipu: block.ipuId } : {}) } : {}),
+      ...(this.computingLoss ? { loss: true } : {}),
     };
   }
 

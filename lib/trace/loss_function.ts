@@ -58,8 +58,20 @@ export interface ForwardWithLoss {
   loss: tf.Tensor;
 }
 
-/** Runs a training model forward on all its inputs (model inputs, then targets) and computes the loss. */
-export function forwardWithLoss(model: WrappableModel, loss: LossSpec | undefined, inputs: tf.Tensor[]): ForwardWithLoss {
+/** Runs `fn`, the part of the loss computed after the model (lets a tracer mark it). */
+export type LossScope = <T>(fn: () => T) => T;
+
+/**
+ * Runs a training model forward on all its inputs (model inputs, then
+ * targets) and computes the loss; `lossScope` wraps the loss computed after
+ * the model.
+ */
+export function forwardWithLoss(
+  model: WrappableModel,
+  loss: LossSpec | undefined,
+  inputs: tf.Tensor[],
+  lossScope: LossScope = (fn) => fn(),
+): ForwardWithLoss {
   const compiledModel = isLayersModel(model) ? compiledCore(model) : undefined;
   const compiled = compiledModel?.lossFunctions;
   const lossFunctions: LossFunction[] | undefined =
@@ -81,16 +93,19 @@ export function forwardWithLoss(model: WrappableModel, loss: LossSpec | undefine
       { type: 'trace' },
     );
   }
-  let total: tf.Tensor | undefined;
-  outputs.forEach((out, i) => {
-    const fn = lossFunctions[i] ?? lossFunctions[0]!;
-    const l = fn(targets[i]!, out);
-    total = total ? tf.add(total, l) : l;
+  const lossValue = lossScope(() => {
+    let total: tf.Tensor | undefined;
+    outputs.forEach((out, i) => {
+      const fn = lossFunctions[i] ?? lossFunctions[0]!;
+      const l = fn(targets[i]!, out);
+      total = total ? tf.add(total, l) : l;
+    });
+    let value = tf.mean(total!);
+    if (compiledModel) {
+      for (const r of compiledModel.calculateLosses()) value = tf.add(value, r);
+    }
+    return value;
   });
-  let lossValue = tf.mean(total!);
-  if (compiledModel) {
-    for (const r of compiledModel.calculateLosses()) lossValue = tf.add(lossValue, r);
-  }
   return { outputs, loss: lossValue };
 }
 

@@ -2,15 +2,23 @@
  * Tracing a model into the IR: once for inference (the forward pass), or once
  * for a training step (forward pass, loss and the backward pass to every
  * trainable weight, with the loss scale as a graph input).
+ *
+ * While tracing, every layer's `call` is wrapped so nodes are annotated with
+ * the layer's name and `BeginBlock` annotations take effect, and the block
+ * rules are checked: when `Block`s are used, every op of the model must be in
+ * one, and every layer annotated with `BeginBlock` must run.
  */
 import * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
 import { engine } from '../backend/tfjs_internals.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
-import type { Graph, ValueId } from '../ir/graph.js';
+import type { Graph, GraphOutputs, ValueId } from '../ir/graph.js';
+import { layerAnnotation, withBlockTrace, type BlockTrace } from './block_scope.js';
 import { KernelRecorder, TraceError } from './kernel_recorder.js';
 import { forwardWithLoss, type LossSpec } from './loss_function.js';
 import { allLayers, callModel, flattenOutputs, modelName, trainableVariables, type WrappableModel } from './model_function.js';
 import { runningOnIpu } from './running_on_ipu.js';
+import { withVariablesReplaced } from './variable_replacement.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
 export interface TracedModel {
@@ -19,15 +27,24 @@ export interface TracedModel {
   readonly variables: ReadonlyMap<string, tf.Variable>;
 }
 
-/** Runs `fn` with every layer's `call` wrapped so nodes are annotated with the layer's name. */
-function withLayerAnnotations<T>(model: WrappableModel, recorder: KernelRecorder, fn: () => T): T {
-  const layers = allLayers(model);
+/** Options of a trace. */
+export interface TraceOptions {
+  /**
+   * Variables to trace with another value (of another shape): a weight
+   * split across replica groups is traced with one replica's slice.
+   */
+  readonly replacements?: ReadonlyMap<tf.Variable, tf.Tensor>;
+}
+
+/** Runs `fn` with every layer's `call` wrapped: nodes name the layer, and BeginBlock annotations open their blocks. */
+function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, blocks: BlockTrace, fn: () => T): T {
   const restore: Array<() => void> = [];
-  for (const layer of layers) {
+  for (const layer of allLayers(model)) {
     const target = layer as unknown as { call: (...args: unknown[]) => unknown };
     const original = target.call;
     const own = Object.prototype.hasOwnProperty.call(target, 'call');
     target.call = function (this: unknown, ...args: unknown[]) {
+      blocks.enterLayer(layer);
       return recorder.inLayer(layer.name, () => original.apply(this, args));
     };
     restore.push(() => {
@@ -42,35 +59,64 @@ function withLayerAnnotations<T>(model: WrappableModel, recorder: KernelRecorder
   }
 }
 
+/** Checks PopTorch's block rules on the traced graph. */
+function checkBlockRules(model: WrappableModel, graph: Graph, blocks: BlockTrace): void {
+  const unused = allLayers(model).filter((layer) => layerAnnotation(layer) && !blocks.begunLayers.has(layer));
+  if (unused.length > 0) {
+    throw new PoptfjsError(
+      `layer '${unused[0]!.name}' is annotated with BeginBlock but the model never runs it; annotate only layers the model uses (or removeBlocks)`,
+      { type: 'annotation', location: unused[0]!.name },
+    );
+  }
+  if (!blocks.usedScopedBlocks) return;
+  const outside = graph.nodes.find((n) => n.annotations.pass === 'forward' && !n.annotations.loss && n.annotations.block === undefined);
+  if (outside) {
+    throw new PoptfjsError(
+      `kernel ${outside.kernel}${outside.annotations.layer ? ` in layer '${outside.annotations.layer}'` : ''} runs outside any Block, ` +
+        'but the model uses Blocks: every layer must be inside a Block (or BlockFunction) scope',
+      { type: 'annotation', location: outside.annotations.layer ?? outside.kernel },
+    );
+  }
+}
+
 function wrapTraceFailure(model: WrappableModel, error: unknown): never {
-  if (error instanceof TraceError) throw error;
+  if (error instanceof PoptfjsError) throw error;
   const message = error instanceof Error ? error.message : String(error);
   throw new TraceError(`tracing model '${modelName(model)}' failed: ${message}`, modelName(model), error);
 }
 
-function bindInputs(recorder: KernelRecorder, inputs: readonly tf.Tensor[]): void {
-  inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
-}
-
-/** Traces the forward pass of `model` on `inputs` (one micro-batch), with `training` false. */
-export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor[]): TracedModel {
+/** Records `body` (which runs the model) into a graph, with block and layer hooks, and checks the block rules. */
+function trace(
+  model: WrappableModel,
+  inputs: readonly tf.Tensor[],
+  options: TraceOptions,
+  body: (recorder: KernelRecorder, blocks: BlockTrace) => GraphOutputs,
+): TracedModel {
   try {
-    const { recorder, result } = KernelRecorder.record((recorder) => {
-      bindInputs(recorder, inputs);
-      return tf.tidy(() =>
-        runningOnIpu(() =>
-          withLayerAnnotations(model, recorder, () => {
-            const outputs = flattenOutputs(callModel(model, [...inputs], false), `model '${modelName(model)}'`);
-            return outputs.map((t) => recorder.valueFor(t));
-          }),
-        ),
-      );
-    });
-    const graph = eliminateDeadCode(recorder.builder.build({ outputs: result }));
-    return { graph, variables: recorder.variables };
+    return withBlockTrace((blocks) =>
+      withVariablesReplaced(options.replacements ?? new Map(), () => {
+        const { recorder, result } = KernelRecorder.record((recorder) => {
+          inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
+          return runningOnIpu(() => withLayerHooks(model, recorder, blocks, () => body(recorder, blocks)));
+        });
+        const graph = eliminateDeadCode(recorder.builder.build(result));
+        checkBlockRules(model, graph, blocks);
+        return { graph, variables: recorder.variables };
+      }),
+    );
   } catch (error) {
     wrapTraceFailure(model, error);
   }
+}
+
+/** Traces the forward pass of `model` on `inputs` (one micro-batch), with `training` false. */
+export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor[], options: TraceOptions = {}): TracedModel {
+  return trace(model, inputs, options, (recorder) =>
+    tf.tidy(() => {
+      const outputs = flattenOutputs(callModel(model, [...inputs], false), `model '${modelName(model)}'`);
+      return { outputs: outputs.map((t) => recorder.valueFor(t)) };
+    }),
+  );
 }
 
 /**
@@ -78,44 +124,38 @@ export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor
  * targets, one micro-batch): outputs, loss, and gradients of
  * `sum(loss) * lossScale` with respect to every trainable weight.
  */
-export function traceTraining(model: WrappableModel, loss: LossSpec | undefined, inputs: readonly tf.Tensor[]): TracedModel {
+export function traceTraining(
+  model: WrappableModel,
+  loss: LossSpec | undefined,
+  inputs: readonly tf.Tensor[],
+  options: TraceOptions = {},
+): TracedModel {
   const eng = engine();
-  const variables =
-    trainableVariables(model) ?? Object.values(eng.state.registeredVariables).filter((v) => v.trainable);
-  try {
-    const { recorder, result } = KernelRecorder.record((recorder) => {
-      bindInputs(recorder, inputs);
-      const lossScale = tf.scalar(1);
-      const lossScaleId = recorder.bindInput(lossScale, 'lossScale');
-      let outputIds: ValueId[] = [];
-      let lossId: ValueId | undefined;
-      const forward = () =>
-        runningOnIpu(() =>
-          withLayerAnnotations(model, recorder, () => {
-            const step = forwardWithLoss(model, loss, [...inputs]);
-            outputIds = step.outputs.map((t) => recorder.valueFor(t));
-            lossId = recorder.valueFor(step.loss);
-            const scaled = tf.sum(tf.mul(step.loss, lossScale));
-            recorder.beginBackward();
-            return scaled;
-          }),
-        );
-      const gradients: Record<string, ValueId> = {};
-      if (variables.length === 0) {
-        tf.tidy(forward);
-      } else {
-        const { value, grads } = eng.gradients(forward, variables, undefined, true);
-        grads.forEach((g, i) => {
-          if (g) gradients[variables[i]!.name] = recorder.valueFor(g);
-        });
-        tf.dispose([value, ...grads.filter((g): g is tf.Tensor => g !== undefined)]);
-      }
-      lossScale.dispose();
-      return { outputs: outputIds, loss: lossId!, gradients, lossScale: lossScaleId };
-    });
-    const graph = eliminateDeadCode(recorder.builder.build(result));
-    return { graph, variables: recorder.variables };
-  } catch (error) {
-    wrapTraceFailure(model, error);
-  }
+  const variables = trainableVariables(model) ?? Object.values(eng.state.registeredVariables).filter((v) => v.trainable);
+  return trace(model, inputs, options, (recorder) => {
+    const lossScale = tf.scalar(1);
+    const lossScaleId = recorder.bindInput(lossScale, 'lossScale');
+    let outputIds: ValueId[] = [];
+    let lossId: ValueId | undefined;
+    const forward = () => {
+      const step = forwardWithLoss(model, loss, [...inputs], (fn) => recorder.inLoss(fn));
+      outputIds = step.outputs.map((t) => recorder.valueFor(t));
+      lossId = recorder.valueFor(step.loss);
+      const scaled = recorder.inLoss(() => tf.sum(tf.mul(step.loss, lossScale)));
+      recorder.beginBackward();
+      return scaled;
+    };
+    const gradients: Record<string, ValueId> = {};
+    if (variables.length === 0) {
+      tf.tidy(forward);
+    } else {
+      const { value, grads } = eng.gradients(forward, variables, undefined, true);
+      grads.forEach((g, i) => {
+        if (g) gradients[variables[i]!.name] = recorder.valueFor(g);
+      });
+      tf.dispose([value, ...grads.filter((g): g is tf.Tensor => g !== undefined)]);
+    }
+    lossScale.dispose();
+    return { outputs: outputIds, loss: lossId!, gradients, lossScale: lossScaleId };
+  });
 }
