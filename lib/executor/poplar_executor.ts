@@ -24,7 +24,13 @@ import { isLayersModel, modelName, type WrappableModel } from '../trace/model_fu
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
+import { engine } from '../backend/tfjs_internals.js';
+import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import { placeGraph } from '../strategy/placement.js';
+import { planText } from '../strategy/plan_text.js';
+import { buildSchedule } from '../strategy/schedule.js';
 import { CallableInstance } from './callable_instance.js';
+import { ParameterHandle } from './parameter_handle.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 
 const log = getLogger('poptfjs');
@@ -80,6 +86,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private destroyed = false;
   private loadedHostVersion = -1;
   private compilations = 0;
+  private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
 
   /** @internal Use `trainingModel` or `inferenceModel`. */
   constructor(config: ExecutorConfig) {
@@ -111,6 +118,53 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The compiled executable (an error before compilation). */
   get executable(): Executable {
     return this.requireCompiled('executable').executable;
+  }
+
+  /**
+   * A weight of the model by its tf.Variable name, to set per-parameter
+   * options such as `replicaGrouping` before compiling.
+   */
+  parameter(name: string): ParameterHandle {
+    this.assertUsable('parameter');
+    this.hostVariable(name);
+    return new ParameterHandle(name, (grouping) => {
+      if (this.compiled) {
+        throw new PoptfjsError(`parameter('${name}').replicaGrouping: set replica groupings before the model is compiled`, { type: 'replication' });
+      }
+      this.replicaGroupings[name] = grouping;
+    });
+  }
+
+  /** The host tf.Variable called `name` (a weight of the model); an error listing the names otherwise. */
+  private hostVariable(name: string): tf.Variable {
+    const candidates: tf.Variable[] = isLayersModel(this.model)
+      ? this.model.weights.map((w) => (w as unknown as { val: tf.Variable }).val)
+      : Object.values(engine().state.registeredVariables);
+    const found = candidates.find((v) => v.name === name);
+    if (!found) {
+      throw new PoptfjsError(
+        `the model has no weight called '${name}'${isLayersModel(this.model) ? `; its weights are ${candidates.map((v) => `'${v.name}'`).join(', ')}` : ''}`,
+        { type: 'executor' },
+      );
+    }
+    return found;
+  }
+
+  /** One replica's slice of each weight split across replica groups, to trace with. */
+  private groupedSlices(): Map<tf.Variable, tf.Tensor> {
+    const slices = new Map<tf.Variable, tf.Tensor>();
+    for (const name of Object.keys(this.replicaGroupings)) {
+      const variable = this.hostVariable(name);
+      if (variable.rank === 0) throw new PoptfjsError(`parameter '${name}' is a scalar and cannot be split across replica groups`, { type: 'replication' });
+      slices.set(variable, tf.tidy(() => tf.squeeze(tf.slice(variable, [0], [1]), [0])));
+    }
+    return slices;
+  }
+
+  /** The execution plan as text: stages, IPUs and the schedule table. */
+  planText(): string {
+    const { placement, schedule } = this.requireCompiled('planText').executable;
+    return planText(placement, schedule);
   }
 
   /** The optimizer of a training executor. */
@@ -206,14 +260,24 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
     const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
+    const replacements = this.groupedSlices();
     let traced: TracedModel;
     try {
-      traced = this.training ? traceTraining(this.model, this.loss, examples) : traceInference(this.model, examples);
+      const options = { replacements };
+      traced = this.training ? traceTraining(this.model, this.loss, examples, options) : traceInference(this.model, examples, options);
     } finally {
       if (split) tf.dispose(examples);
+      tf.dispose([...replacements.values()]);
     }
     const inputSignature = examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
     const graph = traced.graph;
+    const settings = this.options.settings;
+    const placement = placeGraph(graph, {
+      strategy: settings.executionStrategy.toJSON(),
+      replicationFactor: factors.replicationFactor,
+      autoRoundNumIPUs: settings.autoRoundNumIPUs,
+    });
+    const schedule = buildSchedule(placement, this.training, this.training ? factors.gradientAccumulation : factors.deviceIterations);
     const executable: Executable = {
       kind: this.training ? 'training' : 'inference',
       modelName: modelName(this.model),
@@ -226,6 +290,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       reduction,
       outputCount: graph.roles.outputs.length,
       singleOutput: graph.roles.outputs.length === 1,
+      placement,
+      schedule,
+      replicaGroupings: { ...this.replicaGroupings },
+      broadcastBuffers: settings.broadcastBuffers,
     };
     if (this.training && !this.optimizer) {
       const trainable = [...traced.variables.values()].filter((v) => v.trainable);

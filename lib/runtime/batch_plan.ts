@@ -7,6 +7,7 @@
  */
 import { PoptfjsError } from '../errors.js';
 import type { CommGroupType } from '../options/enums.js';
+import { groupOfReplica, replicaGroups } from './replica_grouping.js';
 
 /** The factors of the batching arithmetic. */
 export interface BatchFactors {
@@ -70,15 +71,8 @@ export function hostBatchSize(f: BatchFactors, microBatch: number): number {
 
 /** The index of the distinct input micro-batch that replica `replica` reads. */
 export function inputGroupOf(f: BatchFactors, replica: number): number {
-  const groups = f.replicationFactor / f.inputGroupSize;
-  switch (f.inputGroupType) {
-    case 'Orthogonal':
-      return replica % groups;
-    case 'All':
-      return 0;
-    default:
-      return Math.floor(replica / f.inputGroupSize);
-  }
+  const groups = replicaGroups(f.inputGroupType, f.inputGroupSize, f.replicationFactor);
+  return groupOfReplica(groups, f.replicationFactor)[replica]!;
 }
 
 /** The index, among the call's micro-batches, of the input of micro-step `(d, g)` on `replica`. */

@@ -1,12 +1,15 @@
 /**
- * A compiled model: plain data that says what to run and how to batch it.
- * It holds no tensors and no reference to the model's source, so it can be
- * serialized, cached and reloaded.
+ * A compiled model: plain data that says what to run, where, in which order,
+ * and how to batch it. It holds no tensors and no reference to the model's
+ * source, so it can be serialized, cached and reloaded.
  */
 import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
+import type { Placement } from '../strategy/placement.js';
+import type { Schedule } from '../strategy/schedule.js';
 import type { BatchFactors } from './batch_plan.js';
 import type { ResolvedOutputMode } from './output_collector.js';
+import type { ReplicaGrouping } from './replica_grouping.js';
 
 /** Shape and dtype of one input micro-batch. */
 export interface TensorSignature {
@@ -38,4 +41,15 @@ export interface Executable {
   readonly outputCount: number;
   /** Whether the model returned a single tensor (rather than a list). */
   readonly singleOutput: boolean;
+  /** Where each part of the model runs. */
+  readonly placement: Placement;
+  /**
+   * The order units run in over one pipeline run: the gradient accumulation
+   * steps of a device iteration (training), or the device iterations (inference).
+   */
+  readonly schedule: Schedule;
+  /** Weights split across replica groups, by parameter name. */
+  readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
+  /** Whether replicas share the buffers the model updates (replica 0's value wins) or keep their own. */
+  readonly broadcastBuffers: boolean;
 }

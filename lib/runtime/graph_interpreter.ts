@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
-import { rootValues, type Graph, type Node, type ValueId } from '../ir/graph.js';
+import { rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { RANDOM_KERNELS } from '../trace/random_distribution.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
@@ -38,8 +38,6 @@ type NodeRunner = (inputs: tf.Tensor[], feeds: RunFeeds) => tf.Tensor[];
 interface Step {
   node: Node;
   run: NodeRunner;
-  /** Values whose last use is this step. */
-  frees: ValueId[];
 }
 
 function describeNode(node: Node): string {
@@ -99,28 +97,98 @@ function engineRunner(node: Node): NodeRunner {
   };
 }
 
+/**
+ * The tensors of one run (one micro-batch): each value lives from the node
+ * that makes it until its last consumer has run, so nodes can run in any
+ * order that respects their inputs, spread over several calls of
+ * {@link GraphInterpreter.runNodes}. Root values stay until taken.
+ */
+export class GraphEnvironment {
+  private readonly live = new Map<ValueId, tf.Tensor>();
+  private readonly remaining: Int32Array;
+  private readonly takesLeft: Map<ValueId, number>;
+
+  /** @internal Use {@link GraphInterpreter.environment}. */
+  constructor(
+    private readonly interpreter: GraphInterpreter,
+    readonly feeds: RunFeeds,
+    uses: Int32Array,
+    rootTakes: ReadonlyMap<ValueId, number>,
+  ) {
+    this.remaining = uses.slice();
+    this.takesLeft = new Map(rootTakes);
+  }
+
+  /** The tensor of a value for a node input: a live intermediate, or an input, parameter or constant. */
+  input(id: ValueId): tf.Tensor {
+    return this.live.get(id) ?? this.interpreter.external(id, this.feeds);
+  }
+
+  /** @internal Stores the outputs of a node. */
+  store(id: ValueId, t: tf.Tensor): void {
+    this.live.set(id, t);
+    if (this.remaining[id] === 0 && !this.interpreter.isRoot(id)) this.release(id);
+  }
+
+  /** @internal Counts one use of a value by a node and frees it after its last use. */
+  used(id: ValueId): void {
+    if (!this.live.has(id)) return;
+    if (--this.remaining[id]! <= 0 && !this.interpreter.isRoot(id)) this.release(id);
+  }
+
+  private release(id: ValueId): void {
+    this.live.get(id)?.dispose();
+    this.live.delete(id);
+  }
+
+  /** True if the value has been computed and not yet freed. */
+  has(id: ValueId): boolean {
+    return this.live.has(id);
+  }
+
+  /**
+   * Hands a computed root value (or a copy of an input, parameter or
+   * constant) to the caller. A value that is several roots at once (an output
+   * that is also written to a buffer) is handed out once per role: copies
+   * first, the tensor itself last.
+   */
+  take(id: ValueId): tf.Tensor {
+    const t = this.live.get(id);
+    if (!t) return tf.clone(this.interpreter.external(id, this.feeds));
+    const left = (this.takesLeft.get(id) ?? 1) - 1;
+    this.takesLeft.set(id, left);
+    if (left > 0) return tf.clone(t);
+    this.live.delete(id);
+    return t;
+  }
+
+  /** Frees every tensor still held. */
+  dispose(): void {
+    for (const t of this.live.values()) t.dispose();
+    this.live.clear();
+  }
+}
+
 /** Runs one graph, repeatedly. Call {@link GraphInterpreter.dispose} when done. */
 export class GraphInterpreter {
   private readonly steps: Step[];
   private readonly constants = new Map<ValueId, tf.Tensor>();
   private readonly roots: ValueId[];
+  private readonly rootSet: Set<ValueId>;
+  private readonly uses: Int32Array;
+  private readonly rootTakes = new Map<ValueId, number>();
+  private readonly order: NodeId[];
 
   constructor(readonly graph: Graph, options: InterpreterOptions = {}) {
-    this.roots = [...new Set(rootValues(graph))];
-    const rootSet = new Set(this.roots);
-    const lastUse = new Map<ValueId, number>();
-    graph.nodes.forEach((node, i) => {
-      for (const id of node.inputs) lastUse.set(id, i);
-      for (const id of node.outputs) if (!lastUse.has(id)) lastUse.set(id, i);
-    });
-    const frees: ValueId[][] = graph.nodes.map(() => []);
-    for (const [id, step] of lastUse) {
-      if (graph.values[id]!.source.kind === 'node' && !rootSet.has(id)) frees[step]!.push(id);
-    }
-    this.steps = graph.nodes.map((node, i) => ({
+    for (const id of rootValues(graph)) this.rootTakes.set(id, (this.rootTakes.get(id) ?? 0) + 1);
+    this.roots = [...this.rootTakes.keys()];
+    this.rootSet = new Set(this.roots);
+    this.uses = new Int32Array(graph.values.length);
+    this.order = graph.nodes.map((n) => n.id);
+    for (const node of graph.nodes) for (const id of node.inputs) this.uses[id]!++;
+    this.steps = graph.nodes.map((node) => ({
       node,
       run: node.kernel.startsWith('poptfjs.') ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node),
-      frees: frees[i]!,
     }));
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {
@@ -129,66 +197,72 @@ export class GraphInterpreter {
     }
   }
 
-  /** The values {@link GraphInterpreter.run} returns, in order: outputs, loss, gradients, assignments. */
+  /** The values {@link GraphInterpreter.run} returns by default: outputs, loss, gradients, assignments. */
   get rootValues(): readonly ValueId[] {
     return this.roots;
   }
 
+  /** @internal True if the value is one the graph hands back. */
+  isRoot(id: ValueId): boolean {
+    return this.rootSet.has(id);
+  }
+
+  /** @internal The tensor of an input, parameter or constant. */
+  external(id: ValueId, feeds: RunFeeds): tf.Tensor {
+    const v = this.graph.values[id]!;
+    let t: tf.Tensor | undefined;
+    if (v.source.kind === 'constant') t = this.constants.get(id);
+    else if (v.source.kind === 'input') t = feeds.inputs[v.source.index];
+    else if (v.source.kind === 'param') t = feeds.params.get(v.source.name);
+    if (!t) {
+      const what = v.source.kind === 'param' ? `parameter '${v.source.name}'` : v.source.kind === 'node' ? 'an intermediate value not computed yet' : v.source.kind;
+      throw new PoptfjsError(`no tensor for %${id} (${what})`, { type: 'runtime' });
+    }
+    return t;
+  }
+
+  /** A fresh environment for one run over `feeds`. */
+  environment(feeds: RunFeeds): GraphEnvironment {
+    if (feeds.inputs.length !== this.graph.inputs.length) {
+      throw new PoptfjsError(`the graph takes ${this.graph.inputs.length} input(s), got ${feeds.inputs.length}`, { type: 'runtime' });
+    }
+    return new GraphEnvironment(this, feeds, this.uses, this.rootTakes);
+  }
+
+  /** Runs the given nodes, in order, in `env`. */
+  runNodes(nodes: readonly NodeId[], env: GraphEnvironment): void {
+    for (const id of nodes) {
+      const step = this.steps[id]!;
+      const inputs = step.node.inputs.map((v) => env.input(v));
+      let outputs: tf.Tensor[];
+      try {
+        outputs = step.run(inputs, env.feeds);
+      } catch (error) {
+        if (error instanceof PoptfjsError) throw error;
+        throw new PoptfjsError(`${describeNode(step.node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
+          type: 'runtime',
+          location: step.node.annotations.layer ?? step.node.kernel,
+          cause: error,
+        });
+      }
+      for (const v of step.node.inputs) env.used(v);
+      step.node.outputs.forEach((v, i) => env.store(v, outputs[i]!));
+    }
+  }
+
   /**
-   * Runs the graph and returns the tensors of `wanted` values (by default the
-   * graph's roots). The caller owns the returned tensors.
+   * Runs the whole graph and returns the tensors of `wanted` values (by
+   * default the graph's roots). The caller owns the returned tensors.
    */
   run(feeds: RunFeeds, wanted: readonly ValueId[] = this.roots): Map<ValueId, tf.Tensor> {
-    const { graph } = this;
-    if (feeds.inputs.length !== graph.inputs.length) {
-      throw new PoptfjsError(`the graph takes ${graph.inputs.length} input(s), got ${feeds.inputs.length}`, { type: 'runtime' });
-    }
-    const live = new Map<ValueId, tf.Tensor>();
-    const external = new Set<ValueId>();
-    const lookup = (id: ValueId): tf.Tensor => {
-      const t = live.get(id);
-      if (t) return t;
-      const v = graph.values[id]!;
-      let ext: tf.Tensor | undefined;
-      if (v.source.kind === 'constant') ext = this.constants.get(id);
-      else if (v.source.kind === 'input') ext = feeds.inputs[v.source.index];
-      else if (v.source.kind === 'param') ext = feeds.params.get(v.source.name);
-      if (!ext) throw new PoptfjsError(`no tensor for %${id} (${v.source.kind}${v.source.kind === 'param' ? ` '${v.source.name}'` : ''})`, { type: 'runtime' });
-      external.add(id);
-      return ext;
-    };
-    const wantedSet = new Set(wanted);
+    const env = this.environment(feeds);
     try {
-      for (const step of this.steps) {
-        const inputs = step.node.inputs.map(lookup);
-        let outputs: tf.Tensor[];
-        try {
-          outputs = step.run(inputs, feeds);
-        } catch (error) {
-          if (error instanceof PoptfjsError) throw error;
-          throw new PoptfjsError(`${describeNode(step.node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
-            type: 'runtime',
-            location: step.node.annotations.layer ?? step.node.kernel,
-            cause: error,
-          });
-        }
-        step.node.outputs.forEach((id, i) => live.set(id, outputs[i]!));
-        for (const id of step.frees) {
-          if (wantedSet.has(id)) continue;
-          live.get(id)?.dispose();
-          live.delete(id);
-        }
-      }
+      this.runNodes(this.order, env);
       const result = new Map<ValueId, tf.Tensor>();
-      for (const id of wanted) {
-        const t = live.get(id);
-        // Inputs, parameters and constants handed back are cloned so the caller owns what it gets.
-        result.set(id, t ?? tf.clone(lookup(id)));
-        live.delete(id);
-      }
+      for (const id of new Set(wanted)) result.set(id, env.take(id));
       return result;
     } finally {
-      for (const t of live.values()) t.dispose();
+      env.dispose();
     }
   }
 

@@ -1,17 +1,24 @@
 /**
  * An executable loaded on the simulated device: the device copies of the
- * weights, the optimizer state, the random generator, and the loop that runs
- * one call (device iterations × gradient accumulation × replicas) on it.
+ * weights (per replica), the optimizer state, the random generator, and the
+ * loop that runs one call.
+ *
+ * A call runs the schedule of the execution strategy: in training, once per
+ * device iteration over the gradient accumulation steps, followed by the
+ * reduction of the gradients over accumulation steps and replicas and the
+ * optimizer step; in inference, once over the device iterations. Every
+ * replica runs the schedule on its own micro-batches and its own weights.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { paramValues, rootValues } from '../ir/graph.js';
+import { paramValues, type NodeId } from '../ir/graph.js';
 import type { Optimizer, OptimizerState } from '../../optim/optimizer.js';
 import { microBatchesPerCall, microBatchIndex } from './batch_plan.js';
 import type { Executable } from './executable.js';
-import { GraphInterpreter } from './graph_interpreter.js';
+import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
 import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
+import { ReplicaWeights } from './replica_weights.js';
 
 /** What one call returns: the outputs (per output mode) and, for training, the loss. */
 export interface CallResult {
@@ -19,22 +26,46 @@ export interface CallResult {
   loss?: tf.Tensor;
 }
 
+/** Summed (or running-mean) gradients of one parameter for each of its replica groups. */
+interface GroupGradients {
+  sums: Array<tf.Tensor | undefined>;
+  counts: number[];
+}
+
 /** An executable with its device state. */
 export class LoadedExecutable {
   private readonly interpreter: GraphInterpreter;
-  private readonly weights = new Map<string, tf.Tensor>();
-  private optimizerState: OptimizerState | undefined;
+  private readonly weights: ReplicaWeights;
+  /** Optimizer state: of all ungrouped parameters together, and per group of each grouped parameter. */
+  private optimizerStates = new Map<string, OptimizerState>();
   /** The random generator of the random pseudo-kernels. */
   readonly random: RandomSource;
   /** The loss scale the gradients are computed with. */
   lossScale = 1;
-  /** How many times each returned value is used (outputs, loss, gradients, assignments). */
-  private readonly uses = new Map<number, number>();
+  /** Nodes of each unit of the placement, in graph order. */
+  private readonly unitNodes: NodeId[][];
+  /** Buffer writes completed by each unit: [param, value]. */
+  private readonly unitAssignments: Array<Array<{ param: string; value: number }>>;
+  /** Where in the schedule each micro-batch is last worked on: `step * maxWork + index`. */
+  private readonly lastWorkOf: number[];
+  private readonly maxWork: number;
 
   constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number) {
-    this.interpreter = new GraphInterpreter(executable.graph);
-    for (const id of rootValues(executable.graph)) this.uses.set(id, (this.uses.get(id) ?? 0) + 1);
+    const { graph, placement, schedule } = executable;
+    this.interpreter = new GraphInterpreter(graph);
     this.random = new RandomSource(seed);
+    this.weights = new ReplicaWeights(executable.factors.replicationFactor, executable.replicaGroupings);
+    this.unitNodes = placement.units.map(() => []);
+    graph.nodes.forEach((node) => this.unitNodes[placement.nodeUnits[node.id]!]!.push(node.id));
+    this.unitAssignments = placement.units.map(() => []);
+    for (const a of graph.assignments) {
+      const source = graph.values[a.value]!.source;
+      const unit = source.kind === 'node' ? placement.nodeUnits[source.node]! : 0;
+      this.unitAssignments[unit]!.push({ param: a.param, value: a.value });
+    }
+    this.maxWork = Math.max(1, ...schedule.steps.map((s) => s.work.length));
+    this.lastWorkOf = new Array(schedule.microBatches).fill(-1);
+    schedule.steps.forEach((step, t) => step.work.forEach((w, i) => (this.lastWorkOf[w.microBatch] = t * this.maxWork + i)));
   }
 
   /** Names of the graph's parameters. */
@@ -48,19 +79,24 @@ export class LoadedExecutable {
       const v = variables.get(name);
       if (!v) throw new PoptfjsError(`no host variable for parameter '${name}'`, { type: 'runtime' });
       if (v.isDisposed) throw new PoptfjsError(`the host variable '${name}' was disposed`, { type: 'runtime' });
-      this.weights.get(name)?.dispose();
-      this.weights.set(name, tf.keep(tf.clone(v)));
+      this.weights.load(name, v);
     }
   }
 
   /** Writes the device values of the parameters into the host variables. */
   storeWeights(variables: ReadonlyMap<string, tf.Variable>): void {
-    for (const [name, w] of this.weights) variables.get(name)?.assign(w);
+    for (const name of this.weights.names()) {
+      const v = variables.get(name);
+      if (!v) continue;
+      const value = this.weights.hostValue(name);
+      v.assign(value);
+      value.dispose();
+    }
   }
 
-  /** The device value of a parameter (owned by the device; clone to keep it). */
-  weight(name: string): tf.Tensor | undefined {
-    return this.weights.get(name);
+  /** The device value of a parameter on a replica (owned by the device; clone to keep it). */
+  weight(name: string, replica = 0): tf.Tensor | undefined {
+    return this.weights.of(replica).get(name);
   }
 
   /** Replaces the optimizer; its state starts fresh if its type changed. */
@@ -70,9 +106,10 @@ export class LoadedExecutable {
   }
 
   private resetOptimizerState(): void {
-    if (!this.optimizerState) return;
-    for (const slots of this.optimizerState.slots.values()) tf.dispose(Object.values(slots));
-    this.optimizerState = undefined;
+    for (const state of this.optimizerStates.values()) {
+      for (const slots of state.slots.values()) tf.dispose(Object.values(slots));
+    }
+    this.optimizerStates.clear();
   }
 
   /** Runs one call on host inputs that have already been checked against the signature. */
@@ -80,46 +117,15 @@ export class LoadedExecutable {
     const { executable } = this;
     const f = executable.factors;
     const training = executable.kind === 'training';
-    const split = microBatchesPerCall(f) > 1;
-    const micro = executable.microBatchSize;
     const collector = new OutputCollector(executable.outputMode, executable.outputReturnPeriod, f, executable.outputCount + (training ? 1 : 0));
-    const roles = executable.graph.roles;
     const lossScale = training ? tf.scalar(this.lossScale) : undefined;
-    const accumulated = new Map<string, tf.Tensor>();
-    let accumulatedCount = 0;
+    const gradients = new Map<string, GroupGradients>();
+    const runs = training ? f.deviceIterations : 1;
     try {
-      for (let d = 0; d < f.deviceIterations; d++) {
-        for (let g = 0; g < f.gradientAccumulation; g++) {
-          const assigned: Array<Map<string, tf.Tensor>> = [];
-          for (let r = 0; r < f.replicationFactor; r++) {
-            const index = microBatchIndex(f, d, g, r);
-            const inputs = split
-              ? hostInputs.map((x) => tf.slice(x, [index * micro], [micro]))
-              : [...hostInputs];
-            if (lossScale) inputs.push(lossScale);
-            let values: StepValues;
-            try {
-              values = new StepValues(this.interpreter.run({ inputs, params: this.weights, random: this.random }), this.uses);
-            } finally {
-              if (split) tf.dispose(inputs.slice(0, hostInputs.length));
-            }
-            const outputs = roles.outputs.map((id) => values.take(id));
-            if (roles.loss !== undefined) outputs.push(values.take(roles.loss));
-            collector.add(d, g, r, outputs);
-            if (roles.gradients) {
-              accumulatedCount++;
-              for (const [name, id] of Object.entries(roles.gradients)) this.accumulate(accumulated, name, values.take(id), accumulatedCount);
-            }
-            const writes = new Map<string, tf.Tensor>();
-            for (const a of executable.graph.assignments) writes.set(a.param, values.take(a.value));
-            assigned.push(writes);
-          }
-          this.applyAssignments(assigned);
-        }
-        if (training) {
-          this.update(accumulated, accumulatedCount);
-          accumulatedCount = 0;
-        }
+      for (let d = 0; d < runs; d++) {
+        for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(hostInputs, d, r, lossScale, collector, gradients);
+        if (training) this.update(gradients);
+        if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
       const combined = collector.finish();
       const loss = training ? combined.pop() : undefined;
@@ -129,83 +135,134 @@ export class LoadedExecutable {
       throw error;
     } finally {
       lossScale?.dispose();
-      tf.dispose([...accumulated.values()]);
+      for (const g of gradients.values()) tf.dispose(g.sums.filter((t): t is tf.Tensor => t !== undefined));
     }
   }
 
-  private accumulate(acc: Map<string, tf.Tensor>, name: string, grad: tf.Tensor, count: number): void {
-    const previous = acc.get(name);
+  /** The inputs of micro-batch `mb` of schedule run `d` on `replica`. */
+  private microBatchInputs(hostInputs: readonly tf.Tensor[], d: number, mb: number, replica: number): tf.Tensor[] {
+    const { executable } = this;
+    const f = executable.factors;
+    if (microBatchesPerCall(f) === 1) return [...hostInputs];
+    const [iteration, step] = executable.kind === 'training' ? [d, mb] : [mb, 0];
+    const index = microBatchIndex(f, iteration, step, replica);
+    return hostInputs.map((x) => tf.slice(x, [index * executable.microBatchSize], [executable.microBatchSize]));
+  }
+
+  private runSchedule(
+    hostInputs: readonly tf.Tensor[],
+    d: number,
+    replica: number,
+    lossScale: tf.Tensor | undefined,
+    collector: OutputCollector,
+    gradients: Map<string, GroupGradients>,
+  ): void {
+    const { executable } = this;
+    const training = executable.kind === 'training';
+    const split = microBatchesPerCall(executable.factors) > 1;
+    const envs = new Map<number, { env: GraphEnvironment; inputs: tf.Tensor[] }>();
+    try {
+      executable.schedule.steps.forEach((step, t) => {
+        step.work.forEach((work, i) => {
+          let run = envs.get(work.microBatch);
+          if (!run) {
+            const inputs = this.microBatchInputs(hostInputs, d, work.microBatch, replica);
+            const env = this.interpreter.environment({
+              inputs: lossScale ? [...inputs, lossScale] : inputs,
+              params: this.weights.of(replica),
+              random: this.random,
+            });
+            run = { env, inputs };
+            envs.set(work.microBatch, run);
+          }
+          this.interpreter.runNodes(this.unitNodes[work.unit]!, run.env);
+          for (const a of this.unitAssignments[work.unit]!) this.weights.set(a.param, replica, run.env.take(a.value));
+          if (this.lastWorkOf[work.microBatch] === t * this.maxWork + i) {
+            this.finishMicroBatch(run.env, training ? d : work.microBatch, training ? work.microBatch : 0, replica, collector, gradients);
+            run.env.dispose();
+            if (split) tf.dispose(run.inputs);
+            envs.delete(work.microBatch);
+          }
+        });
+      });
+    } finally {
+      for (const run of envs.values()) {
+        run.env.dispose();
+        if (split) tf.dispose(run.inputs);
+      }
+    }
+  }
+
+  private finishMicroBatch(env: GraphEnvironment, d: number, g: number, replica: number, collector: OutputCollector, gradients: Map<string, GroupGradients>): void {
+    const roles = this.executable.graph.roles;
+    const outputs = roles.outputs.map((id) => env.take(id));
+    if (roles.loss !== undefined) outputs.push(env.take(roles.loss));
+    collector.add(d, g, replica, outputs);
+    for (const [name, id] of Object.entries(roles.gradients ?? {})) this.accumulate(gradients, name, replica, env.take(id));
+  }
+
+  private accumulate(gradients: Map<string, GroupGradients>, name: string, replica: number, grad: tf.Tensor): void {
+    let entry = gradients.get(name);
+    if (!entry) {
+      const groups = this.weights.groups(name).length;
+      entry = { sums: new Array(groups).fill(undefined), counts: new Array(groups).fill(0) };
+      gradients.set(name, entry);
+    }
+    const k = this.weights.groupIndex(name)[replica]!;
+    const previous = entry.sums[k];
+    const count = ++entry.counts[k]!;
     if (!previous) {
-      acc.set(name, grad);
+      entry.sums[k] = grad;
       return;
     }
     const { reduction } = this.executable;
-    const next =
+    entry.sums[k] =
       reduction.type === 'Mean' && reduction.strategy === 'Running'
         ? tf.tidy(() => tf.add(previous, tf.div(tf.sub(grad, previous), count)))
         : tf.add(previous, grad);
     previous.dispose();
     grad.dispose();
-    acc.set(name, next);
   }
 
-  private update(acc: Map<string, tf.Tensor>, count: number): void {
+  /** Reduces the gradients of a device iteration and applies the optimizer, per replica group. */
+  private update(gradients: Map<string, GroupGradients>): void {
     const { reduction } = this.executable;
-    const divisor = (reduction.type === 'Mean' && reduction.strategy === 'Post' ? count : 1) * this.lossScale;
-    const grads = new Map<string, tf.Tensor>();
     const trained = new Set(this.optimizer?.parameterNames ?? []);
-    for (const [name, g] of acc) {
-      if (trained.has(name)) grads.set(name, divisor === 1 ? g : tf.div(g, divisor));
+    const reduce = (sum: tf.Tensor, count: number) => {
+      const divisor = (reduction.type === 'Mean' && reduction.strategy === 'Post' ? count : 1) * this.lossScale;
+      return divisor === 1 ? sum : tf.div(sum, divisor);
+    };
+    // Ungrouped parameters share one optimizer state; each group of a grouped parameter has its own.
+    const batches = new Map<string, { weights: Map<string, tf.Tensor>; grads: Map<string, tf.Tensor>; members: Map<string, number[]> }>();
+    for (const [name, entry] of gradients) {
+      if (!trained.has(name)) continue;
+      const groups = this.weights.groups(name);
+      const grouped = name in this.executable.replicaGroupings;
+      entry.sums.forEach((sum, k) => {
+        if (!sum) return;
+        const key = grouped ? `${name}#${k}` : '';
+        let batch = batches.get(key);
+        if (!batch) batches.set(key, (batch = { weights: new Map(), grads: new Map(), members: new Map() }));
+        batch.weights.set(name, this.weights.of(groups[k]![0]!).get(name)!);
+        batch.grads.set(name, reduce(sum, entry.counts[k]!));
+        batch.members.set(name, groups[k]!);
+      });
     }
-    if (this.optimizer && grads.size > 0) {
-      this.optimizerState ??= this.optimizer.initialState(this.weights);
-      const updated = this.optimizer.apply(this.weights, grads, this.optimizerState);
-      for (const [name, w] of updated) {
-        this.weights.get(name)?.dispose();
-        this.weights.set(name, w);
-      }
+    for (const [key, batch] of batches) {
+      let state = this.optimizerStates.get(key);
+      if (!state) this.optimizerStates.set(key, (state = this.optimizer!.initialState(batch.weights)));
+      const updated = this.optimizer!.apply(batch.weights, batch.grads, state);
+      for (const [name, w] of updated) this.weights.setGroup(name, batch.members.get(name)!, w);
+      for (const [name, g] of batch.grads) if (!gradients.get(name)!.sums.includes(g)) g.dispose();
     }
-    for (const [name, g] of grads) if (g !== acc.get(name)) g.dispose();
-    tf.dispose([...acc.values()]);
-    acc.clear();
-  }
-
-  /** Buffers written by the model keep the first replica's value (replicas share broadcast buffers). */
-  private applyAssignments(perReplica: Array<Map<string, tf.Tensor>>): void {
-    perReplica.forEach((writes, r) => {
-      for (const [name, t] of writes) {
-        if (r === 0) {
-          this.weights.get(name)?.dispose();
-          this.weights.set(name, t);
-        } else {
-          t.dispose();
-        }
-      }
-    });
+    for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
+    gradients.clear();
   }
 
   /** Frees the device state. */
   dispose(): void {
-    tf.dispose([...this.weights.values()]);
-    this.weights.clear();
+    this.weights.dispose();
     this.resetOptimizerState();
     this.interpreter.dispose();
-  }
-}
-
-/** The tensors of one micro-step, handed out once each (a value wanted twice is cloned). */
-class StepValues {
-  private readonly remaining: Map<number, number>;
-
-  constructor(private readonly values: Map<number, tf.Tensor>, uses: ReadonlyMap<number, number>) {
-    this.remaining = new Map(uses);
-  }
-
-  take(id: number): tf.Tensor {
-    const t = this.values.get(id);
-    const left = this.remaining.get(id) ?? 0;
-    if (!t || left === 0) throw new PoptfjsError(`internal error: value %${id} missing from the run`, { type: 'runtime' });
-    this.remaining.set(id, left - 1);
-    return left > 1 ? tf.clone(t) : t;
   }
 }

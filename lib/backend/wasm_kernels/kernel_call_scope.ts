@@ -1,0 +1,65 @@
+/**
+ * Composing a kernel out of other kernels of the same backend.
+ *
+ * A composite kernel runs the backend's own registered kernels directly (their
+ * `kernelFunc`, not `tf.*` ops, so nothing reaches the engine, the tape or a
+ * poptfjs trace) and must free every intermediate it makes. A
+ * {@link KernelCallScope} does both: it runs kernels by name on one backend
+ * and disposes their outputs when the composite kernel returns, except the
+ * result.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../../errors.js';
+
+/** The kernel calls of one run of a composite kernel, and the intermediates they made. */
+export class KernelCallScope {
+  private readonly intermediates: tf.TensorInfo[] = [];
+
+  private constructor(
+    private readonly backendName: string,
+    private readonly backend: tf.KernelBackend,
+  ) {}
+
+  /**
+   * Runs `body` with a new scope on the backend `backend` registered as
+   * `backendName`, then disposes every intermediate the scope made except
+   * the result, also when `body` throws.
+   */
+  static run(backendName: string, backend: tf.KernelBackend, body: (scope: KernelCallScope) => tf.TensorInfo): tf.TensorInfo {
+    const scope = new KernelCallScope(backendName, backend);
+    let result: tf.TensorInfo | undefined;
+    try {
+      result = body(scope);
+      return result;
+    } finally {
+      for (const info of scope.intermediates) {
+        if (info !== result) backend.disposeData(info.dataId);
+      }
+    }
+  }
+
+  /** Runs the backend's kernel `kernelName` and returns its (single) output, an intermediate of this scope. */
+  call(kernelName: string, inputs: tf.NamedTensorInfoMap, attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
+    const kernel = tf.getKernel(kernelName, this.backendName);
+    if (kernel === undefined) {
+      throw new PoptfjsError(`kernel '${kernelName}' is not registered for backend '${this.backendName}'`, { type: 'backend' });
+    }
+    const output = kernel.kernelFunc({ inputs, attrs, backend: this.backend });
+    if (Array.isArray(output)) {
+      for (const info of output) this.backend.disposeData(info.dataId);
+      throw new PoptfjsError(`kernel '${kernelName}' returned ${output.length} outputs where one was expected`, { type: 'backend' });
+    }
+    this.intermediates.push(output);
+    return output;
+  }
+
+  /** `x` with a new shape of the same size (no copy). */
+  reshape(x: tf.TensorInfo, shape: readonly number[]): tf.TensorInfo {
+    return this.call(tf.Reshape, { x }, { shape: [...shape] });
+  }
+
+  /** `x` with its axes permuted: axis `i` of the result is axis `perm[i]` of `x`. */
+  transpose(x: tf.TensorInfo, perm: readonly number[]): tf.TensorInfo {
+    return this.call(tf.Transpose, { x }, { perm: [...perm] });
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Every pattern poptfjs knows, in the order they run within a round of
+ * `applyPatterns`: clean-ups first, then lowerings, then merges, and
+ * dead-code elimination last so each round ends with a pruned graph.
+ */
+import { commonSubexpression } from './common_subexpression.js';
+import { constantFolding } from './constant_folding.js';
+import { deadCodeElimination } from './dead_code_elimination.js';
+import { fusedKernelLowering } from './fused_kernel_lowering.js';
+import { noOpRemoval } from './no_op_removal.js';
+import type { Pattern } from './pattern.js';
+import { transposedMatMul } from './transposed_matmul.js';
+import { weightLayoutCaching } from './weight_layout_caching.js';
+
+/** Every pattern, in run order. */
+export const ALL_PATTERNS: readonly Pattern[] = [
+  noOpRemoval,
+  constantFolding,
+  fusedKernelLowering,
+  transposedMatMul,
+  weightLayoutCaching,
+  commonSubexpression,
+  deadCodeElimination,
+];

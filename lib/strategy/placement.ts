@@ -1,0 +1,355 @@
+/**
+ * Placement: from the blocks stamped on a traced graph and the execution
+ * strategy to stages on IPUs (and phases), checked against PopTorch's rules.
+ * The result is plain data that can be printed, serialized and tested.
+ *
+ * Every node gets a *unit*: the forward or backward part of one stage. Units
+ * are ordered F0 < F1 < ... < F(S-1) < B(S-1) < ... < B0, an order in which one
+ * micro-batch can run; a strategy's schedule interleaves units over
+ * micro-batches and IPUs.
+ */
+import { PoptfjsError } from '../errors.js';
+import type { Graph, Node, Pass } from '../ir/graph.js';
+import type { ExecutionStrategyData, PhasedExecutionData, StagedExecutionData } from './execution_strategy.js';
+import type { Liveness } from '../options/enums.js';
+
+/** The block of nodes traced outside any block (before the first `BeginBlock`, or without annotations). */
+export const UNANNOTATED_BLOCK = '(unannotated)';
+
+/** A stage: blocks that run together on one IPU. */
+export interface PlacedStage {
+  /** Position of the stage in model order. */
+  readonly index: number;
+  /** PopTorch's stage id. */
+  readonly stageId: number;
+  readonly ipu: number;
+  readonly blocks: readonly string[];
+  /** The forward phase of a phased strategy. */
+  readonly phase?: number;
+}
+
+/** The forward or backward part of a stage. */
+export interface PlacedUnit {
+  readonly pass: Pass;
+  /** Index into {@link Placement.stages}. */
+  readonly stage: number;
+  readonly ipu: number;
+}
+
+/** Where every part of the model runs. */
+export interface Placement {
+  readonly strategy: ExecutionStrategyData['type'];
+  readonly stages: readonly PlacedStage[];
+  /** Units in execution order for one micro-batch. */
+  readonly units: readonly PlacedUnit[];
+  /** The unit of each node, by node id. */
+  readonly nodeUnits: readonly number[];
+  /** IPUs used by one replica. */
+  readonly ipusPerReplica: number;
+  /** IPUs reserved in all (replicas included; a power of two). */
+  readonly ipusReserved: number;
+  /** Phased strategies: the number of forward phases, and how tensors live across them. */
+  readonly phased?: { readonly phases: number; readonly separateBackwardPhase: boolean; readonly liveness: Liveness; readonly parallel: boolean };
+}
+
+/** What placement needs besides the graph. */
+export interface PlacementRequest {
+  readonly strategy: ExecutionStrategyData;
+  readonly replicationFactor: number;
+  readonly autoRoundNumIPUs: boolean;
+}
+
+function placementError(message: string, location = ''): PoptfjsError {
+  return new PoptfjsError(message, { type: 'placement', location });
+}
+
+/** A block met in the forward pass: its id, IPU (if given) and first node. */
+interface ModelBlock {
+  readonly id: string;
+  readonly ipu: number | undefined;
+  readonly firstNode: Node;
+}
+
+function nodeWhere(node: Node): string {
+  return `kernel ${node.kernel}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
+}
+
+/** The blocks of the model, in the order the model first enters them. */
+function modelBlocks(graph: Graph): ModelBlock[] {
+  const blocks = new Map<string, ModelBlock>();
+  for (const node of graph.nodes) {
+    if (node.annotations.pass !== 'forward' || node.annotations.loss) continue;
+    const id = node.annotations.block ?? UNANNOTATED_BLOCK;
+    const ipu = node.annotations.block === undefined ? 0 : node.annotations.ipu;
+    const known = blocks.get(id);
+    if (!known) {
+      blocks.set(id, { id, ipu, firstNode: node });
+    } else if (ipu !== undefined && known.ipu !== undefined && ipu !== known.ipu) {
+      throw placementError(`block '${id}' is placed on IPU ${known.ipu} and on IPU ${ipu}; a block runs on one IPU`, id);
+    } else if (known.ipu === undefined && ipu !== undefined) {
+      blocks.set(id, { ...known, ipu });
+    }
+  }
+  if (blocks.size === 0) blocks.set(UNANNOTATED_BLOCK, { id: UNANNOTATED_BLOCK, ipu: 0, firstNode: graph.nodes[0]! });
+  return [...blocks.values()];
+}
+
+interface StageAssignment {
+  /** Stage id, IPU and (phased) phase of each block. */
+  readonly byBlock: Map<string, { stageId: number; ipu: number; phase?: number }>;
+}
+
+function explicitStages(data: StagedExecutionData, blocks: ModelBlock[]): StageAssignment {
+  const known = new Set(blocks.map((b) => b.id));
+  const byBlock = new Map<string, { stageId: number; ipu: number }>();
+  data.stages.forEach((stage, stageId) => {
+    for (const block of stage.blocks) {
+      if (!known.has(block)) {
+        throw placementError(
+          `${data.type}: stage ${stageId} refers to block '${block}', but the model has no such block (its blocks: ${[...known].map((b) => `'${b}'`).join(', ')})`,
+          block,
+        );
+      }
+      const first = blocks.find((b) => b.id === block)!;
+      byBlock.set(block, { stageId, ipu: stage.ipu ?? first.ipu ?? stageId });
+    }
+  });
+  for (const block of blocks) {
+    if (byBlock.has(block.id)) continue;
+    if (block.id === UNANNOTATED_BLOCK) {
+      byBlock.set(block.id, { stageId: 0, ipu: data.stages[0]?.ipu ?? 0 });
+      continue;
+    }
+    throw placementError(
+      `${data.type}: block '${block.id}' is in none of the stages (${data.stages.map((s) => `Stage(${s.blocks.join(', ')})`).join(', ')}); add it to a stage`,
+      block.id,
+    );
+  }
+  return { byBlock };
+}
+
+function autoStages(data: StagedExecutionData, blocks: ModelBlock[]): StageAssignment {
+  const byBlock = new Map<string, { stageId: number; ipu: number }>();
+  let next = 0;
+  for (const block of blocks) {
+    if (data.autoStage === 'SameAsIpu') {
+      if (block.ipu === undefined) {
+        throw placementError(
+          `AutoStage.SameAsIpu needs an IPU for every block, and block '${block.id}' has none: give it an ipuId or use AutoStage.AutoIncrement or explicit Stages`,
+          block.id,
+        );
+      }
+      byBlock.set(block.id, { stageId: block.ipu, ipu: block.ipu });
+    } else {
+      const stageId = next++;
+      byBlock.set(block.id, { stageId, ipu: block.ipu ?? stageId });
+    }
+  }
+  return { byBlock };
+}
+
+function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAssignment {
+  const known = new Set(blocks.map((b) => b.id));
+  const byBlock = new Map<string, { stageId: number; ipu: number; phase: number }>();
+  let stageId = 0;
+  const parallel = data.type === 'ParallelPhasedExecution';
+  const groupOf = (phase: number) => data.phases[phase]!.stages.map((s) => s.ipu);
+  data.phases.forEach((phase, p) => {
+    if (phase.stages.length !== data.phases[0]!.stages.length) {
+      throw placementError(
+        `${data.type}: phase ${p} has ${phase.stages.length} stage(s) but phase 0 has ${data.phases[0]!.stages.length}; every phase needs one stage per IPU of its group`,
+      );
+    }
+    phase.stages.forEach((stage, s) => {
+      if (stage.ipu === undefined) {
+        throw placementError(`${data.type}: stage ${s} of phase ${p} (blocks ${stage.blocks.join(', ')}) has no IPU; set it with strategy.phase(${p}).ipus(...) or Stage(...).ipu(n)`);
+      }
+      if (parallel && stage.ipu % 2 !== p % 2) {
+        throw placementError(
+          `ParallelPhasedExecution: phase ${p} runs on IPU ${stage.ipu}, but ${p % 2 === 0 ? 'even' : 'odd'} phases must run on ${p % 2 === 0 ? 'even' : 'odd'} IPUs`,
+        );
+      }
+      for (const block of stage.blocks) {
+        if (!known.has(block)) {
+          throw placementError(`${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known].map((b) => `'${b}'`).join(', ')})`, block);
+        }
+        byBlock.set(block, { stageId, ipu: stage.ipu, phase: p });
+      }
+      stageId++;
+    });
+    const group = groupOf(p).slice().sort((a, b) => a! - b!).join(',');
+    const reference = groupOf(parallel ? p % 2 : 0).slice().sort((a, b) => a! - b!).join(',');
+    if (group !== reference) {
+      throw placementError(
+        `${data.type}: phase ${p} runs on IPUs ${group} but phase ${parallel ? p % 2 : 0} on IPUs ${reference}; ` +
+          (parallel ? 'even phases share one group of IPUs and odd phases the other' : 'serial phases all run on the same group of IPUs'),
+      );
+    }
+  });
+  for (const block of blocks) {
+    if (!byBlock.has(block.id)) {
+      throw placementError(`${data.type}: block '${block.id}' is in none of the phases; add it to a Stage of a Phase`, block.id);
+    }
+  }
+  return { byBlock };
+}
+
+function isPowerOfTwo(n: number): boolean {
+  return n > 0 && (n & (n - 1)) === 0;
+}
+
+/** Places the traced graph according to the strategy; an error names the block, stage and rule broken. */
+export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
+  const { strategy } = request;
+  const blocks = modelBlocks(graph);
+  const phased = strategy.type === 'SerialPhasedExecution' || strategy.type === 'ParallelPhasedExecution';
+  const assignment = phased
+    ? phasedStages(strategy as PhasedExecutionData, blocks)
+    : (strategy as StagedExecutionData).stages.length > 0
+      ? explicitStages(strategy as StagedExecutionData, blocks)
+      : autoStages(strategy as StagedExecutionData, blocks);
+
+  if (strategy.type === 'PipelinedExecution') {
+    let previous: { block: string; stageId: number; ipu: number } | undefined;
+    for (const block of blocks) {
+      const a = assignment.byBlock.get(block.id)!;
+      if (previous && a.stageId < previous.stageId) {
+        throw placementError(
+          `PipelinedExecution: block '${block.id}' on IPU ${a.ipu} gets stage ${a.stageId}, but it runs after block '${previous.block}' on IPU ${previous.ipu} with stage ${previous.stageId}; ` +
+            'stage ids must ascend in the order the model runs (use AutoStage.AutoIncrement, or explicit Stages)',
+          block.id,
+        );
+      }
+      previous = { block: block.id, ...a };
+    }
+  }
+  if (phased) {
+    let previous: { block: string; phase: number } | undefined;
+    for (const block of blocks) {
+      const phase = assignment.byBlock.get(block.id)!.phase!;
+      if (previous && phase < previous.phase) {
+        throw placementError(
+          `${strategy.type}: block '${block.id}' is in phase ${phase} but runs after block '${previous.block}' of phase ${previous.phase}; phases must follow the model's order`,
+          block.id,
+        );
+      }
+      previous = { block: block.id, phase };
+    }
+  }
+
+  // Stages in model order: blocks with the same stage id form one stage; in a pipeline,
+  // consecutive stages on the same IPU merge.
+  const stages: Array<{ stageId: number; ipu: number; blocks: string[]; phase?: number }> = [];
+  const stageOfBlock = new Map<string, number>();
+  const byStageId = new Map<number, number>();
+  for (const block of blocks) {
+    const a = assignment.byBlock.get(block.id)!;
+    let index = byStageId.get(a.stageId);
+    const last = stages[stages.length - 1];
+    if (index === undefined && strategy.type === 'PipelinedExecution' && last && last.ipu === a.ipu) index = stages.length - 1;
+    if (index === undefined) {
+      index = stages.length;
+      stages.push({ stageId: a.stageId, ipu: a.ipu, blocks: [], ...(a.phase !== undefined ? { phase: a.phase } : {}) });
+    }
+    byStageId.set(a.stageId, index);
+    stages[index]!.blocks.push(block.id);
+    stageOfBlock.set(block.id, index);
+  }
+  if (phased) stages.sort((x, y) => x.stageId - y.stageId);
+  const placedStages: PlacedStage[] = stages.map((s, index) => ({ index, ...s }));
+  if (phased) placedStages.forEach((s) => s.blocks.forEach((b) => stageOfBlock.set(b, s.index)));
+
+  const S = placedStages.length;
+  const units: PlacedUnit[] = [
+    ...placedStages.map((s) => ({ pass: 'forward' as const, stage: s.index, ipu: s.ipu })),
+    ...placedStages.slice().reverse().map((s) => ({ pass: 'backward' as const, stage: s.index, ipu: s.ipu })),
+  ];
+  const unitOf = (pass: Pass, stage: number) => (pass === 'forward' ? stage : 2 * S - 1 - stage);
+  const nodeUnits = assignUnits(graph, (node) => {
+    if (node.annotations.pass === 'forward' && !node.annotations.loss) {
+      return unitOf('forward', stageOfBlock.get(node.annotations.block ?? UNANNOTATED_BLOCK)!);
+    }
+    return undefined;
+  }, unitOf, S);
+
+  const ipusPerReplica = Math.max(...placedStages.map((s) => s.ipu)) + 1;
+  const total = ipusPerReplica * request.replicationFactor;
+  let ipusReserved = total;
+  if (!isPowerOfTwo(total)) {
+    if (!request.autoRoundNumIPUs) {
+      throw placementError(
+        `the model uses ${total} IPU(s) (${ipusPerReplica} per replica × ${request.replicationFactor} replica(s)), and IPUs are reserved in powers of two: ` +
+          `place the model on ${nextPowerOfTwo(total) / request.replicationFactor} IPU(s) per replica, or set opts.autoRoundNumIPUs(true) to reserve ${nextPowerOfTwo(total)}`,
+      );
+    }
+    ipusReserved = nextPowerOfTwo(total);
+  }
+  const phasedData = phased ? (strategy as PhasedExecutionData) : undefined;
+  return {
+    strategy: strategy.type,
+    stages: placedStages,
+    units,
+    nodeUnits,
+    ipusPerReplica,
+    ipusReserved,
+    ...(phasedData
+      ? {
+          phased: {
+            phases: phasedData.phases.length,
+            separateBackwardPhase: phasedData.separateBackwardPhase,
+            liveness: phasedData.tensorsLiveness,
+            parallel: phasedData.type === 'ParallelPhasedExecution',
+          },
+        }
+      : {}),
+  };
+}
+
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/**
+ * The unit of every node: forward model nodes by their block; backward nodes
+ * with the stage of the forward node they differentiate; the rest (the loss,
+ * gradient sums) where their last input becomes available. A forward node
+ * that needs a value of a later unit breaks the model's order.
+ */
+function assignUnits(
+  graph: Graph,
+  forwardUnit: (node: Node) => number | undefined,
+  unitOf: (pass: Pass, stage: number) => number,
+  stageCount: number,
+): number[] {
+  const units: number[] = new Array(graph.nodes.length).fill(-1);
+  const producerUnit = (valueId: number): number => {
+    const source = graph.values[valueId]!.source;
+    return source.kind === 'node' ? units[source.node]! : -1;
+  };
+  for (const node of graph.nodes) {
+    const earliest = Math.max(-1, ...node.inputs.map(producerUnit));
+    let unit = forwardUnit(node);
+    if (unit !== undefined && earliest > unit) {
+      const producer = node.inputs.map((id) => graph.values[id]!.source).find((s) => s.kind === 'node' && units[s.node]! > unit!);
+      const from = producer && producer.kind === 'node' ? graph.nodes[producer.node]! : undefined;
+      throw placementError(
+        `${nodeWhere(node)} (block '${node.annotations.block ?? UNANNOTATED_BLOCK}') uses the output of ${from ? nodeWhere(from) : 'a later stage'}` +
+          `${from ? ` (block '${from.annotations.block ?? UNANNOTATED_BLOCK}')` : ''}, which is placed in a later stage; stages must follow the order the model runs`,
+        node.annotations.block ?? '',
+      );
+    }
+    if (unit === undefined && node.annotations.pass === 'backward' && node.annotations.gradOf !== undefined) {
+      const forward = units[node.annotations.gradOf]!;
+      const stage = forward < stageCount ? forward : stageCount - 1;
+      unit = Math.max(unitOf('backward', stage), earliest);
+    }
+    if (unit === undefined) {
+      const firstOfPass = node.annotations.pass === 'forward' ? 0 : stageCount;
+      unit = Math.max(earliest, firstOfPass);
+    }
+    units[node.id] = unit;
+  }
+  return units;
+}
