@@ -25,6 +25,11 @@ export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExe
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export * from './options/index.js';
 export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
+export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
+export { ParameterHandle } from './executor/parameter_handle.js';
+export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';
+export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';
+export { planText } from './strategy/plan_text.js';
 export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
 export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';

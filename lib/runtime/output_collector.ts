@@ -24,7 +24,10 @@ function join(parts: tf.Tensor[]): tf.Tensor {
 
 /** Combines per-micro-step outputs of one call. */
 export class OutputCollector {
-  /** Kept tensors per output, in arrival order (All, EveryN, Final) or per replica (Sum). */
+  /**
+   * Kept tensors per output, by their position in the host batch
+   * (`(d·GA + g)·R + replica`) for All, EveryN and Final, or by replica for Sum.
+   */
   private readonly kept: tf.Tensor[][];
 
   constructor(
@@ -38,19 +41,20 @@ export class OutputCollector {
 
   /** Hands over the outputs of micro-step `(d, g)` on `replica`; the collector owns them. */
   add(d: number, g: number, replica: number, outputs: readonly tf.Tensor[]): void {
-    const { deviceIterations, gradientAccumulation } = this.factors;
+    const { deviceIterations, gradientAccumulation, replicationFactor } = this.factors;
+    const position = (d * gradientAccumulation + g) * replicationFactor + replica;
     outputs.forEach((t, i) => {
       const kept = this.kept[i]!;
       switch (this.mode) {
         case 'All':
-          kept.push(t);
+          kept[position] = t;
           break;
         case 'EveryN':
-          if ((d + 1) % this.period === 0) kept.push(t);
+          if ((d + 1) % this.period === 0) kept[position] = t;
           else t.dispose();
           break;
         case 'Final':
-          if (d === deviceIterations - 1 && g === gradientAccumulation - 1) kept.push(t);
+          if (d === deviceIterations - 1 && g === gradientAccumulation - 1) kept[replica] = t;
           else t.dispose();
           break;
         case 'Sum': {
@@ -68,13 +72,13 @@ export class OutputCollector {
     });
   }
 
-  /** The combined outputs; the caller owns them. */
+  /** The combined outputs in host-batch order; the caller owns them. */
   finish(): tf.Tensor[] {
-    return this.kept.map((parts) => join(parts));
+    return this.kept.map((parts) => join(parts.filter((t) => t !== undefined)));
   }
 
   /** Disposes whatever was collected (after a failed call). */
   dispose(): void {
-    for (const parts of this.kept) tf.dispose(parts);
+    for (const parts of this.kept) tf.dispose(parts.filter((t) => t !== undefined));
   }
 }

@@ -101,6 +101,11 @@ function sharded(placement: Placement, training: boolean, M: number): Schedule {
   return { strategy: placement.strategy, microBatches: M, steps };
 }
 
+/** The work of a step in unit order, so stages of one phase that feed each other run in the model's order. */
+function inUnitOrder(work: ScheduledWork[]): ScheduledWork[] {
+  return work.sort((a, b) => a.unit - b.unit);
+}
+
 function phasedSchedule(placement: Placement, training: boolean, M: number): Schedule {
   const phased = placement.phased!;
   const P = phased.phases;
@@ -113,12 +118,12 @@ function phasedSchedule(placement: Placement, training: boolean, M: number): Sch
       const work = stagesOf(p).map((stage) => ({ unit: stage, microBatch: mb }));
       const shared = training && !phased.separateBackwardPhase && p === P - 1;
       if (shared) work.push(...stagesOf(p).map((stage) => ({ unit: backwardUnit(stage), microBatch: mb })));
-      steps.push({ work, phase: p });
+      steps.push({ work: inUnitOrder(work), phase: p });
     }
     if (!training) continue;
     for (let p = phased.separateBackwardPhase ? P - 1 : P - 2; p >= 0; p--) {
       const phase = phased.separateBackwardPhase ? 2 * P - 1 - p : 2 * P - 2 - p;
-      steps.push({ work: stagesOf(p).map((stage) => ({ unit: backwardUnit(stage), microBatch: mb })), phase });
+      steps.push({ work: inUnitOrder(stagesOf(p).map((stage) => ({ unit: backwardUnit(stage), microBatch: mb }))), phase });
     }
   }
   return { strategy: placement.strategy, microBatches: M, steps };

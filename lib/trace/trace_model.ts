@@ -36,9 +36,21 @@ export interface TraceOptions {
   readonly replacements?: ReadonlyMap<tf.Variable, tf.Tensor>;
 }
 
-/** Runs `fn` with every layer's `call` wrapped: nodes name the layer, and BeginBlock annotations open their blocks. */
+/**
+ * Runs `fn` with layers hooked so nodes name the layer and BeginBlock
+ * annotations open their blocks: every layer's `apply` (layers used directly
+ * by a function model), and the `call` of each layer of a layers model
+ * (which nested models call without `apply`).
+ */
 function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, blocks: BlockTrace, fn: () => T): T {
   const restore: Array<() => void> = [];
+  const layerPrototype = tf.layers.Layer.prototype as unknown as { apply: (...args: unknown[]) => unknown };
+  const originalApply = layerPrototype.apply;
+  layerPrototype.apply = function (this: tf.layers.Layer, ...args: unknown[]) {
+    blocks.enterLayer(this);
+    return recorder.inLayer(this.name, () => originalApply.apply(this, args));
+  };
+  restore.push(() => (layerPrototype.apply = originalApply));
   for (const layer of allLayers(model)) {
     const target = layer as unknown as { call: (...args: unknown[]) => unknown };
     const original = target.call;
