@@ -11,6 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
+import { registerWasmTrainingKernels } from './wasm_kernels/index.js';
 
 /** The backends poptfjs can run on. */
 export const BACKEND_NAMES = ['tensorflow', 'wasm', 'cpu'] as const;
@@ -18,6 +19,7 @@ export const BACKEND_NAMES = ['tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 const log = getLogger('poptfjs');
+registerWasmTrainingKernels();
 const TFJS_NODE = '@tensorflow/tfjs-node';
 
 function parseBackendName(name: string, source: string): BackendName {

@@ -3,10 +3,12 @@
  * strategy to stages on IPUs (and phases), checked against PopTorch's rules.
  * The result is plain data that can be printed, serialized and tested.
  *
- * Every node gets a *unit*: the forward or backward part of one stage. Units
- * are ordered F0 < F1 < ... < F(S-1) < B(S-1) < ... < B0, an order in which one
- * micro-batch can run; a strategy's schedule interleaves units over
- * micro-batches and IPUs.
+ * Every node gets a stage (its IPU) and a *unit*: the forward or backward part
+ * of a group of stages that run together (one stage in a pipeline or in
+ * sharding; all the stages of a phase, which run in parallel and may exchange
+ * data). Units are ordered F0 < F1 < ... < F(G-1) < B(G-1) < ... < B0, an
+ * order in which one micro-batch can run; a strategy's schedule interleaves
+ * units over micro-batches and IPUs.
  */
 import { PoptfjsError } from '../errors.js';
 import type { Graph, Node, Pass } from '../ir/graph.js';
@@ -28,12 +30,13 @@ export interface PlacedStage {
   readonly phase?: number;
 }
 
-/** The forward or backward part of a stage. */
+/** The forward or backward part of a group of stages that run together. */
 export interface PlacedUnit {
   readonly pass: Pass;
-  /** Index into {@link Placement.stages}. */
-  readonly stage: number;
-  readonly ipu: number;
+  /** Indices into {@link Placement.stages}. */
+  readonly stages: readonly number[];
+  /** The IPUs of those stages. */
+  readonly ipus: readonly number[];
 }
 
 /** Where every part of the model runs. */
@@ -44,6 +47,8 @@ export interface Placement {
   readonly units: readonly PlacedUnit[];
   /** The unit of each node, by node id. */
   readonly nodeUnits: readonly number[];
+  /** The stage (and so the IPU) of each node, by node id. */
+  readonly nodeStages: readonly number[];
   /** IPUs used by one replica. */
   readonly ipusPerReplica: number;
   /** IPUs reserved in all (replicas included; a power of two). */
@@ -259,18 +264,27 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   const placedStages: PlacedStage[] = stages.map((s, index) => ({ index, ...s }));
   if (phased) placedStages.forEach((s) => s.blocks.forEach((b) => stageOfBlock.set(b, s.index)));
 
-  const S = placedStages.length;
-  const units: PlacedUnit[] = [
-    ...placedStages.map((s) => ({ pass: 'forward' as const, stage: s.index, ipu: s.ipu })),
-    ...placedStages.slice().reverse().map((s) => ({ pass: 'backward' as const, stage: s.index, ipu: s.ipu })),
-  ];
-  const unitOf = (pass: Pass, stage: number) => (pass === 'forward' ? stage : 2 * S - 1 - stage);
-  const nodeUnits = assignUnits(graph, (node) => {
-    if (node.annotations.pass === 'forward' && !node.annotations.loss) {
-      return unitOf('forward', stageOfBlock.get(node.annotations.block ?? UNANNOTATED_BLOCK)!);
-    }
-    return undefined;
-  }, unitOf, S);
+  // Stages that run together: each stage alone, or the stages of a phase.
+  const groups: number[][] = [];
+  for (const stage of placedStages) {
+    const last = groups[groups.length - 1];
+    if (phased && last && placedStages[last[0]!]!.phase === stage.phase) last.push(stage.index);
+    else groups.push([stage.index]);
+  }
+  const groupOfStage = new Map<number, number>();
+  groups.forEach((members, g) => members.forEach((stage) => groupOfStage.set(stage, g)));
+  const unitOfGroup = (pass: Pass, group: number) => (pass === 'forward' ? group : 2 * groups.length - 1 - group);
+  const units: PlacedUnit[] = [...groups.map((g) => ['forward', g] as const), ...groups.slice().reverse().map((g) => ['backward', g] as const)].map(
+    ([pass, members]) => ({ pass, stages: members, ipus: members.map((m) => placedStages[m]!.ipu) }),
+  );
+  const { nodeUnits, nodeStages } = assignUnits(graph, {
+    forwardStage: (node) =>
+      node.annotations.pass === 'forward' && !node.annotations.loss ? stageOfBlock.get(node.annotations.block ?? UNANNOTATED_BLOCK)! : undefined,
+    unitOf: (pass, stage) => unitOfGroup(pass, groupOfStage.get(stage)!),
+    firstStageOf: (unit) => units[unit]!.stages[0]!,
+    lastForwardStage: placedStages.length - 1,
+    forwardUnits: groups.length,
+  });
 
   const ipusPerReplica = Math.max(...placedStages.map((s) => s.ipu)) + 1;
   const total = ipusPerReplica * request.replicationFactor;
@@ -290,6 +304,7 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
     stages: placedStages,
     units,
     nodeUnits,
+    nodeStages,
     ipusPerReplica,
     ipusReserved,
     ...(phasedData
@@ -311,45 +326,62 @@ function nextPowerOfTwo(n: number): number {
   return p;
 }
 
+/** How {@link assignUnits} maps stages and units. */
+interface UnitMapping {
+  /** The stage of a forward node of the model (by its block), or undefined for other nodes. */
+  forwardStage(node: Node): number | undefined;
+  /** The unit of a pass of a stage. */
+  unitOf(pass: Pass, stage: number): number;
+  /** The first stage of a unit. */
+  firstStageOf(unit: number): number;
+  lastForwardStage: number;
+  /** Number of forward units (the backward units follow). */
+  forwardUnits: number;
+}
+
 /**
- * The unit of every node: forward model nodes by their block; backward nodes
- * with the stage of the forward node they differentiate; the rest (the loss,
- * gradient sums) where their last input becomes available. A forward node
- * that needs a value of a later unit breaks the model's order.
+ * The unit and stage of every node: forward model nodes by their block;
+ * backward nodes with the stage of the forward node they differentiate; the
+ * rest (the loss, gradient sums) where their last input becomes available. A
+ * forward node that needs a value of a later unit breaks the model's order.
  */
-function assignUnits(
-  graph: Graph,
-  forwardUnit: (node: Node) => number | undefined,
-  unitOf: (pass: Pass, stage: number) => number,
-  stageCount: number,
-): number[] {
+function assignUnits(graph: Graph, map: UnitMapping): { nodeUnits: number[]; nodeStages: number[] } {
   const units: number[] = new Array(graph.nodes.length).fill(-1);
-  const producerUnit = (valueId: number): number => {
+  const stages: number[] = new Array(graph.nodes.length).fill(-1);
+  const producer = (valueId: number): number => {
     const source = graph.values[valueId]!.source;
-    return source.kind === 'node' ? units[source.node]! : -1;
+    return source.kind === 'node' ? source.node : -1;
   };
   for (const node of graph.nodes) {
-    const earliest = Math.max(-1, ...node.inputs.map(producerUnit));
-    let unit = forwardUnit(node);
+    const producers = node.inputs.map(producer).filter((p) => p >= 0);
+    const latest = producers.reduce((best, p) => (best < 0 || units[p]! > units[best]! ? p : best), -1);
+    const earliest = latest < 0 ? -1 : units[latest]!;
+    let stage = map.forwardStage(node);
+    let unit = stage === undefined ? undefined : map.unitOf('forward', stage);
     if (unit !== undefined && earliest > unit) {
-      const producer = node.inputs.map((id) => graph.values[id]!.source).find((s) => s.kind === 'node' && units[s.node]! > unit!);
-      const from = producer && producer.kind === 'node' ? graph.nodes[producer.node]! : undefined;
+      const from = graph.nodes[latest]!;
       throw placementError(
-        `${nodeWhere(node)} (block '${node.annotations.block ?? UNANNOTATED_BLOCK}') uses the output of ${from ? nodeWhere(from) : 'a later stage'}` +
-          `${from ? ` (block '${from.annotations.block ?? UNANNOTATED_BLOCK}')` : ''}, which is placed in a later stage; stages must follow the order the model runs`,
+        `${nodeWhere(node)} (block '${node.annotations.block ?? UNANNOTATED_BLOCK}') uses the output of ${nodeWhere(from)} ` +
+          `(block '${from.annotations.block ?? UNANNOTATED_BLOCK}'), which is placed in a later stage; stages must follow the order the model runs`,
         node.annotations.block ?? '',
       );
     }
     if (unit === undefined && node.annotations.pass === 'backward' && node.annotations.gradOf !== undefined) {
-      const forward = units[node.annotations.gradOf]!;
-      const stage = forward < stageCount ? forward : stageCount - 1;
-      unit = Math.max(unitOf('backward', stage), earliest);
+      const forwardStage = stages[node.annotations.gradOf]!;
+      stage = forwardStage >= 0 ? forwardStage : map.lastForwardStage;
+      unit = map.unitOf('backward', stage);
+      if (earliest > unit) {
+        unit = earliest;
+        stage = stages[latest]!;
+      }
     }
-    if (unit === undefined) {
-      const firstOfPass = node.annotations.pass === 'forward' ? 0 : stageCount;
+    if (unit === undefined || stage === undefined) {
+      const firstOfPass = node.annotations.pass === 'forward' ? 0 : map.forwardUnits;
       unit = Math.max(earliest, firstOfPass);
+      stage = unit === earliest && latest >= 0 ? stages[latest]! : map.firstStageOf(unit);
     }
     units[node.id] = unit;
+    stages[node.id] = stage;
   }
-  return units;
+  return { nodeUnits: units, nodeStages: stages };
 }

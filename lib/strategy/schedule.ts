@@ -46,7 +46,7 @@ function scheduleError(message: string): PoptfjsError {
 
 /** The pipeline stages of a placement: each a list of units that one IPU runs together. */
 export function pipelineStages(placement: Placement, training: boolean): number[][] {
-  const S = placement.stages.length;
+  const S = placement.units.length / 2;
   if (!training) return placement.stages.map((_, k) => [k]);
   const stages: number[][] = [];
   for (let k = 0; k < S - 1; k++) stages.push([k]);
@@ -89,8 +89,8 @@ function pipelined(placement: Placement, training: boolean, M: number): Schedule
 }
 
 function unitsInOrder(placement: Placement, training: boolean): number[] {
-  const S = placement.stages.length;
-  return placement.units.map((_, u) => u).filter((u) => training || u < S);
+  const forwardUnits = placement.units.length / 2;
+  return placement.units.map((_, u) => u).filter((u) => training || u < forwardUnits);
 }
 
 function sharded(placement: Placement, training: boolean, M: number): Schedule {
@@ -101,29 +101,19 @@ function sharded(placement: Placement, training: boolean, M: number): Schedule {
   return { strategy: placement.strategy, microBatches: M, steps };
 }
 
-/** The work of a step in unit order, so stages of one phase that feed each other run in the model's order. */
-function inUnitOrder(work: ScheduledWork[]): ScheduledWork[] {
-  return work.sort((a, b) => a.unit - b.unit);
-}
-
 function phasedSchedule(placement: Placement, training: boolean, M: number): Schedule {
   const phased = placement.phased!;
   const P = phased.phases;
-  const S = placement.stages.length;
-  const stagesOf = (phase: number) => placement.stages.filter((s) => s.phase === phase).map((s) => s.index);
-  const backwardUnit = (stage: number) => 2 * S - 1 - stage;
   const steps: ScheduleStep[] = [];
   for (let mb = 0; mb < M; mb++) {
     for (let p = 0; p < P; p++) {
-      const work = stagesOf(p).map((stage) => ({ unit: stage, microBatch: mb }));
       const shared = training && !phased.separateBackwardPhase && p === P - 1;
-      if (shared) work.push(...stagesOf(p).map((stage) => ({ unit: backwardUnit(stage), microBatch: mb })));
-      steps.push({ work: inUnitOrder(work), phase: p });
+      steps.push({ work: (shared ? [p, p + 1] : [p]).map((unit) => ({ unit, microBatch: mb })), phase: p });
     }
     if (!training) continue;
     for (let p = phased.separateBackwardPhase ? P - 1 : P - 2; p >= 0; p--) {
       const phase = phased.separateBackwardPhase ? 2 * P - 1 - p : 2 * P - 2 - p;
-      steps.push({ work: inUnitOrder(stagesOf(p).map((stage) => ({ unit: backwardUnit(stage), microBatch: mb }))), phase });
+      steps.push({ work: [{ unit: 2 * P - 1 - p, microBatch: mb }], phase });
     }
   }
   return { strategy: placement.strategy, microBatches: M, steps };
@@ -153,8 +143,11 @@ export function scheduleTable(placement: Placement, schedule: Schedule): string 
     const row: string[] = new Array(ipus).fill('');
     for (const w of step.work) {
       const unit = placement.units[w.unit]!;
-      const label = `${unit.pass === 'forward' ? 'F' : 'B'}${unit.stage}:${w.microBatch}`;
-      row[unit.ipu] = row[unit.ipu] ? `${row[unit.ipu]} ${label}` : label;
+      unit.stages.forEach((stage, i) => {
+        const ipu = unit.ipus[i]!;
+        const label = `${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`;
+        row[ipu] = row[ipu] ? `${row[ipu]} ${label}` : label;
+      });
     }
     return row.map((c) => c || '.');
   });

@@ -132,6 +132,26 @@ export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor
 }
 
 /**
+ * The trainable variables a function model reads, found by tracing its
+ * forward pass once (a function may create its layers' variables on first
+ * use, so they cannot be listed before it runs).
+ */
+function discoverTrainableVariables(
+  model: WrappableModel,
+  loss: LossSpec | undefined,
+  inputs: readonly tf.Tensor[],
+  options: TraceOptions,
+): tf.Variable[] {
+  const { variables } = trace(model, inputs, options, (recorder) =>
+    tf.tidy(() => {
+      const step = forwardWithLoss(model, loss, [...inputs], (fn) => recorder.inLoss(fn));
+      return { outputs: [...step.outputs, step.loss].map((t) => recorder.valueFor(t)) };
+    }),
+  );
+  return [...variables.values()].filter((v) => v.trainable);
+}
+
+/**
  * Traces one training step of `model` on `inputs` (model inputs then
  * targets, one micro-batch): outputs, loss, and gradients of
  * `sum(loss) * lossScale` with respect to every trainable weight.
@@ -143,7 +163,7 @@ export function traceTraining(
   options: TraceOptions = {},
 ): TracedModel {
   const eng = engine();
-  const variables = trainableVariables(model) ?? Object.values(eng.state.registeredVariables).filter((v) => v.trainable);
+  const variables = trainableVariables(model) ?? discoverTrainableVariables(model, loss, inputs, options);
   return trace(model, inputs, options, (recorder) => {
     const lossScale = tf.scalar(1);
     const lossScaleId = recorder.bindInput(lossScale, 'lossScale');

@@ -54,7 +54,7 @@ describe('schedules', () => {
     await executor.compile(tf.ones([2, 3]), tf.ones([2, 3]));
     const { schedule, placement } = executor.executable;
     expect(schedule.steps.every((s) => s.work.length === 1)).toBe(true);
-    expect(schedule.steps.map((s) => `${placement.units[s.work[0]!.unit]!.pass[0]}${placement.units[s.work[0]!.unit]!.stage}:${s.work[0]!.microBatch}`)).toEqual([
+    expect(schedule.steps.map((s) => `${placement.units[s.work[0]!.unit]!.pass[0]}${placement.units[s.work[0]!.unit]!.stages[0]}:${s.work[0]!.microBatch}`)).toEqual([
       'f0:0', 'f1:0', 'b1:0', 'b0:0', 'f0:1', 'f1:1', 'b1:1', 'b0:1',
     ]);
   });
