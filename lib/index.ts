@@ -34,6 +34,8 @@ export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
 export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';
 export { irText } from './ir/ir_text.js';
+export { Patterns, applyPatterns, type AppliedPatterns } from './ir/patterns/patterns.js';
+export { PATTERNS_LEVELS, type PatternsLevel, type Pattern, type PatternContext } from './ir/patterns/pattern.js';
 export type { Graph, Node, Value, ValueId, NodeId } from './ir/graph.js';
 export * as optim from '../optim/index.js';
 export * as ops from '../ops/index.js';

@@ -12,6 +12,7 @@ import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import { initBackend } from '../backend/backend_selection.js';
 import { irText } from '../ir/ir_text.js';
+import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import type { Options } from '../options/options.js';
 import {
   batchFormula, checkBatchFactors, hostBatchSize, microBatchesPerCall, microBatchSize, type BatchFactors,
@@ -29,6 +30,7 @@ import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { placeGraph } from '../strategy/placement.js';
 import { planText } from '../strategy/plan_text.js';
 import { buildSchedule } from '../strategy/schedule.js';
+import { streamingTransfers } from '../strategy/streaming_transfers.js';
 import { CallableInstance } from './callable_instance.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
@@ -163,8 +165,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /** The execution plan as text: stages, IPUs and the schedule table. */
   planText(): string {
-    const { placement, schedule } = this.requireCompiled('planText').executable;
-    return planText(placement, schedule);
+    const { placement, schedule, streamingTransfers: transfers } = this.requireCompiled('planText').executable;
+    return planText(placement, schedule, transfers);
+  }
+
+  /** How often each IR pattern fired when the model was compiled, by pattern name. */
+  patterns(): Readonly<Record<string, number>> {
+    return this.requireCompiled('patterns').executable.firedPatterns;
   }
 
   /** The optimizer of a training executor. */
@@ -270,8 +277,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       tf.dispose([...replacements.values()]);
     }
     const inputSignature = examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
-    const graph = traced.graph;
     const settings = this.options.settings;
+    const { graph, fired } = applyPatterns(traced.graph, patternsFromSetting(settings.patterns), {
+      backend: tf.getBackend(),
+      training: this.training,
+    });
     const placement = placeGraph(graph, {
       strategy: settings.executionStrategy.toJSON(),
       replicationFactor: factors.replicationFactor,
@@ -292,6 +302,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       singleOutput: graph.roles.outputs.length === 1,
       placement,
       schedule,
+      streamingTransfers: streamingTransfers(graph, placement, schedule),
+      firedPatterns: Object.fromEntries(fired),
       replicaGroupings: { ...this.replicaGroupings },
       broadcastBuffers: settings.broadcastBuffers,
     };

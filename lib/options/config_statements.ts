@@ -55,6 +55,7 @@ const OPTIONS_METHODS = {
   enableProfiling: ['profileDir'],
   backend: ['name'],
   parallelIpus: ['enabled'],
+  patterns: ['level', 'overrides'],
 } as const satisfies Partial<Record<Exclude<keyof Options, 'toString'>, Parameters>>;
 
 /** The option groups and the methods a config file may call on each. */

@@ -46,6 +46,8 @@ import {
 import { PrecisionOptions } from './precision_options.js';
 import { TensorLocationsOptions } from './tensor_locations_options.js';
 import { TrainingOptions } from './training_options.js';
+import type { PatternsLevel } from '../ir/patterns/pattern.js';
+import { patternsFromSetting } from '../ir/patterns/patterns.js';
 
 const logger = getLogger('options');
 
@@ -372,6 +374,25 @@ export class Options {
   backend(name: TfjsBackendName): this {
     const where = this.#check('backend');
     return this.#set({ backend: checkArgument(backendRule, name, where) });
+  }
+
+  /**
+   * Chooses the IR patterns (graph rewrites such as transposed-matmul
+   * lowering and constant folding) run at compile, as PopART's `Patterns`: a
+   * level (`NoPatterns`, `Minimal`, `Default`, `All`) and patterns switched
+   * on or off by name. Every pattern keeps the results within float tolerance.
+   */
+  patterns(level: PatternsLevel, overrides: Readonly<Record<string, boolean>> = {}): this {
+    const where = this.#check('patterns');
+    if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
+      throw new TypeError(`${where}: overrides must be an object of pattern names to booleans, got ${describeValue(overrides)}`);
+    }
+    for (const [name, enabled] of Object.entries(overrides)) {
+      if (typeof enabled !== 'boolean') throw new TypeError(`${where}: override '${name}' must be a boolean, got ${describeValue(enabled)}`);
+    }
+    const setting = { level, overrides: { ...overrides } };
+    patternsFromSetting(setting);
+    return this.#set({ patterns: setting });
   }
 
   /**

@@ -71,6 +71,7 @@ const locationShape = z.strictObject(shapeOf(TENSOR_LOCATION_KEYS));
 const optionsDataShape = z.strictObject({
   ...shapeOf([...Object.keys(GENERAL_SETTERS), 'outputMode', 'outputReturnPeriod', 'executionStrategy']),
   inputReplicaGrouping: z.strictObject({ size: leaf, type: leaf }).optional(),
+  patterns: z.strictObject({ level: leaf, overrides: leaf }).optional(),
   anchoredTensors: z
     .record(z.string(), z.strictObject({ longName: leaf, outputMode: leaf, outputReturnPeriod: leaf }))
     .optional(),
@@ -142,6 +143,11 @@ export function applyOptionsData(options: Options, data: unknown): void {
     at(['inputReplicaGrouping'], () =>
       options.inputReplicaGrouping((grouping.size ?? current.size) as never, (grouping.type ?? current.type) as never),
     );
+  }
+  const patterns = value.patterns;
+  if (patterns !== undefined) {
+    const current = options.settings.patterns;
+    at(['patterns'], () => options.patterns((patterns.level ?? current.level) as never, (patterns.overrides ?? current.overrides) as never));
   }
   if (value.outputMode !== undefined || value.outputReturnPeriod !== undefined) {
     const current = options.settings;

@@ -59,6 +59,10 @@ const GENERAL_LINES: { readonly [K in keyof GeneralSettings]-?: (value: GeneralS
   profileDir: plain,
   backend: (backend) => backend ?? UNSET,
   parallelIpus: plain,
+  patterns: (p) => {
+    const overrides = Object.entries(p.overrides).map(([name, on]) => `${on ? '+' : '-'}${name}`);
+    return [p.level, ...overrides].join(' ');
+  },
 };
 
 function line(indent: string, name: string, value: string, runtime: boolean): string {

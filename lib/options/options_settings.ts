@@ -9,6 +9,7 @@ import { CommGroupType, ConnectionType, OutputMode, SyncPattern, type TfjsBacken
 import type { PrecisionSettings } from './precision_options.js';
 import type { TensorLocationsSettings } from './tensor_locations_options.js';
 import type { TrainingSettings } from './training_options.js';
+import type { PatternsLevel } from '../ir/patterns/pattern.js';
 
 /** How the replicas share the input data (see `Options.inputReplicaGrouping`). */
 export interface InputReplicaGrouping {
@@ -16,6 +17,14 @@ export interface InputReplicaGrouping {
   readonly size: number;
   /** How replicas are assigned to groups (default `Consecutive`). */
   readonly type: CommGroupType;
+}
+
+/** Which IR patterns (graph rewrites) run at compile (see `Options.patterns`). */
+export interface PatternsSetting {
+  /** The level: `NoPatterns`, `Minimal`, `Default` or `All`. */
+  readonly level: PatternsLevel;
+  /** Patterns switched on or off by name, on top of the level. */
+  readonly overrides: Readonly<Record<string, boolean>>;
 }
 
 /** A tensor anchored with `Options.anchorTensor`, by its short name. */
@@ -76,6 +85,8 @@ export interface GeneralSettings {
   readonly backend?: TfjsBackendName;
   /** Whether the simulated IPUs run concurrently on the host (default false). */
   readonly parallelIpus: boolean;
+  /** The IR patterns run at compile (default level `Default`). */
+  readonly patterns: PatternsSetting;
 }
 
 /** The option groups, as plain data. */
@@ -121,6 +132,7 @@ export function defaultGeneralSettings(): GeneralSettings {
     relaxOptimizerAttributesChecks: false,
     showCompilationProgressBar: process.stderr.isTTY === true,
     parallelIpus: false,
+    patterns: { level: 'Default', overrides: {} },
   };
 }
 

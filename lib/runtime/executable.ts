@@ -7,6 +7,7 @@ import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
+import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import type { BatchFactors } from './batch_plan.js';
 import type { ResolvedOutputMode } from './output_collector.js';
 import type { ReplicaGrouping } from './replica_grouping.js';
@@ -48,6 +49,10 @@ export interface Executable {
    * steps of a device iteration (training), or the device iterations (inference).
    */
   readonly schedule: Schedule;
+  /** Transfers to and from streaming memory around the schedule's steps (phased execution). */
+  readonly streamingTransfers: readonly StreamingTransfer[];
+  /** How often each IR pattern fired at compile, by pattern name. */
+  readonly firedPatterns: Readonly<Record<string, number>>;
   /** Weights split across replica groups, by parameter name. */
   readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
   /** Whether replicas share the buffers the model updates (replica 0's value wins) or keep their own. */

@@ -4,9 +4,10 @@
  */
 import { UNANNOTATED_BLOCK, type Placement } from './placement.js';
 import { scheduleTable, type Schedule } from './schedule.js';
+import type { StreamingTransfer } from './streaming_transfers.js';
 
 /** The plan as text. */
-export function planText(placement: Placement, schedule: Schedule): string {
+export function planText(placement: Placement, schedule: Schedule, transfers: readonly StreamingTransfer[] = []): string {
   const lines = [`${placement.strategy}: ${placement.stages.length} stage(s) on ${placement.ipusPerReplica} IPU(s) per replica, ${placement.ipusReserved} IPU(s) reserved`];
   for (const s of placement.stages) {
     const blocks = s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', ');
@@ -18,5 +19,13 @@ export function planText(placement: Placement, schedule: Schedule): string {
   }
   lines.push(`schedule over ${schedule.microBatches} micro-batch(es), ${schedule.steps.length} step(s):`);
   lines.push(scheduleTable(placement, schedule));
+  if (transfers.length > 0) {
+    const total = (direction: 'load' | 'store', kind: 'weights' | 'activations') =>
+      transfers.filter((t) => t.direction === direction && t.kind === kind).reduce((sum, t) => sum + t.bytes, 0);
+    lines.push(
+      `streaming memory per micro-batch: loads ${total('load', 'weights')} B of weights and ${total('load', 'activations')} B of activations, ` +
+        `stores ${total('store', 'weights')} B of weights and ${total('store', 'activations')} B of activations`,
+    );
+  }
   return lines.join('\n');
 }

@@ -244,6 +244,24 @@ describe('trainingModel', () => {
     expect(liveTensors()).toBe(before);
   });
 
+  it('applies the IR patterns chosen in the options and reports which fired, with the same numbers', async () => {
+    const x = tf.randomNormal([4, 5], 0, 1, 'float32', 21);
+    const y = tf.randomNormal([4, 3], 0, 1, 'float32', 22);
+    const train = async (opts: Options) => {
+      const model = regressor(16);
+      const executor = trainingModel(model, { loss: 'meanSquaredError', options: opts, optimizer: new optim.SGD(model, { lr: 0.1 }) });
+      for (let i = 0; i < 3; i++) await executor.run(x, y);
+      executor.copyWeightsToHost();
+      return { executor, weights: weightsOf(model) };
+    };
+    const optimized = await train(new Options());
+    const plain = await train(new Options().patterns('NoPatterns'));
+    expect(optimized.executor.patterns()).toMatchObject({ TransposedMatMul: expect.any(Number), NoOpRemoval: expect.any(Number) });
+    expect(plain.executor.patterns()).toEqual({});
+    optimized.weights.forEach((w, i) => expectClose(w, plain.weights[i]!, 1e-5, 1e-6));
+    expect(() => new Options().patterns('Default', { NoSuchPattern: true })).toThrow(/unknown pattern 'NoSuchPattern'; known patterns: /);
+  });
+
   it('shows the compiled IR as text', async () => {
     const model = regressor(15);
     const executor = trainingModel(model, { loss: 'meanSquaredError' });

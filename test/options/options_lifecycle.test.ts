@@ -46,7 +46,8 @@ function everythingSet(): Options {
     .showCompilationProgressBar(!process.stderr.isTTY)
     .enableProfiling('/tmp/profile')
     .backend('wasm')
-    .parallelIpus(true);
+    .parallelIpus(true)
+    .patterns('All', { TransposedMatMul: false });
   opts.Training.gradientAccumulation(6)
     .accumulationAndReplicationReductionType(ReductionType.Sum)
     .setMeanAccumulationAndReplicationReductionStrategy('Running')

@@ -14,6 +14,7 @@ import { engine, type KernelInputs } from '../../backend/tfjs_internals.js';
 import { getLogger } from '../../log.js';
 import { sizeOf, type ConstantData, type Node, type Value } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
+import { sameShape } from './kernel_output_shapes.js';
 import type { Pattern } from './pattern.js';
 
 /** The largest output, in elements, that is folded into a constant. */
@@ -54,7 +55,7 @@ function evaluate(editor: GraphEditor, node: Node): ConstantData[] | undefined {
       const expected = node.outputs.map((id) => editor.value(id));
       const agrees =
         outputs.length === expected.length &&
-        outputs.every((t, i) => t.dtype === expected[i]!.dtype && t.shape.join() === expected[i]!.shape.join());
+        outputs.every((t, i) => t.dtype === expected[i]!.dtype && sameShape(t.shape, expected[i]!.shape));
       if (agrees) results = outputs.map(readData);
     });
   } catch (error) {

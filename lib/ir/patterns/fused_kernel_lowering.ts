@@ -13,7 +13,7 @@ import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../errors.js';
 import type { AttrValue, Node, ValueId } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
-import { broadcastShape, conv2dShape, matMulShape } from './kernel_output_shapes.js';
+import { broadcastShape, conv2dShape, matMulShape, sameShape } from './kernel_output_shapes.js';
 import type { Pattern } from './pattern.js';
 
 /** The plain kernel behind each fused kernel, and the attributes it keeps. */
@@ -100,7 +100,7 @@ function lower(editor: GraphEditor, node: Node): boolean {
   let finalShape = plainShape;
   if (bias !== undefined) finalShape = broadcastShape(finalShape, alignedShape(bias));
   if (alpha !== undefined) finalShape = broadcastShape(finalShape, alignedShape(alpha));
-  if (finalShape.join() !== output.shape.join()) return false;
+  if (!sameShape(finalShape, output.shape)) return false;
 
   const kernels = new LoweredKernels(editor, node, output.dtype);
   let current = kernels.emit(plain.kernel, { [lhsName!]: lhs, [rhsName!]: rhs }, plainAttrs, plainShape);

@@ -13,13 +13,17 @@
 import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../errors.js';
 import type { AttrValue, ConstantData, Graph, GraphOutputs, Node, NodeAnnotations, NodeId, Value, ValueId } from '../graph.js';
+import { sameShape } from './kernel_output_shapes.js';
 
 /** A kernel call to insert into a graph. */
 export interface NodeSpec {
+  /** The tfjs kernel name. */
   readonly kernel: string;
   /** Input names of the kernel, or null when it takes a positional list. */
   readonly inputNames: readonly string[] | null;
+  /** The input values, in the order of `inputNames`. */
   readonly inputs: readonly ValueId[];
+  /** The kernel's attributes. */
   readonly attrs: Readonly<Record<string, AttrValue>>;
   /** Shape and dtype of each output. */
   readonly outputs: ReadonlyArray<{ readonly shape: readonly number[]; readonly dtype: DataType }>;
@@ -29,10 +33,6 @@ export interface NodeSpec {
 
 function rewriteError(message: string): PoptfjsError {
   return new PoptfjsError(`internal error in a graph rewrite: ${message}`, { type: 'compile' });
-}
-
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
 /** Records the edits of one pattern application on a graph and builds the edited graph. */
@@ -47,7 +47,8 @@ export class GraphEditor {
   private readonly removed = new Set<NodeId>();
   private readonly substitutes = new Map<ValueId, ValueId>();
 
-  constructor(readonly graph: Graph) {
+  /** Starts recording edits of `graph`, which is never modified. */
+  constructor(private readonly graph: Graph) {
     this.values = graph.values.slice();
     this.nodes = graph.nodes.slice();
   }

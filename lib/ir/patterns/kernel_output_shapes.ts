@@ -6,6 +6,11 @@
 import * as tf from '@tensorflow/tfjs';
 import type { AttrValue } from '../graph.js';
 
+/** True if two shapes are equal. */
+export function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
 /** The shape of `Transpose(x)` with permutation `perm`. */
 export function transposeShape(shape: readonly number[], perm: readonly number[]): number[] {
   return perm.map((axis) => shape[axis]!);

@@ -15,15 +15,11 @@
  */
 import type { Node, ValueId } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
-import { transposeShape } from './kernel_output_shapes.js';
+import { sameShape, transposeShape } from './kernel_output_shapes.js';
 import type { Pattern } from './pattern.js';
 
 function isIdentityPermutation(perm: readonly number[]): boolean {
   return perm.every((axis, i) => axis === i);
-}
-
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
 /** Rewrites `node` if it is a no-op or ends a layout chain; returns true if it did. */

@@ -111,3 +111,10 @@ export function applyPatterns(graph: Graph, patterns: Patterns, context: Pattern
   }`);
   return { graph: current, fired };
 }
+
+/** The patterns an `Options.patterns` setting asks for: a level and overrides by name. */
+export function patternsFromSetting(setting: { readonly level: PatternsLevel; readonly overrides: Readonly<Record<string, boolean>> }): Patterns {
+  const patterns = new Patterns(setting.level);
+  for (const [name, enabled] of Object.entries(setting.overrides)) patterns.enablePattern(name, enabled);
+  return patterns;
+}

@@ -1,0 +1,81 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fallbackCounts, fallbackKernel } from '../../lib/backend/cpu_fallback.js';
+import { configureLoggingFromEnv } from '../../lib/log.js';
+import { expectRelativelyClose, randomTensor, runCpuKernel, useWasmTrainingBackend } from './wasm_kernels/kernel_reference.js';
+
+/** Kernels of the cpu backend the wasm backend lacks, even with the training kernels. */
+const EINSUM = 'Einsum';
+const RAGGED_RANGE = 'RaggedRange';
+
+function captureStderr(): { text: () => string; restore: () => void } {
+  const chunks: string[] = [];
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  return { text: () => chunks.join(''), restore: () => spy.mockRestore() };
+}
+
+beforeAll(async () => {
+  await useWasmTrainingBackend();
+  configureLoggingFromEnv({});
+});
+
+afterAll(() => {
+  tf.unregisterKernel(EINSUM, 'wasm');
+});
+
+describe('cpu fallback kernels', () => {
+  it('exist only for kernels the active backend lacks and the cpu backend has', () => {
+    expect(tf.getKernel(EINSUM, 'wasm')).toBeUndefined();
+    expect(tf.getKernel(RAGGED_RANGE, 'wasm')).toBeUndefined();
+    expect(fallbackKernel(EINSUM)).toBeTypeOf('function');
+    expect(fallbackKernel('Add')).toBeUndefined();
+    expect(fallbackKernel('NoSuchKernel')).toBeUndefined();
+  });
+
+  it('run a kernel on the cpu backend for the wasm backend, warn once and count each run', () => {
+    tf.registerKernel({ kernelName: EINSUM, backendName: 'wasm', kernelFunc: fallbackKernel(EINSUM)! });
+    const a = randomTensor([3, 4, 5], 1);
+    const b = randomTensor([3, 5, 2], 2);
+    const countBefore = fallbackCounts().get(EINSUM) ?? 0;
+    const stderr = captureStderr();
+    const first = tf.einsum('bij,bjk->bik', a, b);
+    const second = tf.einsum('bij,bjk->bik', a, b);
+    stderr.restore();
+    expect(tf.getBackend()).toBe('wasm');
+    const expected = runCpuKernel(EINSUM, [a, b], { equation: 'bij,bjk->bik' });
+    expectRelativelyClose(first, expected);
+    expectRelativelyClose(second, expected);
+    const warnings = stderr.text().split('\n').filter((line) => line.includes('poptfjs:devicex'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/ W: kernel 'Einsum' is not implemented by the 'wasm' backend; running it on the 'cpu' backend/);
+    expect(fallbackCounts().get(EINSUM)).toBe(countBefore + 2);
+    tf.dispose([a, b, first, second]);
+  });
+
+  it('copy every output of a multi-output kernel back, and leave no data behind on either backend', () => {
+    const wasm = tf.engine().backend;
+    const cpu = tf.engine().findBackend('cpu');
+    const kernel = fallbackKernel(RAGGED_RANGE)!;
+    const starts = tf.tensor1d([0, 5, 2], 'int32');
+    const limits = tf.tensor1d([4, 8, 3], 'int32');
+    const deltas = tf.tensor1d([1, 2, 1], 'int32');
+    const run = () => kernel({ inputs: { starts, limits, deltas }, attrs: {}, backend: wasm }) as tf.TensorInfo[];
+    tf.dispose(run().map((info) => tf.engine().makeTensorFromTensorInfo(info)));
+    const wasmBefore = wasm.numDataIds();
+    const cpuBefore = cpu.numDataIds();
+    const outputs = run();
+    expect(outputs.map((o) => [o.shape, o.dtype])).toEqual([
+      [[4], 'int32'],
+      [[7], 'int32'],
+    ]);
+    expect(Array.from(wasm.readSync(outputs[0]!.dataId) as Int32Array)).toEqual([0, 4, 6, 7]);
+    expect(Array.from(wasm.readSync(outputs[1]!.dataId) as Int32Array)).toEqual([0, 1, 2, 3, 5, 7, 2]);
+    for (const output of outputs) wasm.disposeData(output.dataId);
+    expect(wasm.numDataIds()).toBe(wasmBefore);
+    expect(cpu.numDataIds()).toBe(cpuBefore);
+    tf.dispose([starts, limits, deltas]);
+  });
+});

@@ -1,0 +1,69 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { convOutShape, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
+
+type Pad = 'same' | 'valid' | number | tf.backend_util.ExplicitPadding;
+
+interface Case {
+  x: [number, number, number, number];
+  filter: [number, number, number, number];
+  strides: number | [number, number];
+  pad: Pad;
+  dimRoundingMode?: 'floor' | 'round' | 'ceil';
+}
+
+/** Shapes are NHWC; the NCHW runs permute them. */
+const CASES: Case[] = [
+  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
+  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
+  { x: [2, 8, 8, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'valid' },
+  { x: [1, 9, 8, 2], filter: [2, 3, 2, 5], strides: [2, 3], pad: 'same' },
+  { x: [3, 6, 6, 1], filter: [5, 5, 1, 8], strides: 1, pad: 'valid' },
+  { x: [2, 5, 6, 4], filter: [1, 1, 4, 2], strides: 2, pad: 'valid' },
+  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
+  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
+  { x: [2, 8, 9, 3], filter: [3, 3, 3, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
+  { x: [1, 4, 4, 2], filter: [3, 3, 2, 2], strides: 1, pad: [[0, 0], [4, 1], [0, 5], [0, 0]] },
+];
+
+const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
+
+function padFor(pad: Pad, dataFormat: 'NHWC' | 'NCHW'): Pad {
+  if (!Array.isArray(pad) || dataFormat === 'NHWC') return pad;
+  return [pad[0], pad[3], pad[1], pad[2]];
+}
+
+function label(c: Case, dataFormat: string): string {
+  return `${dataFormat} x=${c.x} filter=${c.filter} strides=${c.strides} pad=${JSON.stringify(c.pad)} ${c.dimRoundingMode ?? ''}`;
+}
+
+beforeAll(useWasmTrainingBackend);
+
+describe('wasm Conv2DBackpropFilter', () => {
+  for (const dataFormat of ['NHWC', 'NCHW'] as const) {
+    for (const [i, c] of CASES.entries()) {
+      it(`equals the cpu kernel: ${label(c, dataFormat)}`, () => {
+        const xShape = dataFormat === 'NHWC' ? c.x : toNCHW(c.x);
+        const attrs = { strides: c.strides, pad: padFor(c.pad, dataFormat), dataFormat, dimRoundingMode: c.dimRoundingMode, filterShape: c.filter };
+        const x = randomTensor(xShape, i);
+        const dy = randomTensor(convOutShape(xShape, c.filter, attrs, false), 100 + i);
+        const actual = runKernel('Conv2DBackpropFilter', { x, dy }, attrs);
+        expectRelativelyClose(actual, runCpuKernel('Conv2DBackpropFilter', { x, dy }, attrs));
+        tf.dispose([x, dy, actual]);
+      });
+    }
+  }
+
+  it('runs on the wasm backend and leaves no data behind', () => {
+    expect(tf.getBackend()).toBe('wasm');
+    const attrs = { strides: 2, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] };
+    const x = randomTensor([2, 7, 7, 3], 1);
+    const dy = randomTensor([2, 4, 4, 4], 2);
+    const backend = tf.engine().backend;
+    tf.dispose(runKernel('Conv2DBackpropFilter', { x, dy }, attrs));
+    const before = backend.numDataIds();
+    for (let i = 0; i < 5; i++) tf.dispose(runKernel('Conv2DBackpropFilter', { x, dy }, attrs));
+    expect(backend.numDataIds()).toBe(before);
+    tf.dispose([x, dy]);
+  });
+});

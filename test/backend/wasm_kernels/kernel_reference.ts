@@ -1,0 +1,83 @@
+/**
+ * Test helpers for kernels: the wasm backend with the training kernels, the
+ * cpu backend's kernel as the reference, and a relative comparison.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { expect } from 'vitest';
+import { initBackend } from '../../../lib/backend/backend_selection.js';
+import { registerWasmTrainingKernels } from '../../../lib/backend/wasm_kernels/index.js';
+
+/** A kernel result as plain data. */
+export interface KernelResult {
+  readonly values: tf.TypedArray;
+  readonly shape: number[];
+  readonly dtype: tf.DataType;
+}
+
+/** Makes wasm the active backend, with the training kernels registered. */
+export async function useWasmTrainingBackend(): Promise<void> {
+  await initBackend('wasm');
+  registerWasmTrainingKernels();
+}
+
+/** Runs `kernelName` through the engine on the active backend. */
+export function runKernel(kernelName: string, inputs: Record<string, tf.Tensor>, attrs: object): tf.Tensor {
+  return tf.engine().runKernel(kernelName, inputs as tf.NamedTensorMap, attrs as tf.NamedAttrMap) as tf.Tensor;
+}
+
+/** Runs the cpu backend's kernel `kernelName` on copies of `inputs` (tensors of any backend, named or a list). */
+export function runCpuKernel(kernelName: string, inputs: Record<string, tf.Tensor> | tf.Tensor[], attrs: object): KernelResult {
+  const cpu = tf.engine().findBackend('cpu');
+  const toCpu = (t: tf.Tensor): tf.TensorInfo => ({ dataId: cpu.write(t.dataSync(), t.shape, t.dtype), shape: t.shape, dtype: t.dtype });
+  const cpuInputs = Array.isArray(inputs)
+    ? inputs.map(toCpu)
+    : Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, toCpu(t)]));
+  const kernel = tf.getKernel(kernelName, 'cpu')!;
+  const out = kernel.kernelFunc({ inputs: cpuInputs as tf.NamedTensorInfoMap, attrs: attrs as tf.NamedAttrMap, backend: cpu }) as tf.TensorInfo;
+  const result = { values: (cpu.readSync(out.dataId) as tf.TypedArray).slice(), shape: out.shape, dtype: out.dtype };
+  cpu.disposeData(out.dataId);
+  for (const info of Object.values(cpuInputs)) cpu.disposeData(info.dataId);
+  return result;
+}
+
+/** Asserts equal shapes and `|actual - expected| <= rtol · max|expected|` everywhere. */
+export function expectRelativelyClose(actual: tf.Tensor, expected: KernelResult, rtol = 1e-4): void {
+  expect(actual.shape).toEqual(expected.shape);
+  const a = actual.dataSync();
+  let scale = 1e-30;
+  for (const v of expected.values) scale = Math.max(scale, Math.abs(v));
+  let worst = 0;
+  let at = 0;
+  for (let i = 0; i < a.length; i++) {
+    const error = Math.abs(a[i]! - expected.values[i]!);
+    if (!(error <= worst)) {
+      worst = error;
+      at = i;
+    }
+  }
+  expect(worst / scale, `element ${at}: ${a[at]} vs expected ${expected.values[at]}`).toBeLessThanOrEqual(rtol);
+}
+
+/** A tensor of standard normal values, the same for the same seed. */
+export function randomTensor(shape: number[], seed: number): tf.Tensor {
+  return tf.randomNormal(shape, 0, 1, 'float32', seed);
+}
+
+/** The output shape of a forward 2-D (or depthwise) convolution. */
+export function convOutShape(
+  xShape: number[],
+  filterShape: number[],
+  attrs: { strides: number | [number, number]; pad: unknown; dilations?: number | [number, number]; dimRoundingMode?: 'floor' | 'round' | 'ceil'; dataFormat?: 'NHWC' | 'NCHW' },
+  depthwise: boolean,
+): number[] {
+  return tf.backend_util.computeConv2DInfo(
+    xShape as [number, number, number, number],
+    filterShape as [number, number, number, number],
+    attrs.strides,
+    attrs.dilations ?? 1,
+    attrs.pad as 'same',
+    attrs.dimRoundingMode,
+    depthwise,
+    attrs.dataFormat === 'NCHW' ? 'channelsFirst' : 'channelsLast',
+  ).outShape;
+}
