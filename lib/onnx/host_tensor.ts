@@ -64,9 +64,11 @@ export function hostNumbers(tensor: HostTensor): number[] {
 /**
  * Uploads a host tensor to tfjs. `what` names the tensor in errors: an
  * integer value outside the int32 range that tfjs holds integers in is an
- * error, and so is an element type tfjs cannot hold.
+ * error (or, with `clampIntegers`, is clamped into the range: for shape
+ * arithmetic at import, where INT64_MAX means "to the end"), and so is an
+ * element type tfjs cannot hold.
  */
-export function hostTensorToTf(tensor: HostTensor, what: string): tf.Tensor {
+export function hostTensorToTf(tensor: HostTensor, what: string, clampIntegers = false): tf.Tensor {
   const dtype = tfjsDtypeOf(tensor.elementType);
   if (dtype === undefined) {
     throw new OnnxError(`${what}: element type ${elementTypeName(tensor.elementType)} is not supported`);
@@ -79,6 +81,10 @@ export function hostTensorToTf(tensor: HostTensor, what: string): tf.Tensor {
     for (let i = 0; i < values.length; i++) {
       const v = values[i]!;
       if (v < INT32_MIN || v > INT32_MAX) {
+        if (clampIntegers) {
+          out[i] = v < 0 ? INT32_MIN : INT32_MAX;
+          continue;
+        }
         throw new OnnxError(
           `${what}: ${elementTypeName(tensor.elementType)} value ${v} at flat index ${i} does not fit in int32, ` +
             'the integer type tfjs computes in',

@@ -53,4 +53,12 @@ describe('multi-IPU examples', () => {
     expect(out).toContain("stage 11 (id 11) on IPU 3, phase 5: blocks 'phase5_ipu1'");
     expect(out).toMatch(/loss after one step: \d+\.\d+/);
   });
+
+  it('buffers.ts: a reassigned tensor is a constant (1, 1); a buffer keeps its value (1, 2)', () => {
+    const out = run('buffers');
+    expect(out).toContain('tensor: 1 then 1');
+    expect(out).toContain('buffer: 1 then 2');
+    expect(out).toContain('host buffer before copyWeightsToHost: 0');
+    expect(out).toContain('host buffer after copyWeightsToHost: 2');
+  });
 });

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, Options, SerialPhasedExecution, ShardedExecution, Phase, Stage, inferenceModel, trainingModel } from 'poptfjs';
+import { Block, Options, SerialPhasedExecution, ShardedExecution, Phase, Stage, inferenceModel, trainingModel, type Liveness } from 'poptfjs';
 
 function layers(n: number): tf.layers.Layer[] {
   return Array.from({ length: n }, (_, i) => {
@@ -86,5 +86,38 @@ describe('schedules', () => {
     await separate.compile(tf.ones([1, 3]), tf.ones([1, 3]));
     expect(separate.executable.schedule.steps.map((s) => s.phase)).toEqual([0, 1, 2, 3]);
     expect(separate.executable.placement.stages.map((s) => [s.blocks[0], s.ipu, s.phase])).toEqual([['A', 0, 0], ['A2', 1, 0], ['B', 0, 1], ['B2', 1, 1]]);
+  });
+
+  it('plans streaming-memory transfers around phases as the liveness says', async () => {
+    const ls = layers(4);
+    const model = (x: tf.Tensor) => {
+      let h = x;
+      ['A', 'A2', 'B', 'B2'].forEach((id, i) => {
+        h = Block.run({ userId: id }, () => tf.tanh(ls[i]!.apply(h) as tf.Tensor));
+      });
+      return h;
+    };
+    const plan = async (liveness: Liveness) => {
+      const s = SerialPhasedExecution(Phase(Stage('A'), Stage('A2')), Phase(Stage('B'), Stage('B2'))).setTensorsLiveness(liveness);
+      s.phase(0).ipus(0, 1);
+      s.phase(1).ipus(0, 1);
+      const executor = trainingModel(model, { options: new Options().setExecutionStrategy(s), loss: 'meanSquaredError' });
+      await executor.compile(tf.ones([2, 3]), tf.ones([2, 3]));
+      const transfers = executor.executable.streamingTransfers;
+      executor.destroy();
+      return transfers;
+    };
+    const bytes = (ts: Awaited<ReturnType<typeof plan>>, direction: string, kind: string) =>
+      ts.filter((t) => t.direction === direction && t.kind === kind).reduce((sum, t) => sum + t.bytes, 0);
+    expect(await plan('AlwaysLive')).toEqual([]);
+    const afterForward = await plan('OffChipAfterFwd');
+    expect(bytes(afterForward, 'store', 'activations')).toBeGreaterThan(0);
+    expect(bytes(afterForward, 'load', 'activations')).toBe(bytes(afterForward, 'store', 'activations'));
+    expect(bytes(afterForward, 'load', 'weights')).toBe(0);
+    expect(afterForward.every((t) => t.overlapsCompute)).toBe(true);
+    expect((await plan('OffChipAfterFwdNoOverlap')).every((t) => !t.overlapsCompute)).toBe(true);
+    const eachPhase = await plan('OffChipAfterEachPhase');
+    // Each of the four stages loads its 3x3 kernel and bias (48 bytes) before its forward and its backward step.
+    expect(bytes(eachPhase, 'load', 'weights')).toBe(4 * 2 * 48);
   });
 });

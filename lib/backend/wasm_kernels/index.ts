@@ -10,7 +10,7 @@ import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_nat
 import { unsortedSegmentSumConfig } from './unsorted_segment_sum.js';
 
 /** The kernels this module can add to the wasm backend. */
-export const WASM_TRAINING_KERNELS: readonly tf.KernelConfig[] = [
+const WASM_TRAINING_KERNELS: readonly tf.KernelConfig[] = [
   conv2DBackpropFilterConfig,
   depthwiseConv2dNativeBackpropFilterConfig,
   depthwiseConv2dNativeBackpropInputConfig,
@@ -18,10 +18,12 @@ export const WASM_TRAINING_KERNELS: readonly tf.KernelConfig[] = [
 ];
 
 /**
- * Registers each of {@link WASM_TRAINING_KERNELS} that the wasm backend does
- * not already have (so a later tfjs that ships its own keeps it), and returns
- * the names of the kernels this call registered. Calling it again registers
- * nothing. It does not need the wasm backend to be initialised.
+ * Registers each training kernel (`Conv2DBackpropFilter`,
+ * `DepthwiseConv2dNativeBackpropFilter`, `DepthwiseConv2dNativeBackpropInput`,
+ * `UnsortedSegmentSum`) the wasm backend does not already have, so a later
+ * tfjs that ships its own keeps it, and returns the names of the kernels this
+ * call registered. Calling it again registers nothing. It does not need the
+ * wasm backend to be initialised.
  */
 export function registerWasmTrainingKernels(): string[] {
   const registered: string[] = [];

@@ -13,7 +13,9 @@ import type { KernelCallScope } from './kernel_call_scope.js';
 
 /** The padding of one spatial axis: elements added before and after it; a negative count removes elements. */
 export interface AxisPadding {
+  /** Elements added before the first one (removed when negative). */
   readonly before: number;
+  /** Elements added after the last one (removed when negative). */
   readonly after: number;
 }
 
@@ -45,7 +47,9 @@ export function filterGradientPadding(info: tf.backend_util.Conv2DInfo): { rows:
 
 /** A convolution input cropped where its padding is negative, with the explicit padding left for the convolution. */
 export interface FittedInput {
+  /** The input, cropped (or the input itself when nothing is cropped). */
   readonly x: tf.TensorInfo;
+  /** The non-negative NHWC explicit padding the convolution must add. */
   readonly pad: tf.backend_util.ExplicitPadding;
 }
 

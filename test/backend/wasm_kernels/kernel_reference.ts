@@ -9,8 +9,11 @@ import { registerWasmTrainingKernels } from '../../../lib/backend/wasm_kernels/i
 
 /** A kernel result as plain data. */
 export interface KernelResult {
+  /** The values, row-major. */
   readonly values: tf.TypedArray;
+  /** The shape. */
   readonly shape: number[];
+  /** The dtype. */
   readonly dtype: tf.DataType;
 }
 

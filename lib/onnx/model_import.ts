@@ -1,0 +1,220 @@
+/**
+ * Importing an ONNX model into the poptfjs IR.
+ *
+ * The graph is evaluated once with the operator implementations (tfjs ops)
+ * while the kernel recorder traces it, on zero tensors of the graph inputs'
+ * shapes: initializers become parameters (tf.Variables named after them),
+ * graph inputs become IR inputs (named after them), values known at import
+ * become constants, and each IR node is annotated (`layer`) with the ONNX
+ * node it implements. What the outputs (and the extra outputs asked for) do
+ * not depend on is eliminated.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { engine } from '../backend/tfjs_internals.js';
+import { eliminateDeadCode } from '../ir/dead_code.js';
+import type { Graph, ValueId } from '../ir/graph.js';
+import { KernelRecorder } from '../trace/kernel_recorder.js';
+import { valueIdsAfterDeadCodeElimination } from './dead_code_value_ids.js';
+import { GraphEvaluation, type TensorInfo } from './graph_evaluation.js';
+import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
+import type { OnnxModel } from './model_file.js';
+import { checkModelSupported } from './model_support.js';
+import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './onnx_element_type.js';
+import { OnnxError } from './onnx_errors.js';
+import type { GraphProto, ValueInfoProto } from './onnx_proto.js';
+import { tensorFromProto } from './tensor_proto_data.js';
+
+/** Names mapped to values: a plain object or a Map. */
+export type NamedValues<T> = Readonly<Record<string, T>> | ReadonlyMap<string, T>;
+
+/** Options of {@link importModel}. */
+export interface ImportOptions {
+  /**
+   * Shapes of graph inputs, by name (like PopART's `InputShapeInfo`). Needed
+   * for inputs whose declared shape has unknown or symbolic dimensions;
+   * overrides the declared shape otherwise.
+   */
+  inputShapeInfo?: NamedValues<readonly number[]>;
+  /**
+   * Graph inputs whose values are fixed at import, by name. Nodes that need an
+   * input known at import (a Reshape shape, Slice starts, Pad pads, Expand
+   * shape, Tile repeats, TopK k, Resize scales, ...) accept such a graph
+   * input; it is then a constant of the IR, not an input.
+   */
+  constantInputs?: NamedValues<tf.Tensor | HostTensor>;
+  /**
+   * Names of ONNX tensors (intermediate values included) to return after the
+   * graph outputs, like PopART anchors.
+   */
+  extraOutputs?: readonly string[];
+}
+
+/** An ONNX model in the poptfjs IR. */
+export interface ImportedModel {
+  /** The IR: inputs are the graph inputs, outputs the graph outputs then the extra outputs. */
+  readonly graph: Graph;
+  /** The weights behind the graph's parameters, by parameter name. Owned by this import: see `dispose`. */
+  readonly variables: ReadonlyMap<string, tf.Variable>;
+  /** The ONNX names of `graph.inputs`, in order. */
+  readonly inputNames: readonly string[];
+  /** The ONNX names of `graph.roles.outputs`, in order. */
+  readonly outputNames: readonly string[];
+  /**
+   * The IR parameter name of each initializer the graph uses: the
+   * initializer's name, with `:N` appended when another live tf.Variable
+   * already has that name.
+   */
+  readonly parameterNames: ReadonlyMap<string, string>;
+  /** The IR value of every ONNX tensor that is in the graph, by ONNX name. */
+  readonly tensorValues: ReadonlyMap<string, ValueId>;
+  /** Shape and dtype of every ONNX tensor of the model, by name (as evaluated at import). */
+  readonly tensorInfo: ReadonlyMap<string, TensorInfo>;
+  /** The model imported. */
+  readonly model: OnnxModel;
+  /** Disposes the variables. */
+  dispose(): void;
+}
+
+function entriesOf<T>(values: NamedValues<T> | undefined): Map<string, T> {
+  if (!values) return new Map();
+  return values instanceof Map ? new Map(values) : new Map(Object.entries(values as Record<string, T>));
+}
+
+function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
+  const shape = value.type?.tensor_type?.shape;
+  if (!shape) return undefined;
+  return shape.dim.map((d, i) => (d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`));
+}
+
+interface GraphInputSpec {
+  readonly name: string;
+  readonly shape: number[];
+  readonly dtype: tf.DataType;
+}
+
+/** The graph inputs the IR takes (not initializers, not constant inputs), with resolved shapes. */
+function graphInputSpecs(graph: GraphProto, initializers: ReadonlyMap<string, HostTensor>, constantInputs: ReadonlyMap<string, HostTensor>, shapeInfo: Map<string, readonly number[]>): GraphInputSpec[] {
+  const inputs = graph.input.filter((v) => !initializers.has(v.name ?? '') && !constantInputs.has(v.name ?? ''));
+  const known = new Set(graph.input.map((v) => v.name ?? ''));
+  const strangers = [...shapeInfo.keys(), ...constantInputs.keys()].filter((name) => !known.has(name) || initializers.has(name));
+  if (strangers.length > 0) {
+    throw new OnnxError(
+      `inputShapeInfo/constantInputs name(s) ${strangers.map((s) => `'${s}'`).join(', ')} that are not graph inputs; ` +
+        `the graph inputs are ${inputs.map((v) => `'${v.name}'`).join(', ') || 'none'}`,
+    );
+  }
+  const valueInfo = new Map(graph.value_info.map((v) => [v.name ?? '', v]));
+  const problems: string[] = [];
+  const specs = inputs.map((value) => {
+    const name = value.name ?? '';
+    const code = value.type?.tensor_type?.elem_type ?? valueInfo.get(name)?.type?.tensor_type?.elem_type ?? 0;
+    const dtype = tfjsDtypeOf(code);
+    if (dtype === undefined) throw new OnnxError(`graph input '${name}' has element type ${elementTypeName(code)}, which poptfjs cannot hold`);
+    const given = shapeInfo.get(name);
+    if (given) return { name, shape: [...given], dtype };
+    const declared = declaredShape(value) ?? (valueInfo.has(name) ? declaredShape(valueInfo.get(name)!) : undefined);
+    if (!declared || declared.some((d) => typeof d === 'string')) {
+      problems.push(`'${name}' [${declared ? declared.join(', ') : 'no shape declared'}]`);
+      return { name, shape: [], dtype };
+    }
+    return { name, shape: declared as number[], dtype };
+  });
+  if (problems.length > 0) {
+    throw new OnnxError(
+      `graph input(s) with unknown dimensions: ${problems.join(', ')}; give their shapes in inputShapeInfo, ` +
+        `e.g. { inputShapeInfo: { ${JSON.stringify(inputs[0]?.name ?? 'input')}: [1, 3, 224, 224] } }`,
+    );
+  }
+  return specs;
+}
+
+function uniqueVariableName(name: string): string {
+  const taken = engine().state.registeredVariables;
+  if (!(name in taken)) return name;
+  let n = 1;
+  while (`${name}:${n}` in taken) n++;
+  return `${name}:${n}`;
+}
+
+/** Imports an ONNX model into the poptfjs IR. See {@link ImportOptions}. */
+export function importModel(model: OnnxModel, options: ImportOptions = {}): ImportedModel {
+  const opset = checkModelSupported(model.proto);
+  const graph = model.proto.graph!;
+  const initializers = new Map(graph.initializer.map((t) => [t.name ?? '', tensorFromProto(t)]));
+  const constantInputs = new Map([...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]));
+  const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
+  const outputNames = [...graph.output.map((v) => v.name ?? ''), ...(options.extraOutputs ?? [])];
+  const names = new Set([...graph.input.map((v) => v.name), ...initializers.keys(), ...graph.node.flatMap((n) => n.output)]);
+  const unknown = outputNames.filter((n) => !names.has(n));
+  if (unknown.length > 0) throw new OnnxError(`no tensor(s) named ${unknown.map((n) => `'${n}'`).join(', ')} in the model`);
+
+  const parameterNames = new Map<string, string>();
+  const created: tf.Variable[] = [];
+  const variableFor = (name: string, value: HostTensor) => {
+    const paramName = uniqueVariableName(name);
+    const initial = hostTensorToTf(value, `initializer '${name}'`);
+    const variable = tf.variable(initial, isFloatingElementType(value.elementType), paramName);
+    initial.dispose();
+    created.push(variable);
+    parameterNames.set(name, paramName);
+    return variable;
+  };
+
+  const inputTensors = inputs.map((spec) => tf.zeros(spec.shape, spec.dtype));
+  try {
+    let tensorInfo = new Map<string, TensorInfo>();
+    const idsByName = new Map<string, ValueId>();
+    const { recorder, result: outputIds } = KernelRecorder.record((recorder) => {
+      inputs.forEach((spec, i) => idsByName.set(spec.name, recorder.bindInput(inputTensors[i]!, spec.name)));
+      return tf.tidy(() => {
+        const evaluation = new GraphEvaluation(graph, {
+          opset,
+          inputs: new Map(inputs.map((spec, i) => [spec.name, inputTensors[i]!])),
+          initializers,
+          constantInputs,
+          nodeScope: (label, fn) => recorder.inLayer(label, fn),
+          variableFor,
+        });
+        evaluation.run();
+        const ids = outputNames.map((name) => recorder.valueFor(evaluation.tensor(name)));
+        tensorInfo = evaluation.tensorInfo();
+        for (const name of tensorInfo.keys()) {
+          if (!idsByName.has(name) && evaluation.isTensor(name)) idsByName.set(name, recorder.valueFor(evaluation.tensor(name)));
+        }
+        return ids;
+      });
+    });
+    const traced = recorder.builder.build({ outputs: outputIds });
+    const renumbering = valueIdsAfterDeadCodeElimination(traced);
+    const ir = eliminateDeadCode(traced);
+    if (renumbering.size !== ir.values.length) throw new Error('internal error: the ONNX importer lost track of values through dead-code elimination');
+    const tensorValues = new Map<string, ValueId>();
+    for (const [name, id] of idsByName) {
+      const kept = renumbering.get(id);
+      if (kept !== undefined) tensorValues.set(name, kept);
+    }
+    const live = new Set(ir.values.flatMap((v) => (v.source.kind === 'param' ? [v.source.name] : [])));
+    const variables = new Map<string, tf.Variable>();
+    for (const v of created) {
+      if (live.has(v.name)) variables.set(v.name, v);
+      else v.dispose();
+    }
+    for (const [name, paramName] of parameterNames) if (!live.has(paramName)) parameterNames.delete(name);
+    return {
+      graph: ir,
+      variables,
+      inputNames: inputs.map((spec) => spec.name),
+      outputNames,
+      parameterNames,
+      tensorValues,
+      tensorInfo,
+      model,
+      dispose: () => variables.forEach((v) => v.dispose()),
+    };
+  } catch (error) {
+    created.forEach((v) => v.dispose());
+    throw error;
+  } finally {
+    tf.dispose(inputTensors);
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The ONNX operators poptfjs implements, by operator type and opset version,
+ * for the default domain (`ai.onnx`, written '' in models).
+ */
+import { ACTIVATION_OPERATORS } from './activations.js';
+import { COMPARISON_AND_LOGIC_OPERATORS } from './comparison_and_logic.js';
+import { CONVOLUTION_OPERATORS } from './convolution.js';
+import { ELEMENTWISE_ARITHMETIC_OPERATORS } from './elementwise_arithmetic.js';
+import { ELEMENTWISE_MATH_OPERATORS } from './elementwise_math.js';
+import { DROPOUT_OPERATORS } from './dropout.js';
+import { INDEXING_OPERATORS } from './indexing.js';
+import { LOSS_OPERATORS } from './losses.js';
+import { MATRIX_OPERATORS } from './matrix.js';
+import { NORMALIZATION_OPERATORS } from './normalization.js';
+import type { OperatorFamily, OperatorVersion } from './operator.js';
+import { POOLING_OPERATORS } from './pooling.js';
+import { REDUCTION_OPERATORS } from './reductions.js';
+import { RESIZE_OPERATORS } from './resize.js';
+import { SHAPE_OPERATORS } from './shape_manipulation.js';
+import { SLICING_AND_JOINING_OPERATORS } from './slicing_and_joining.js';
+import { SOFTMAX_OPERATORS } from './softmax.js';
+import { TENSOR_CREATION_OPERATORS } from './tensor_creation.js';
+
+/** The newest opset of the default domain poptfjs knows (ONNX 1.12). */
+export const NEWEST_OPSET = 17;
+
+const FAMILIES: readonly OperatorFamily[] = [
+  ACTIVATION_OPERATORS,
+  COMPARISON_AND_LOGIC_OPERATORS,
+  CONVOLUTION_OPERATORS,
+  DROPOUT_OPERATORS,
+  ELEMENTWISE_ARITHMETIC_OPERATORS,
+  ELEMENTWISE_MATH_OPERATORS,
+  INDEXING_OPERATORS,
+  LOSS_OPERATORS,
+  MATRIX_OPERATORS,
+  NORMALIZATION_OPERATORS,
+  POOLING_OPERATORS,
+  REDUCTION_OPERATORS,
+  RESIZE_OPERATORS,
+  SHAPE_OPERATORS,
+  SLICING_AND_JOINING_OPERATORS,
+  SOFTMAX_OPERATORS,
+  TENSOR_CREATION_OPERATORS,
+];
+
+const REGISTRY = new Map<string, readonly OperatorVersion[]>();
+for (const family of FAMILIES) {
+  for (const [opType, versions] of Object.entries(family)) {
+    if (REGISTRY.has(opType)) throw new Error(`internal error: ONNX operator ${opType} is implemented twice`);
+    REGISTRY.set(opType, [...versions].sort((a, b) => a.since - b.since));
+  }
+}
+
+/** True for the default ONNX domain, which models write as '' or 'ai.onnx'. */
+export function isDefaultDomain(domain: string | undefined): boolean {
+  return !domain || domain === 'ai.onnx';
+}
+
+/** The implementation of `opType` for a model importing `opset`, or undefined if there is none. */
+export function operatorVersion(opType: string, opset: number): OperatorVersion | undefined {
+  const versions = REGISTRY.get(opType);
+  if (!versions) return undefined;
+  let chosen: OperatorVersion | undefined;
+  for (const v of versions) if (v.since <= opset) chosen = v;
+  return chosen;
+}
+
+/** The operator types poptfjs implements, sorted. */
+export function supportedOperatorTypes(): string[] {
+  return [...REGISTRY.keys()].sort();
+}
