@@ -11,6 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
+import { registerCpuFallbacks } from './cpu_fallback.js';
 import { registerWasmTrainingKernels } from './wasm_kernels/index.js';
 
 /** The backends poptfjs can run on. */
@@ -71,7 +72,9 @@ async function choose(forced: BackendName | undefined): Promise<BackendName> {
   for (const name of candidates) {
     const failure = await tryBackend(name);
     if (failure === undefined) {
+      const fallbacks = registerCpuFallbacks();
       log.info(`using the tfjs '${name}' backend${failures.length ? ` (${failures.join('; ')})` : ''}`);
+      if (fallbacks.length > 0) log.debug(`kernels run on the cpu backend when used: ${fallbacks.join(', ')}`);
       return name;
     }
     failures.push(`${name}: ${failure}`);

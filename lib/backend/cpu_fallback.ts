@@ -78,3 +78,21 @@ export function fallbackKernel(kernelName: string): tf.KernelFunc | undefined {
 export function fallbackCounts(): ReadonlyMap<string, number> {
   return new Map(counts);
 }
+
+/**
+ * Registers a cpu fallback for every kernel the active backend lacks and the
+ * cpu backend has, so models using them trace and run (slowly, and
+ * reported) instead of failing. Returns the kernels registered.
+ */
+export function registerCpuFallbacks(): string[] {
+  const backend = tf.getBackend();
+  if (backend === CPU) return [];
+  const registered: string[] = [];
+  for (const { kernelName } of tf.getKernelsForBackend(CPU)) {
+    const kernelFunc = fallbackKernel(kernelName);
+    if (!kernelFunc) continue;
+    tf.registerKernel({ kernelName, backendName: backend, kernelFunc });
+    registered.push(kernelName);
+  }
+  return registered;
+}

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { fallbackCounts, fallbackKernel } from '../../lib/backend/cpu_fallback.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { fallbackCounts, fallbackKernel, registerCpuFallbacks } from '../../lib/backend/cpu_fallback.js';
 import { configureLoggingFromEnv } from '../../lib/log.js';
 import { expectRelativelyClose, randomTensor, runCpuKernel, useWasmTrainingBackend } from './wasm_kernels/kernel_reference.js';
 
@@ -22,21 +22,17 @@ beforeAll(async () => {
   configureLoggingFromEnv({});
 });
 
-afterAll(() => {
-  tf.unregisterKernel(EINSUM, 'wasm');
-});
-
 describe('cpu fallback kernels', () => {
-  it('exist only for kernels the active backend lacks and the cpu backend has', () => {
-    expect(tf.getKernel(EINSUM, 'wasm')).toBeUndefined();
-    expect(tf.getKernel(RAGGED_RANGE, 'wasm')).toBeUndefined();
-    expect(fallbackKernel(EINSUM)).toBeTypeOf('function');
+  it('are registered when the backend is chosen, for the kernels it lacks and the cpu backend has', () => {
+    expect(tf.getKernel(EINSUM, 'wasm')).toBeDefined();
+    expect(tf.getKernel(RAGGED_RANGE, 'wasm')).toBeDefined();
+    expect(registerCpuFallbacks()).toEqual([]);
+    expect(fallbackKernel(EINSUM)).toBeUndefined();
     expect(fallbackKernel('Add')).toBeUndefined();
     expect(fallbackKernel('NoSuchKernel')).toBeUndefined();
   });
 
   it('run a kernel on the cpu backend for the wasm backend, warn once and count each run', () => {
-    tf.registerKernel({ kernelName: EINSUM, backendName: 'wasm', kernelFunc: fallbackKernel(EINSUM)! });
     const a = randomTensor([3, 4, 5], 1);
     const b = randomTensor([3, 5, 2], 2);
     const countBefore = fallbackCounts().get(EINSUM) ?? 0;
@@ -58,7 +54,7 @@ describe('cpu fallback kernels', () => {
   it('copy every output of a multi-output kernel back, and leave no data behind on either backend', () => {
     const wasm = tf.engine().backend;
     const cpu = tf.engine().findBackend('cpu');
-    const kernel = fallbackKernel(RAGGED_RANGE)!;
+    const kernel = tf.getKernel(RAGGED_RANGE, 'wasm')!.kernelFunc;
     const starts = tf.tensor1d([0, 5, 2], 'int32');
     const limits = tf.tensor1d([4, 8, 3], 'int32');
     const deltas = tf.tensor1d([1, 2, 1], 'int32');
@@ -77,5 +73,17 @@ describe('cpu fallback kernels', () => {
     expect(wasm.numDataIds()).toBe(wasmBefore);
     expect(cpu.numDataIds()).toBe(cpuBefore);
     tf.dispose([starts, limits, deltas]);
+  });
+});
+
+describe('cpu fallbacks registered by poptfjs', () => {
+  it('lets a model use a kernel the wasm backend lacks (Einsum), counted and equal to cpu', async () => {
+    const { inferenceModel } = await import('poptfjs');
+    const a = tf.tensor2d([[1, 2], [3, 4]]);
+    const b = tf.tensor2d([[5, 6], [7, 8]]);
+    const before = fallbackCounts().get('Einsum') ?? 0;
+    const out = (await inferenceModel((x: tf.Tensor, y: tf.Tensor) => tf.einsum('ij,jk->ik', x, y))(a, b)) as tf.Tensor;
+    expect(Array.from(out.dataSync())).toEqual([19, 22, 43, 50]);
+    expect(fallbackCounts().get('Einsum')! - before).toBeGreaterThan(0);
   });
 });
