@@ -31,7 +31,15 @@ import { placeGraph } from '../strategy/placement.js';
 import { planText } from '../strategy/plan_text.js';
 import { buildSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../strategy/streaming_transfers.js';
+import { analyseHardware, optimizerStateSlots } from '../ipu/hardware_analysis.js';
+import type { Device } from '../ipu/device.js';
+import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
+import { targetSpec } from '../ipu/target_spec.js';
+import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
+import { summaryReport } from '../report/summary_report.js';
 import { CallableInstance } from './callable_instance.js';
+import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
+import { DeviceBinding } from './device_binding.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 
@@ -88,7 +96,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private destroyed = false;
   private loadedHostVersion = -1;
   private compilations = 0;
+  private binding: DeviceBinding | undefined;
+  private compileSeconds = 0;
+  private calls = 0;
   private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
+  /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
+  private reloadOnAttach: 'weights' | 'after-fault' | undefined;
 
   /** @internal Use `trainingModel` or `inferenceModel`. */
   constructor(config: ExecutorConfig) {
@@ -174,6 +187,76 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.requireCompiled('patterns').executable.firedPatterns;
   }
 
+  /** The device the model was compiled for (after compiling). */
+  get device(): Device {
+    this.requireCompiled('device');
+    return this.binding!.device;
+  }
+
+  /** True while the executor is attached to its device. */
+  isAttachedToDevice(): boolean {
+    return this.binding?.device.isAttached ?? false;
+  }
+
+  /**
+   * Detaches from the device so other processes can use its IPUs. A training
+   * executor first copies its weights to the host (unless a fault lost them).
+   */
+  detachFromDevice(): void {
+    this.requireCompiled('detachFromDevice');
+    const device = this.binding!.device;
+    if (!device.isAttached) throw new PoptfjsError('detachFromDevice: the device is not attached', { type: 'device' });
+    if (this.training && device.pendingRecovery === undefined) this.copyWeightsToHost();
+    device.detach();
+    this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';
+  }
+
+  /**
+   * Attaches to the device again and loads the model: the weights come from
+   * the host; after a fault, the optimizer state starts afresh (restore it
+   * from a checkpoint if needed).
+   */
+  attachToDevice(): void {
+    const compiled = this.requireCompiled('attachToDevice');
+    const device = this.binding!.device;
+    if (device.isAttached) throw new PoptfjsError('attachToDevice: the device is already attached', { type: 'device' });
+    device.attach();
+    if (this.reloadOnAttach === 'after-fault') compiled.loaded.discardOptimizerState();
+    if (this.reloadOnAttach !== undefined) this.loadWeights(compiled);
+    this.reloadOnAttach = undefined;
+  }
+
+  /** Simulated cycles of one call on the target IPUs (a call must have run). */
+  cycleCount(): number {
+    const { executable } = this.requireCompiled('cycleCount');
+    if (this.calls === 0) throw new PoptfjsError('cycleCount: the model has not run yet', { type: 'executor' });
+    return executable.hardware.timeline.cycles;
+  }
+
+  /** Simulated latency of a call in seconds: `{ min, max, mean }` over the calls so far. */
+  getComputeLatency(): { min: number; max: number; mean: number } {
+    const { executable } = this.requireCompiled('getComputeLatency');
+    if (this.calls === 0) throw new PoptfjsError('getComputeLatency: the model has not run yet', { type: 'executor' });
+    const seconds = executable.hardware.timeline.duration;
+    return { min: seconds, max: seconds, mean: seconds };
+  }
+
+  /** Seconds the compilation took (wall clock). */
+  compilationTime(): number {
+    this.requireCompiled('compilationTime');
+    return this.compileSeconds;
+  }
+
+  /**
+   * The summary report: memory per IPU, placement and schedule, and, when
+   * profiling is enabled (`Options.enableProfiling` or
+   * `POPTFJS_ENGINE_OPTIONS`), the simulated execution.
+   */
+  getSummaryReport(): string {
+    const { executable } = this.requireCompiled('getSummaryReport');
+    return summaryReport(executable, profileDirectory(this.options.settings.profileDir) !== undefined);
+  }
+
   /** The optimizer of a training executor. */
   getOptimizer(): Optimizer | undefined {
     return this.optimizer;
@@ -231,20 +314,23 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * Compiles the model for inputs like `inputs` (a full host batch, as a call
    * would take). Nothing is run on the device. Compiling again is a no-op.
    */
-  async compile(...inputs: tf.Tensor[]): Promise<void> {
-    await this.ensureCompiled(inputs);
+  async compile(...inputs: Array<tf.Tensor | CompileOptions>): Promise<void> {
+    const last = inputs[inputs.length - 1];
+    const options = last !== undefined && !(last instanceof tf.Tensor) && typeof last === 'object' && !Array.isArray(last) ? (last as CompileOptions) : undefined;
+    await this.ensureCompiled(options ? inputs.slice(0, -1) : inputs, options?.progress);
   }
 
-  private async ensureCompiled(inputs: readonly unknown[]): Promise<Compiled> {
+  private async ensureCompiled(inputs: readonly unknown[], progressCallback?: ProgressCallback): Promise<Compiled> {
     this.assertUsable('compile');
     checkTensorInputs(inputs);
     if (this.compiled) return this.compiled;
-    this.compiling ??= this.compileNow(inputs).finally(() => (this.compiling = undefined));
+    this.compiling ??= this.compileNow(inputs, progressCallback).finally(() => (this.compiling = undefined));
     return this.compiling;
   }
 
-  private async compileNow(inputs: readonly tf.Tensor[]): Promise<Compiled> {
+  private async compileNow(inputs: readonly tf.Tensor[], progressCallback?: ProgressCallback): Promise<Compiled> {
     const started = performance.now();
+    const progress = new CompileProgress(progressCallback, this.options.settings.showCompilationProgressBar ? progressBar() : undefined);
     await initBackend(this.options.settings.backend);
     const factors = this.batchFactors();
     checkBatchFactors(factors);
@@ -276,18 +362,45 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       if (split) tf.dispose(examples);
       tf.dispose([...replacements.values()]);
     }
+    progress.step();
     const inputSignature = examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
     const settings = this.options.settings;
     const { graph, fired } = applyPatterns(traced.graph, patternsFromSetting(settings.patterns), {
       backend: tf.getBackend(),
       training: this.training,
     });
+    progress.step();
     const placement = placeGraph(graph, {
       strategy: settings.executionStrategy.toJSON(),
       replicationFactor: factors.replicationFactor,
       autoRoundNumIPUs: settings.autoRoundNumIPUs,
     });
+    progress.step();
     const schedule = buildSchedule(placement, this.training, this.training ? factors.gradientAccumulation : factors.deviceIterations);
+    const transfers = streamingTransfers(graph, placement, schedule);
+    progress.step();
+    if (this.training && !this.optimizer) {
+      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
+      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
+    }
+    const hardware = analyseHardware({
+      graph,
+      placement,
+      schedule,
+      transfers,
+      spec: targetSpec(settings.ipuTarget),
+      training: this.training,
+      deviceIterations: factors.deviceIterations,
+      gradientAccumulation: factors.gradientAccumulation,
+      replicationFactor: factors.replicationFactor,
+      samplesPerCall: hostBatchSize(factors, micro),
+      microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
+      trainedWeights: new Set(this.optimizer?.parameterNames ?? []),
+      optimizerSlots: optimizerStateSlots(this.optimizer?.type, this.optimizer?.hyperParameters() ?? {}),
+      availableMemoryProportion: settings.availableMemoryProportion,
+    });
+    if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, micro);
+    progress.step();
     const executable: Executable = {
       kind: this.training ? 'training' : 'inference',
       modelName: modelName(this.model),
@@ -302,15 +415,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       singleOutput: graph.roles.outputs.length === 1,
       placement,
       schedule,
-      streamingTransfers: streamingTransfers(graph, placement, schedule),
+      streamingTransfers: transfers,
+      hardware,
       firedPatterns: Object.fromEntries(fired),
       replicaGroupings: { ...this.replicaGroupings },
       broadcastBuffers: settings.broadcastBuffers,
     };
-    if (this.training && !this.optimizer) {
-      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
-      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
-    }
+    const binding = DeviceBinding.acquire(executable, settings);
     const loaded = new LoadedExecutable(executable, this.optimizer, this.options.settings.randomSeed);
     try {
       loaded.loadWeights(traced.variables);
@@ -320,7 +431,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     this.loadedHostVersion = wrappedModelState(this.model).hostVersion;
     this.compiled = { executable, loaded, variables: traced.variables };
+    this.binding = binding;
     this.compilations++;
+    this.compileSeconds = (performance.now() - started) / 1000;
+    progress.step();
+    const reports = profileDirectory(settings.profileDir);
+    if (reports !== undefined) {
+      const written = writeProfileReports(reports, executable);
+      log.info(`profile reports written to ${written.json} and ${written.html}`);
+    }
     log.info(
       () =>
         `compiled '${executable.modelName}' for ${executable.kind}: ${graph.nodes.length} nodes, ` +
@@ -378,8 +497,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   async run(...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
     const compiled = await this.ensureCompiled(inputs);
     this.checkCallInputs(compiled, inputs);
+    const binding = this.binding!;
+    binding.readyToRun(this.options.settings.connectionType);
+    if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize);
     this.syncWeights(compiled);
-    const result = compiled.loaded.run(inputs);
+    const result = compiled.loaded.run(inputs, binding.observer());
+    this.calls++;
     if (this.training) wrappedModelState(this.model).newestOnDevice = this;
     const output = compiled.executable.singleOutput ? result.outputs[0]! : result.outputs;
     return this.training ? [output, result.loss!] : output;
@@ -388,6 +511,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** Writes the device weights (and buffers) into the host model's variables. */
   copyWeightsToHost(): void {
     const compiled = this.requireCompiled('copyWeightsToHost');
+    const recovery = this.binding?.device.pendingRecovery;
+    if (recovery !== undefined) {
+      throw new PoptfjsError(`copyWeightsToHost: the device lost its weights in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice()`, {
+        type: 'device',
+      });
+    }
     compiled.loaded.storeWeights(compiled.variables);
     const state = wrappedModelState(this.model);
     state.hostVersion++;
@@ -419,6 +548,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** Frees the device state and releases the model; the executor cannot be used afterwards. */
   destroy(): void {
     if (this.destroyed) return;
+    this.binding?.device.detach();
     this.compiled?.loaded.dispose();
     this.compiled = undefined;
     this.destroyed = true;

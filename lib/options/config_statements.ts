@@ -56,6 +56,7 @@ const OPTIONS_METHODS = {
   backend: ['name'],
   parallelIpus: ['enabled'],
   patterns: ['level', 'overrides'],
+  allowOutOfMemory: ['allow'],
 } as const satisfies Partial<Record<Exclude<keyof Options, 'toString'>, Parameters>>;
 
 /** The option groups and the methods a config file may call on each. */

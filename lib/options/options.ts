@@ -48,6 +48,7 @@ import { TensorLocationsOptions } from './tensor_locations_options.js';
 import { TrainingOptions } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import { patternsFromSetting } from '../ir/patterns/patterns.js';
+import { targetSpec, type IpuTargetSpec } from '../ipu/target_spec.js';
 
 const logger = getLogger('options');
 
@@ -393,6 +394,49 @@ export class Options {
     const setting = { level, overrides: { ...overrides } };
     patternsFromSetting(setting);
     return this.#set({ patterns: setting });
+  }
+
+  /**
+   * Overrides figures of the simulated IPU (tiles, memory per tile, peak
+   * FLOP/s, bandwidths, ...; see `IpuTargetSpec`), e.g. a smaller IPU to see
+   * what does not fit. Unset figures are the Mk2 GC200's.
+   */
+  ipuTarget(overrides: Readonly<Partial<IpuTargetSpec>>): this {
+    const where = this.#check('ipuTarget');
+    targetSpec(overrides, where);
+    return this.#set({ ipuTarget: { ...overrides } });
+  }
+
+  /**
+   * Lets a model that does not fit on its IPUs compile anyway, so its memory
+   * report can be read (as PopART's `debug.allowOutOfMemory`); running it is
+   * still refused.
+   */
+  allowOutOfMemory(allow = true): this {
+    const where = this.#check('allowOutOfMemory');
+    return this.#set({ allowOutOfMemory: checkArgument(flag, allow, where) });
+  }
+
+  /**
+   * The proportion of each IPU's memory that matrix products and convolutions
+   * may use as temporary memory, by IPU, as PopTorch's
+   * `setAvailableMemoryProportion({ IPU0: 0.5 })` (default 0.6).
+   */
+  setAvailableMemoryProportion(proportions: Readonly<Record<string, number>>): this {
+    const where = this.#check('setAvailableMemoryProportion');
+    if (proportions === null || typeof proportions !== 'object' || Array.isArray(proportions)) {
+      throw new TypeError(`${where}: expected an object such as { IPU0: 0.5 }, got ${describeValue(proportions)}`);
+    }
+    const byIpu: Record<number, number> = {};
+    for (const [name, value] of Object.entries(proportions)) {
+      const match = /^(?:IPU)?(\d+)$/.exec(name);
+      if (!match) throw new RangeError(`${where}: keys must name IPUs as 'IPU0', 'IPU1', ...; got '${name}'`);
+      if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+        throw new RangeError(`${where}: the proportion of ${name} must be a number in (0, 1], got ${describeValue(value)}`);
+      }
+      byIpu[Number(match[1])] = value;
+    }
+    return this.#set({ availableMemoryProportion: byIpu });
   }
 
   /**

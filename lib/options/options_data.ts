@@ -34,6 +34,8 @@ const GENERAL_SETTERS = {
   profileDir: 'enableProfiling',
   backend: 'backend',
   parallelIpus: 'parallelIpus',
+  ipuTarget: 'ipuTarget',
+  allowOutOfMemory: 'allowOutOfMemory',
 } as const satisfies Partial<Record<keyof GeneralSettings, keyof Options>>;
 
 /** Group data keys with the group method that sets each. */
@@ -72,6 +74,7 @@ const optionsDataShape = z.strictObject({
   ...shapeOf([...Object.keys(GENERAL_SETTERS), 'outputMode', 'outputReturnPeriod', 'executionStrategy']),
   inputReplicaGrouping: z.strictObject({ size: leaf, type: leaf }).optional(),
   patterns: z.strictObject({ level: leaf, overrides: leaf }).optional(),
+  availableMemoryProportion: leaf,
   anchoredTensors: z
     .record(z.string(), z.strictObject({ longName: leaf, outputMode: leaf, outputReturnPeriod: leaf }))
     .optional(),
@@ -143,6 +146,10 @@ export function applyOptionsData(options: Options, data: unknown): void {
     at(['inputReplicaGrouping'], () =>
       options.inputReplicaGrouping((grouping.size ?? current.size) as never, (grouping.type ?? current.type) as never),
     );
+  }
+  if (value.availableMemoryProportion !== undefined) {
+    const proportions = value.availableMemoryProportion as Record<string, number>;
+    at(['availableMemoryProportion'], () => options.setAvailableMemoryProportion(proportions));
   }
   const patterns = value.patterns;
   if (patterns !== undefined) {

@@ -10,6 +10,7 @@ import type { PrecisionSettings } from './precision_options.js';
 import type { TensorLocationsSettings } from './tensor_locations_options.js';
 import type { TrainingSettings } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
+import type { IpuTargetSpec } from '../ipu/target_spec.js';
 
 /** How the replicas share the input data (see `Options.inputReplicaGrouping`). */
 export interface InputReplicaGrouping {
@@ -87,6 +88,12 @@ export interface GeneralSettings {
   readonly parallelIpus: boolean;
   /** The IR patterns run at compile (default level `Default`). */
   readonly patterns: PatternsSetting;
+  /** Overrides of the simulated IPU's hardware figures (default: none, a Mk2 GC200). */
+  readonly ipuTarget: Readonly<Partial<IpuTargetSpec>>;
+  /** Whether a model that does not fit still compiles, for the report (default false). */
+  readonly allowOutOfMemory: boolean;
+  /** The proportion of each IPU's memory that kernels may use as temporary memory, by IPU (default 0.6). */
+  readonly availableMemoryProportion: Readonly<Record<number, number>>;
 }
 
 /** The option groups, as plain data. */
@@ -133,6 +140,9 @@ export function defaultGeneralSettings(): GeneralSettings {
     showCompilationProgressBar: process.stderr.isTTY === true,
     parallelIpus: false,
     patterns: { level: 'Default', overrides: {} },
+    ipuTarget: {},
+    allowOutOfMemory: false,
+    availableMemoryProportion: {},
   };
 }
 

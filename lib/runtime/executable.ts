@@ -5,6 +5,7 @@
  */
 import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
+import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
@@ -51,6 +52,8 @@ export interface Executable {
   readonly schedule: Schedule;
   /** Transfers to and from streaming memory around the schedule's steps (phased execution). */
   readonly streamingTransfers: readonly StreamingTransfer[];
+  /** The memory and simulated time of the model on its target IPUs. */
+  readonly hardware: HardwareAnalysis;
   /** How often each IR pattern fired at compile, by pattern name. */
   readonly firedPatterns: Readonly<Record<string, number>>;
   /** Weights split across replica groups, by parameter name. */

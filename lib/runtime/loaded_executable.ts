@@ -18,6 +18,7 @@ import type { Executable } from './executable.js';
 import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
 import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
+import type { RunObserver } from './run_observer.js';
 import { ReplicaWeights } from './replica_weights.js';
 
 /** What one call returns: the outputs (per output mode) and, for training, the loss. */
@@ -105,6 +106,11 @@ export class LoadedExecutable {
     this.optimizer = optimizer;
   }
 
+  /** Forgets the optimizer state (the device lost it in a fault); the next update starts afresh. */
+  discardOptimizerState(): void {
+    this.resetOptimizerState();
+  }
+
   private resetOptimizerState(): void {
     for (const state of this.optimizerStates.values()) {
       for (const slots of state.slots.values()) tf.dispose(Object.values(slots));
@@ -112,8 +118,12 @@ export class LoadedExecutable {
     this.optimizerStates.clear();
   }
 
-  /** Runs one call on host inputs that have already been checked against the signature. */
-  run(hostInputs: readonly tf.Tensor[]): CallResult {
+  /**
+   * Runs one call on host inputs that have already been checked against the
+   * signature; `observer` is told before each unit runs (where device faults
+   * are raised).
+   */
+  run(hostInputs: readonly tf.Tensor[], observer?: RunObserver): CallResult {
     const { executable } = this;
     const f = executable.factors;
     const training = executable.kind === 'training';
@@ -123,7 +133,7 @@ export class LoadedExecutable {
     const runs = training ? f.deviceIterations : 1;
     try {
       for (let d = 0; d < runs; d++) {
-        for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(hostInputs, d, r, lossScale, collector, gradients);
+        for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(hostInputs, d, r, lossScale, collector, gradients, observer);
         if (training) this.update(gradients);
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
@@ -156,6 +166,7 @@ export class LoadedExecutable {
     lossScale: tf.Tensor | undefined,
     collector: OutputCollector,
     gradients: Map<string, GroupGradients>,
+    observer: RunObserver | undefined,
   ): void {
     const { executable } = this;
     const training = executable.kind === 'training';
@@ -175,6 +186,7 @@ export class LoadedExecutable {
             run = { env, inputs };
             envs.set(work.microBatch, run);
           }
+          observer?.beforeWork(work.unit, replica);
           this.interpreter.runNodes(this.unitNodes[work.unit]!, run.env);
           for (const a of this.unitAssignments[work.unit]!) this.weights.set(a.param, replica, run.env.take(a.value));
           if (this.lastWorkOf[work.microBatch] === t * this.maxWork + i) {

@@ -47,7 +47,10 @@ function everythingSet(): Options {
     .enableProfiling('/tmp/profile')
     .backend('wasm')
     .parallelIpus(true)
-    .patterns('All', { TransposedMatMul: false });
+    .patterns('All', { TransposedMatMul: false })
+    .ipuTarget({ tiles: 4, memoryPerTile: 1024 })
+    .allowOutOfMemory(true)
+    .setAvailableMemoryProportion({ IPU0: 0.3, IPU2: 0.5 });
   opts.Training.gradientAccumulation(6)
     .accumulationAndReplicationReductionType(ReductionType.Sum)
     .setMeanAccumulationAndReplicationReductionStrategy('Running')

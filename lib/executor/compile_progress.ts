@@ -1,0 +1,44 @@
+/**
+ * Compile progress, as Poplar's `ProgressFunc`: a callback told `(done,
+ * total)` after each compile step, and a progress bar drawn on stderr when
+ * `Options.showCompilationProgressBar` is on.
+ */
+
+/** A progress callback: `done` steps of `total`. */
+export type ProgressCallback = (done: number, total: number) => void;
+
+/** Options of `executor.compile(...inputs, options)`. */
+export interface CompileOptions {
+  /** Told `(done, total)` after each compile step. */
+  readonly progress?: ProgressCallback;
+}
+
+/** The steps of a compile. */
+export const COMPILE_STEPS = ['trace', 'patterns', 'placement', 'schedule', 'memory and time', 'load'] as const;
+
+/** A progress bar on stderr: `Graph compilation: [#####.....] 3/6 placement`. */
+export function progressBar(stream: NodeJS.WriteStream = process.stderr): ProgressCallback {
+  return (done, total) => {
+    const width = 30;
+    const filled = Math.round((width * done) / total);
+    const step = COMPILE_STEPS[done - 1] ?? '';
+    stream.write(`\rGraph compilation: [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${step.padEnd(16)}`);
+    if (done === total) stream.write('\n');
+  };
+}
+
+/** Reports each compile step to every callback given. */
+export class CompileProgress {
+  private done = 0;
+  private readonly callbacks: ProgressCallback[];
+
+  constructor(...callbacks: Array<ProgressCallback | undefined>) {
+    this.callbacks = callbacks.filter((c): c is ProgressCallback => c !== undefined);
+  }
+
+  /** Marks the next step done. */
+  step(): void {
+    this.done++;
+    for (const callback of this.callbacks) callback(this.done, COMPILE_STEPS.length);
+  }
+}

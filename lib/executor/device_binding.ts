@@ -1,0 +1,101 @@
+/**
+ * The device an executor runs on: chosen from the options when the model is
+ * compiled (an offline target, the IPU Model, or simulated IPUs acquired
+ * from the `DeviceManager`), attached and detached with the executor, and
+ * told which programs run where so simulated faults can be planted and hit.
+ */
+import { PoptfjsError } from '../errors.js';
+import { Device } from '../ipu/device.js';
+import { DeviceManager } from '../ipu/device_manager.js';
+import type { OptionsSettings } from '../options/options_settings.js';
+import type { Executable } from '../runtime/executable.js';
+import type { RunObserver } from '../runtime/run_observer.js';
+
+/** The device of an executor and the programs loaded on it. */
+export class DeviceBinding {
+  /** Programs reached by each unit on each device IPU: `unitPrograms[unit][replica]` maps device IPU → program names. */
+  private readonly unitPrograms: Array<Array<Map<number, string[]>>>;
+
+  private constructor(
+    readonly device: Device,
+    executable: Executable,
+  ) {
+    const { placement, graph } = executable;
+    const replicas = executable.factors.replicationFactor;
+    const perReplica = placement.ipusPerReplica;
+    this.unitPrograms = placement.units.map((unit, u) =>
+      Array.from({ length: replicas }, (_, r) => {
+        const programs = new Map<number, string[]>();
+        const add = (ipu: number, program: string) => {
+          const deviceIpu = r * perReplica + ipu;
+          const list = programs.get(deviceIpu) ?? [];
+          if (!list.includes(program)) list.push(program);
+          programs.set(deviceIpu, list);
+        };
+        unit.stages.forEach((stage, i) => add(unit.ipus[i]!, `${unit.pass === 'forward' ? 'F' : 'B'}${stage}`));
+        graph.nodes.forEach((node) => {
+          if (placement.nodeUnits[node.id] === u) add(placement.stages[placement.nodeStages[node.id]!]!.ipu, node.kernel);
+        });
+        return programs;
+      }),
+    );
+    const loaded = new Map<string, Set<number>>();
+    for (const perUnit of this.unitPrograms) {
+      for (const programs of perUnit) {
+        for (const [ipu, names] of programs) for (const name of names) loaded.set(name, (loaded.get(name) ?? new Set()).add(ipu));
+      }
+    }
+    device.loadPrograms([...loaded].map(([program, ipus]) => ({ program, ipus: [...ipus].sort((a, b) => a - b) })));
+  }
+
+  /** Chooses and acquires the device for a compiled executable, as the options say. */
+  static acquire(executable: Executable, settings: OptionsSettings, manager = new DeviceManager()): DeviceBinding {
+    const ipus = executable.placement.ipusReserved;
+    const spec = { ...settings.ipuTarget, numIpus: ipus };
+    let device: Device;
+    if (settings.offlineIpuVersion !== undefined || settings.connectionType === 'Never') {
+      device = manager.createOfflineIpuDevice(spec);
+    } else if (settings.useIpuModel) {
+      device = manager.createIpuModelDevice(spec);
+    } else if (settings.ipuId !== undefined) {
+      device = manager.acquireDeviceById(settings.ipuId, { connectionType: 'OnDemand', spec: settings.ipuTarget });
+      if (device.numIpus < ipus) {
+        throw new PoptfjsError(`useIpuId(${settings.ipuId}): device ${settings.ipuId} has ${device.numIpus} IPU(s), but the model needs ${ipus}`, {
+          type: 'device',
+        });
+      }
+    } else {
+      device = manager.acquireAvailableDevice(ipus, { connectionType: 'OnDemand', spec: settings.ipuTarget });
+    }
+    const binding = new DeviceBinding(device, executable);
+    if (settings.connectionType === 'Always' && device.canRun) device.attach();
+    return binding;
+  }
+
+  /** Makes sure the device can run now: attaches an on-demand device; explains an offline, detached or faulted one. */
+  readyToRun(connectionType: OptionsSettings['connectionType']): void {
+    const { device } = this;
+    if (!device.canRun) {
+      throw new PoptfjsError(
+        'the model was compiled for an offline IPU target (useOfflineIpuTarget or ConnectionType.Never): it can be compiled and exported, not run',
+        { type: 'device' },
+      );
+    }
+    device.checkReady();
+    if (device.isAttached) return;
+    if (connectionType === 'OnDemand') {
+      device.attach();
+      return;
+    }
+    throw new PoptfjsError('the executor is detached from its device: call attachToDevice() before running it', { type: 'device' });
+  }
+
+  /** The observer that raises faults planted on the programs a unit runs. */
+  observer(): RunObserver {
+    return {
+      beforeWork: (unit, replica) => {
+        for (const [ipu, programs] of this.unitPrograms[unit]![replica]!) this.device.reach(programs, ipu);
+      },
+    };
+  }
+}

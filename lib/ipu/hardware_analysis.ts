@@ -1,0 +1,90 @@
+/**
+ * What the simulated hardware makes of a compiled model: the memory of each
+ * IPU (and whether it fits) and the timeline of one call.
+ */
+import type { Graph } from '../ir/graph.js';
+import { valueBytes } from '../ir/node_cost.js';
+import type { Placement } from '../strategy/placement.js';
+import type { Schedule } from '../strategy/schedule.js';
+import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import { memoryPlan, type MemoryPlan } from './memory_plan.js';
+import type { IpuTargetSpec } from './target_spec.js';
+import { simulateTimeline, type Timeline } from './timeline.js';
+
+/** The memory and time of a compiled model on its target. */
+export interface HardwareAnalysis {
+  readonly spec: IpuTargetSpec;
+  readonly memory: MemoryPlan;
+  readonly timeline: Timeline;
+}
+
+/** What the analysis needs. */
+export interface HardwareRequest {
+  readonly graph: Graph;
+  readonly placement: Placement;
+  readonly schedule: Schedule;
+  readonly transfers: readonly StreamingTransfer[];
+  readonly spec: IpuTargetSpec;
+  readonly training: boolean;
+  readonly deviceIterations: number;
+  readonly gradientAccumulation: number;
+  readonly replicationFactor: number;
+  /** Samples one call consumes over all replicas. */
+  readonly samplesPerCall: number;
+  /** Micro-batches each replica runs per call. */
+  readonly microBatchesPerReplica: number;
+  readonly trainedWeights: ReadonlySet<string>;
+  readonly optimizerSlots: number;
+  readonly availableMemoryProportion: Readonly<Record<number, number>>;
+}
+
+/** Analyses a placed and scheduled graph on its target. */
+export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
+  const { graph } = request;
+  const inputBytes = graph.inputs
+    .filter((id) => graph.values[id]!.source.kind === 'input' && id !== graph.roles.lossScale)
+    .reduce((sum, id) => sum + valueBytes(graph, id), 0);
+  const outputBytes = [...graph.roles.outputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
+  const memory = memoryPlan({
+    graph,
+    placement: request.placement,
+    schedule: request.schedule,
+    spec: request.spec,
+    training: request.training,
+    gradientAccumulation: request.gradientAccumulation,
+    optimizerSlots: request.optimizerSlots,
+    trainedWeights: request.trainedWeights,
+    availableMemoryProportion: request.availableMemoryProportion,
+  });
+  const timeline = simulateTimeline({
+    graph,
+    placement: request.placement,
+    schedule: request.schedule,
+    transfers: request.transfers,
+    spec: request.spec,
+    training: request.training,
+    scheduleRuns: request.training ? request.deviceIterations : 1,
+    replicationFactor: request.replicationFactor,
+    samplesPerCall: request.samplesPerCall,
+    hostBytesIn: inputBytes * request.microBatchesPerReplica,
+    hostBytesOut: outputBytes * request.microBatchesPerReplica,
+    trainedWeights: request.trainedWeights,
+    optimizerSlots: request.optimizerSlots,
+  });
+  return { spec: request.spec, memory, timeline };
+}
+
+/** Optimizer state tensors per trained weight, from the optimizer's type and hyper-parameters. */
+export function optimizerStateSlots(type: string | undefined, hyperParameters: Readonly<Record<string, unknown>>): number {
+  switch (type) {
+    case undefined:
+      return 0;
+    case 'SGD':
+      return hyperParameters.momentum ? 1 : 0;
+    case 'RMSprop':
+      return 1 + (hyperParameters.momentum ? 1 : 0) + (hyperParameters.centered ? 1 : 0);
+    default:
+      // Adam, AdamW and LAMB keep first and second moments.
+      return 2;
+  }
+}

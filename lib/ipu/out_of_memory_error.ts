@@ -1,0 +1,46 @@
+/**
+ * The compile error of a model that does not fit on its IPUs.
+ */
+import { PoptfjsError } from '../errors.js';
+import { formatBytes } from './byte_size.js';
+import type { IpuMemoryUse, MemoryPlan } from './memory_plan.js';
+
+/** What can make a model fit, given what overflows. */
+function remedies(over: IpuMemoryUse, microBatch: number, ipusUsed: number): string[] {
+  const { byKind } = over;
+  const advice: string[] = [];
+  advice.push(`split the model over more IPUs with Block/BeginBlock annotations and pipelining (it uses ${ipusUsed} now)`);
+  if (byKind.weights + byKind['optimizer state'] > byKind.activations) {
+    advice.push('use SerialPhasedExecution with Liveness.OffChipAfterEachPhase, so only one phase\'s weights are on chip at a time');
+  }
+  if (byKind.activations > 0) {
+    advice.push(`recompute activations or send them off chip (phased Liveness.OffChipAfterFwd), or use a smaller micro-batch (it is ${microBatch} now)`);
+  }
+  if (byKind.temporary > 0) advice.push('lower the available memory proportion for temporary memory (Options.setAvailableMemoryProportion)');
+  return advice;
+}
+
+/** A model that does not fit: which IPU, by how much, its largest items and what would help. */
+export class OutOfMemoryError extends PoptfjsError {
+  /** The first IPU that overflows. */
+  readonly ipu: number;
+  /** Bytes over its capacity. */
+  readonly bytesOver: number;
+  /** The memory plan, for reports. */
+  readonly plan: MemoryPlan;
+
+  constructor(plan: MemoryPlan, microBatch: number) {
+    const over = plan.ipus.find((m) => m.used > m.capacity)!;
+    const largest = over.items.slice(0, 5).map((i) => `${i.kind} ${i.name.startsWith('live') || i.name.includes(' ') ? `(${i.name})` : `'${i.name}'`} ${formatBytes(i.bytes)}`);
+    super(
+      `IPU ${over.ipu} is out of memory: the model needs ${formatBytes(over.used)} of its ${formatBytes(over.capacity)} ` +
+        `(${formatBytes(over.used - over.capacity)} over). Largest items: ${largest.join(', ')}. ` +
+        `What would help: ${remedies(over, microBatch, plan.ipus.length).join('; ')}. ` +
+        'Options.allowOutOfMemory(true) compiles anyway, for the report.',
+      { type: 'out_of_memory', location: `IPU ${over.ipu}` },
+    );
+    this.ipu = over.ipu;
+    this.bytesOver = over.used - over.capacity;
+    this.plan = plan;
+  }
+}

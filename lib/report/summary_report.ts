@@ -1,0 +1,65 @@
+/**
+ * The summary report of a compiled model, as text: the target, the memory of
+ * each IPU (used and available, largest items), the placement and schedule,
+ * and, when profiling is enabled, the simulated execution (cycles,
+ * throughput, utilization, pipeline bubble). Without profiling it says
+ * 'Execution profiling not enabled', as Poplar does.
+ */
+import { formatBytes } from '../ipu/byte_size.js';
+import { ipuMemory } from '../ipu/target_spec.js';
+import type { Executable } from '../runtime/executable.js';
+import { planText } from '../strategy/plan_text.js';
+
+function percent(x: number): string {
+  return `${(100 * x).toFixed(1)}%`;
+}
+
+/** The memory of each IPU as a table, one row per IPU. */
+export function memoryTable(executable: Executable): string {
+  const { memory, spec } = executable.hardware;
+  const lines = [`Memory per IPU (capacity ${formatBytes(ipuMemory(spec))}: ${spec.tiles} tiles × ${formatBytes(spec.memoryPerTile)}):`];
+  lines.push('  IPU  used        of capacity  weights     optimizer   activations  temporary   code+exchange  largest item');
+  for (const m of memory.ipus) {
+    const b = m.byKind;
+    const largest = m.items[0];
+    lines.push(
+      `  ${String(m.ipu).padEnd(4)} ${formatBytes(m.used).padEnd(11)} ${percent(m.used / m.capacity).padEnd(12)} ${formatBytes(b.weights).padEnd(11)} ` +
+        `${formatBytes(b['optimizer state'] + b['gradient accumulators']).padEnd(11)} ${formatBytes(b.activations).padEnd(12)} ` +
+        `${formatBytes(b.temporary).padEnd(11)} ${formatBytes(b['code and exchange']).padEnd(14)} ` +
+        `${largest ? `${largest.kind} ${largest.name.includes(' ') ? `(${largest.name})` : `'${largest.name}'`}` : '-'}` +
+        `${m.used > m.capacity ? `  OUT OF MEMORY by ${formatBytes(m.used - m.capacity)}` : ''}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The simulated execution of one call. */
+export function executionSummary(executable: Executable): string {
+  const { timeline, spec } = executable.hardware;
+  const lines = [
+    'Simulated execution of one call:',
+    `  cycles: ${timeline.cycles} (${(timeline.duration * 1e3).toFixed(3)} ms at ${(spec.clockHz / 1e9).toFixed(2)} GHz)`,
+    `  throughput: ${timeline.throughput.toFixed(1)} samples/s`,
+    `  pipeline bubble: ${percent(timeline.bubbleFraction)} of the schedule's IPU time idle`,
+    '  IPU  utilization  compute      exchange     streaming    sync         idle',
+  ];
+  const ms = (s: number) => `${(s * 1e3).toFixed(3)} ms`;
+  for (const a of timeline.ipus) {
+    lines.push(
+      `  ${String(a.ipu).padEnd(4)} ${percent(a.utilization).padEnd(12)} ${ms(a.compute).padEnd(12)} ${ms(a.exchange).padEnd(12)} ` +
+        `${ms(a.streaming).padEnd(12)} ${ms(a.sync).padEnd(12)} ${ms(a.idle)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The whole summary report. */
+export function summaryReport(executable: Executable, profiling: boolean): string {
+  const sections = [
+    `Model '${executable.modelName}' compiled for ${executable.kind}, on ${executable.placement.ipusReserved} IPU(s)`,
+    memoryTable(executable),
+    planText(executable.placement, executable.schedule, executable.streamingTransfers),
+    profiling ? executionSummary(executable) : 'Execution profiling not enabled',
+  ];
+  return sections.join('\n\n');
+}
