@@ -67,8 +67,17 @@ export class DeviceBinding {
     } else {
       device = manager.acquireAvailableDevice(ipus, { connectionType: 'OnDemand', spec: settings.ipuTarget });
     }
+    return DeviceBinding.bind(device, executable, settings.connectionType);
+  }
+
+  /** Binds an executable to a given device (the Session API's `deviceInfo`), attaching it when `connectionType` is `Always`. */
+  static bind(device: Device, executable: Executable, connectionType: OptionsSettings['connectionType'] = device.connectionType): DeviceBinding {
+    const needed = executable.placement.ipusReserved;
+    if (device.kind !== 'Cpu' && device.numIpus < needed) {
+      throw new PoptfjsError(`the model needs ${needed} IPU(s) but device ${device.id} has ${device.numIpus}`, { type: 'device' });
+    }
     const binding = new DeviceBinding(device, executable);
-    if (settings.connectionType === 'Always' && device.canRun) device.attach();
+    if (connectionType === 'Always' && device.canRun) device.attach();
     return binding;
   }
 

@@ -11,37 +11,29 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import { initBackend } from '../backend/backend_selection.js';
+import { engine } from '../backend/tfjs_internals.js';
 import { irText } from '../ir/ir_text.js';
-import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
+import type { Device } from '../ipu/device.js';
+import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { Options } from '../options/options.js';
-import {
-  batchFormula, checkBatchFactors, hostBatchSize, microBatchesPerCall, microBatchSize, type BatchFactors,
-} from '../runtime/batch_plan.js';
-import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
+import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
+import { summaryReport } from '../report/summary_report.js';
+import { batchFormula, hostBatchSize, microBatchesPerCall, microBatchSize } from '../runtime/batch_plan.js';
+import type { Executable, TensorSignature } from '../runtime/executable.js';
 import { LoadedExecutable } from '../runtime/loaded_executable.js';
-import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import { planText } from '../strategy/plan_text.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
-import { engine } from '../backend/tfjs_internals.js';
-import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
-import { placeGraph } from '../strategy/placement.js';
-import { planText } from '../strategy/plan_text.js';
-import { buildSchedule } from '../strategy/schedule.js';
-import { streamingTransfers } from '../strategy/streaming_transfers.js';
-import { analyseHardware, optimizerStateSlots } from '../ipu/hardware_analysis.js';
-import type { Device } from '../ipu/device.js';
-import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
-import { targetSpec } from '../ipu/target_spec.js';
-import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
-import { summaryReport } from '../report/summary_report.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
-import { ParameterHandle } from './parameter_handle.js';
+import { compileGraph, executionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
+import { ParameterHandle } from './parameter_handle.js';
 
 const log = getLogger('poptfjs');
 
@@ -276,40 +268,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.compiled;
   }
 
-  /** The batching factors from the options. */
-  private batchFactors(): BatchFactors {
-    const s = this.options.settings;
-    return {
-      deviceIterations: s.deviceIterations,
-      replicationFactor: s.replicationFactor,
-      inputGroupSize: s.inputReplicaGrouping.size,
-      inputGroupType: s.inputReplicaGrouping.type,
-      gradientAccumulation: this.training ? s.training.gradientAccumulation : 1,
-    };
-  }
-
-  private outputMode(): { mode: ResolvedOutputMode; period: number } {
-    const s = this.options.settings;
-    const mode = s.outputMode === 'Default' ? (this.training ? 'Final' : 'All') : s.outputMode;
-    const period = s.outputReturnPeriod;
-    if (mode === 'EveryN' && s.deviceIterations % period !== 0) {
-      throw new PoptfjsError(
-        `outputMode(EveryN, ${period}) returns every ${period}-th device iteration, so deviceIterations (${s.deviceIterations}) must be a multiple of ${period}`,
-        { type: 'options' },
-      );
-    }
-    return { mode, period };
-  }
-
-  private gradientReduction(): GradientReduction {
-    const t = this.options.settings.training;
-    const type = t.reductionType;
-    if (type !== 'Mean' && type !== 'Sum') {
-      throw new PoptfjsError(`accumulationAndReplicationReductionType(${type}) is not valid for gradients; use Mean or Sum`, { type: 'options' });
-    }
-    return { type, strategy: t.meanReductionStrategy === 'Running' ? 'Running' : 'Post' };
-  }
-
   /**
    * Compiles the model for inputs like `inputs` (a full host batch, as a call
    * would take). Nothing is run on the device. Compiling again is a no-op.
@@ -332,10 +290,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const started = performance.now();
     const progress = new CompileProgress(progressCallback, this.options.settings.showCompilationProgressBar ? progressBar() : undefined);
     await initBackend(this.options.settings.backend);
-    const factors = this.batchFactors();
-    checkBatchFactors(factors);
-    const { mode, period } = this.outputMode();
-    const reduction = this.gradientReduction();
+    const settings = this.options.settings;
+    const execution = executionSettings(settings, this.training);
+    const { factors } = execution;
     if (inputs.length === 0 && microBatchesPerCall(factors) > 1) {
       throw new PoptfjsError(`a model without inputs cannot be split into ${batchFormula(factors)} micro-batches`, { type: 'batching' });
     }
@@ -363,70 +320,30 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       tf.dispose([...replacements.values()]);
     }
     progress.step();
-    const inputSignature = examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
-    const settings = this.options.settings;
-    const { graph, fired } = applyPatterns(traced.graph, patternsFromSetting(settings.patterns), {
-      backend: tf.getBackend(),
-      training: this.training,
-    });
-    progress.step();
-    const placement = placeGraph(graph, {
-      strategy: settings.executionStrategy.toJSON(),
-      replicationFactor: factors.replicationFactor,
-      autoRoundNumIPUs: settings.autoRoundNumIPUs,
-    });
-    progress.step();
-    const schedule = buildSchedule(placement, this.training, this.training ? factors.gradientAccumulation : factors.deviceIterations);
-    const transfers = streamingTransfers(graph, placement, schedule);
-    progress.step();
     if (this.training && !this.optimizer) {
       const trainable = [...traced.variables.values()].filter((v) => v.trainable);
       this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
     }
-    const hardware = analyseHardware({
-      graph,
-      placement,
-      schedule,
-      transfers,
-      spec: targetSpec(settings.ipuTarget),
-      training: this.training,
-      deviceIterations: factors.deviceIterations,
-      gradientAccumulation: factors.gradientAccumulation,
-      replicationFactor: factors.replicationFactor,
-      samplesPerCall: hostBatchSize(factors, micro),
-      microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
-      trainedWeights: new Set(this.optimizer?.parameterNames ?? []),
-      optimizerSlots: optimizerStateSlots(this.optimizer?.type, this.optimizer?.hyperParameters() ?? {}),
-      availableMemoryProportion: settings.availableMemoryProportion,
-    });
-    if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, micro);
-    progress.step();
-    const executable: Executable = {
+    const executable = compileGraph({
       kind: this.training ? 'training' : 'inference',
       modelName: modelName(this.model),
-      graph,
-      inputSignature,
+      graph: traced.graph,
+      inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
       microBatchSize: micro,
-      factors,
-      outputMode: mode,
-      outputReturnPeriod: period,
-      reduction,
-      outputCount: graph.roles.outputs.length,
-      singleOutput: graph.roles.outputs.length === 1,
-      placement,
-      schedule,
-      streamingTransfers: transfers,
-      hardware,
-      firedPatterns: Object.fromEntries(fired),
-      replicaGroupings: { ...this.replicaGroupings },
-      broadcastBuffers: settings.broadcastBuffers,
-    };
+      execution,
+      settings,
+      optimizer: this.optimizer,
+      replicaGroupings: this.replicaGroupings,
+      progress,
+    });
+    const { graph, inputSignature } = executable;
     const binding = DeviceBinding.acquire(executable, settings);
     const loaded = new LoadedExecutable(executable, this.optimizer, this.options.settings.randomSeed);
     try {
       loaded.loadWeights(traced.variables);
     } catch (error) {
       loaded.dispose();
+      binding.device.detach();
       throw error;
     }
     this.loadedHostVersion = wrappedModelState(this.model).hostVersion;

@@ -8,13 +8,13 @@
  * proportion), and an estimate of code and exchange buffers.
  */
 import { paramValues, type Graph, type ValueId } from '../ir/graph.js';
-import { valueBytes } from '../ir/node_cost.js';
+import { VIEW_KERNELS, valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import { ipuMemory, type IpuTargetSpec } from './target_spec.js';
 
-/** Estimated vertex code per kernel instance on an IPU, in bytes. */
-export const CODE_BYTES_PER_KERNEL = 8 * 1024;
+/** Estimated vertex code and control per kernel, per tile it is spread over, in bytes (≈ 29 KiB per kernel on a GC200). */
+export const CODE_BYTES_PER_KERNEL_TILE = 20;
 /** Exchange buffers, as a fraction of the peak activations of an IPU. */
 export const EXCHANGE_BUFFER_FRACTION = 0.05;
 /** Temporary memory a matmul or convolution may take by default, as a fraction of IPU memory (Poplar's default). */
@@ -122,6 +122,17 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     weightPeakPerIpu.forEach((bytes, ipu) => bytes > 0 && items[ipu]!.push({ kind: 'weights', name: 'weights of the largest phase (streamed)', bytes }));
   }
 
+  // Values that depend only on weights and constants (a transposed weight) are made once per step,
+  // not per micro-batch; views (Reshape, ...) alias their input and take no memory.
+  const perStep = new Array<boolean>(graph.values.length).fill(false);
+  for (const v of graph.values) if (v.source.kind === 'param' || v.source.kind === 'constant') perStep[v.id] = true;
+  for (const node of graph.nodes) {
+    const fromWeights = !node.kernel.startsWith('poptfjs.') && node.inputs.length > 0 && node.inputs.every((id) => perStep[id]);
+    for (const id of node.outputs) perStep[id] = fromWeights;
+  }
+  const isView = new Array<boolean>(graph.values.length).fill(false);
+  for (const node of graph.nodes) if (VIEW_KERNELS.has(node.kernel)) for (const id of node.outputs) isView[id] = true;
+
   // Activations: walk the schedule, keeping each value on an IPU from its production (or copy)
   // until its last reader there has run for that micro-batch.
   // Readers of each value on each IPU; copying a value to another IPU counts as a reader on its producer's.
@@ -174,17 +185,19 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     peak[h.ipu] = Math.max(peak[h.ipu]!, live[h.ipu]!);
   };
   const hold = (mb: number, value: number, ipu: number, forward: boolean) => {
-    const k = `${mb}:${key(value, ipu)}`;
+    const k = perStep[value] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
     if (held.has(k)) return;
     const r = readers.get(key(value, ipu)) ?? { all: 0, forward: 0 };
-    const h: Held = { bytes: bytesOf(value), ipu, microBatch: mb, readers: r.all, forwardReaders: r.forward, onChip: false };
+    // A value made once per step stays until the step ends (its readers span the micro-batches).
+    const readersLeft = perStep[value] ? Number.POSITIVE_INFINITY : r.all;
+    const h: Held = { bytes: isView[value] ? 0 : bytesOf(value), ipu, microBatch: perStep[value] ? -1 : mb, readers: readersLeft, forwardReaders: r.forward, onChip: false };
     held.set(k, h);
     setOnChip(h, true);
     const from = producerIpu(value);
     if (from >= 0 && from !== ipu) read(mb, value, from, forward);
   };
   function read(mb: number, value: number, ipu: number, forward: boolean): void {
-    const k = `${mb}:${key(value, ipu)}`;
+    const k = perStep[value] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
     const h = held.get(k);
     if (!h) return;
     h.readers--;
@@ -209,7 +222,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
         for (const id of node.outputs) hold(work.microBatch, id, ipu, forward);
         for (const id of new Set(node.inputs)) read(work.microBatch, id, ipu, forward);
         for (const id of node.outputs) {
-          const k = `${work.microBatch}:${key(id, ipu)}`;
+          const k = perStep[id] ? `step:${key(id, ipu)}` : `${work.microBatch}:${key(id, ipu)}`;
           const h = held.get(k);
           if (h && h.readers <= 0) {
             setOnChip(h, false);
@@ -228,7 +241,8 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     list.push({ kind: 'activations', name: 'live activations at the peak', bytes: peak[ipu]! });
     list.push({ kind: 'temporary', name: 'temporary memory of the largest kernel', bytes: temporary[ipu]! });
     const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu).length;
-    list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: kernels * CODE_BYTES_PER_KERNEL + Math.round(EXCHANGE_BUFFER_FRACTION * peak[ipu]!) });
+    const code = kernels * CODE_BYTES_PER_KERNEL_TILE * spec.tiles;
+    list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * peak[ipu]!) });
     const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
     const used = Object.values(byKind).reduce((a, b) => a + b, 0);
     return { ipu, capacity, used, byKind, items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes) };

@@ -18,6 +18,9 @@ export interface NodeCost {
 const TRANSCENDENTAL = new Set(['Exp', 'Log', 'Log1p', 'Expm1', 'Tanh', 'Sigmoid', 'Softplus', 'Erf', 'Pow', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Atan2', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh', 'Elu', 'Selu', 'Sqrt', 'Rsqrt']);
 const TRANSCENDENTAL_FLOPS = 4;
 
+/** Kernels that only reinterpret a tensor's shape: views on the IPU, free. */
+export const VIEW_KERNELS: ReadonlySet<string> = new Set(['Reshape', 'Identity', 'ExpandDims', 'Squeeze']);
+
 const REDUCTIONS = new Set(['Sum', 'Mean', 'Max', 'Min', 'Prod', 'All', 'Any', 'ArgMax', 'ArgMin', 'Cumsum', 'Cumprod', 'UnsortedSegmentSum']);
 const DATA_MOVEMENT = new Set([
   'Reshape', 'Identity', 'Transpose', 'Slice', 'StridedSlice', 'Concat', 'Pack', 'Unpack', 'SplitV', 'Tile', 'GatherV2', 'GatherNd',
@@ -82,8 +85,9 @@ export function valueBytes(graph: Graph, id: number): number {
   return sizeOf(v.shape) * bytesPerElement(v.dtype);
 }
 
-/** The FLOPs and bytes of one node. */
+/** The FLOPs and bytes of one node (nothing for views such as Reshape). */
 export function nodeCost(graph: Graph, node: Node): NodeCost {
+  if (VIEW_KERNELS.has(node.kernel)) return { flops: 0, bytes: 0 };
   const bytes = [...node.inputs, ...node.outputs].reduce((sum, id) => sum + valueBytes(graph, id), 0);
   return { flops: nodeFlops(graph, node), bytes };
 }

@@ -1,0 +1,134 @@
+/**
+ * Compiling a traced (or imported) graph into an `Executable`: the execution
+ * settings from the options, the IR patterns, the placement on stages and
+ * IPUs, the schedule, the streaming transfers, and the hardware analysis
+ * (memory and time), refusing a model that does not fit. Shared by the model
+ * wrappers and the Session API.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
+import type { Graph } from '../ir/graph.js';
+import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
+import { analyseHardware, optimizerStateSlots } from '../ipu/hardware_analysis.js';
+import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
+import { targetSpec } from '../ipu/target_spec.js';
+import type { OptionsSettings } from '../options/options_settings.js';
+import { checkBatchFactors, hostBatchSize, type BatchFactors } from '../runtime/batch_plan.js';
+import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
+import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import { placeGraph } from '../strategy/placement.js';
+import { buildSchedule } from '../strategy/schedule.js';
+import { streamingTransfers } from '../strategy/streaming_transfers.js';
+import type { Optimizer } from '../../optim/optimizer.js';
+import type { CompileProgress } from './compile_progress.js';
+
+/** How calls are batched, what they return and how gradients are reduced, from the options. */
+export interface ExecutionSettings {
+  readonly factors: BatchFactors;
+  readonly outputMode: ResolvedOutputMode;
+  readonly outputReturnPeriod: number;
+  readonly reduction: GradientReduction;
+}
+
+/** The execution settings of a training or inference model, checked. */
+export function executionSettings(settings: OptionsSettings, training: boolean): ExecutionSettings {
+  const factors: BatchFactors = {
+    deviceIterations: settings.deviceIterations,
+    replicationFactor: settings.replicationFactor,
+    inputGroupSize: settings.inputReplicaGrouping.size,
+    inputGroupType: settings.inputReplicaGrouping.type,
+    gradientAccumulation: training ? settings.training.gradientAccumulation : 1,
+  };
+  checkBatchFactors(factors);
+  const outputMode = settings.outputMode === 'Default' ? (training ? 'Final' : 'All') : settings.outputMode;
+  const period = settings.outputReturnPeriod;
+  if (outputMode === 'EveryN' && settings.deviceIterations % period !== 0) {
+    throw new PoptfjsError(
+      `outputMode(EveryN, ${period}) returns every ${period}-th device iteration, so deviceIterations (${settings.deviceIterations}) must be a multiple of ${period}`,
+      { type: 'options' },
+    );
+  }
+  const type = settings.training.reductionType;
+  if (type !== 'Mean' && type !== 'Sum') {
+    throw new PoptfjsError(`accumulationAndReplicationReductionType(${type}) is not valid for gradients; use Mean or Sum`, { type: 'options' });
+  }
+  return {
+    factors,
+    outputMode,
+    outputReturnPeriod: period,
+    reduction: { type, strategy: settings.training.meanReductionStrategy === 'Running' ? 'Running' : 'Post' },
+  };
+}
+
+/** What {@link compileGraph} compiles. */
+export interface GraphCompileRequest {
+  readonly kind: 'training' | 'inference';
+  readonly modelName: string;
+  /** The graph as traced or imported (patterns are applied here). */
+  readonly graph: Graph;
+  readonly inputSignature: readonly TensorSignature[];
+  readonly microBatchSize: number;
+  readonly execution: ExecutionSettings;
+  readonly settings: OptionsSettings;
+  readonly optimizer: Optimizer | undefined;
+  readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
+  readonly progress: CompileProgress;
+}
+
+/** Compiles a graph into an executable; an `OutOfMemoryError` if it does not fit (unless allowed). */
+export function compileGraph(request: GraphCompileRequest): Executable {
+  const { settings, execution, progress } = request;
+  const { factors } = execution;
+  const training = request.kind === 'training';
+  const { graph, fired } = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
+  progress.step();
+  const placement = placeGraph(graph, {
+    strategy: settings.executionStrategy.toJSON(),
+    replicationFactor: factors.replicationFactor,
+    autoRoundNumIPUs: settings.autoRoundNumIPUs,
+  });
+  progress.step();
+  const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
+  const transfers = streamingTransfers(graph, placement, schedule);
+  progress.step();
+  const optimizer = request.optimizer;
+  const hardware = analyseHardware({
+    graph,
+    placement,
+    schedule,
+    transfers,
+    spec: targetSpec(settings.ipuTarget),
+    training,
+    deviceIterations: factors.deviceIterations,
+    gradientAccumulation: factors.gradientAccumulation,
+    replicationFactor: factors.replicationFactor,
+    samplesPerCall: hostBatchSize(factors, request.microBatchSize),
+    microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
+    trainedWeights: new Set(optimizer?.parameterNames ?? []),
+    optimizerSlots: optimizerStateSlots(optimizer?.type, optimizer?.hyperParameters() ?? {}),
+    availableMemoryProportion: settings.availableMemoryProportion,
+  });
+  if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);
+  progress.step();
+  return {
+    kind: request.kind,
+    modelName: request.modelName,
+    graph,
+    inputSignature: request.inputSignature,
+    microBatchSize: request.microBatchSize,
+    factors,
+    outputMode: execution.outputMode,
+    outputReturnPeriod: execution.outputReturnPeriod,
+    reduction: execution.reduction,
+    outputCount: graph.roles.outputs.length,
+    singleOutput: graph.roles.outputs.length === 1,
+    placement,
+    schedule,
+    streamingTransfers: transfers,
+    hardware,
+    firedPatterns: Object.fromEntries(fired),
+    replicaGroupings: { ...request.replicaGroupings },
+    broadcastBuffers: settings.broadcastBuffers,
+  };
+}

@@ -1,0 +1,99 @@
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { Block, Liveness, Options, OutOfMemoryError, Phase, PipelinedExecution, SerialPhasedExecution, Stage, inferenceModel, trainingModel } from 'poptfjs';
+
+/** A model of four equal dense layers of 128 × 128 (64 KiB of weights each), each in its own block. */
+function fourLayerModel() {
+  const layers = [0, 1, 2, 3].map((i) => {
+    const l = tf.layers.dense({ units: 128, inputShape: [128], kernelInitializer: tf.initializers.glorotUniform({ seed: i }) });
+    l.apply(tf.zeros([1, 128]));
+    return l;
+  });
+  return (x: tf.Tensor) => {
+    ['b0', 'b1', 'b2', 'b3'].forEach((userId, i) => {
+      x = Block.run({ userId }, () => tf.relu(layers[i]!.apply(x) as tf.Tensor));
+    });
+    return x;
+  };
+}
+
+/** An IPU of 32 tiles × 16 KiB = 512 KiB: too small for the four layers' weights and gradient accumulators. */
+const SMALL_IPU = { tiles: 32, memoryPerTile: 16 * 1024 };
+
+function options(strategy?: Parameters<Options['setExecutionStrategy']>[0]): Options {
+  const o = new Options().ipuTarget(SMALL_IPU);
+  o.Training.gradientAccumulation(8);
+  if (strategy) o.setExecutionStrategy(strategy);
+  return o;
+}
+
+async function compileTraining(o: Options) {
+  const executor = trainingModel(fourLayerModel(), { options: o, loss: 'meanSquaredError' });
+  await executor.compile(tf.ones([8, 128]), tf.ones([8, 128]));
+  return executor;
+}
+
+describe('memory: will it fit', () => {
+  it('refuses a model too large for one IPU, naming the IPU, how much over, the largest items and what would help', async () => {
+    const error = await compileTraining(options(PipelinedExecution(Stage('b0', 'b1', 'b2', 'b3').ipu(0)))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutOfMemoryError);
+    const oom = error as OutOfMemoryError;
+    expect(oom.ipu).toBe(0);
+    expect(oom.bytesOver).toBeGreaterThan(0);
+    expect(oom.message).toMatch(/^IPU 0 is out of memory: the model needs [\d.]+ KiB of its 512\.0 KiB \([\d.]+ KiB over\)\. Largest items: .*weights 'dense_Dense\d+\/kernel' 64\.0 KiB/);
+    expect(oom.message).toContain('split the model over more IPUs with Block/BeginBlock annotations and pipelining (it uses 1 now)');
+    expect(oom.message).toContain('Options.allowOutOfMemory(true)');
+  });
+
+  it('fits when pipelined over 4 IPUs', async () => {
+    const executor = await compileTraining(options(PipelinedExecution(...['b0', 'b1', 'b2', 'b3'].map((b, i) => Stage(b).ipu(i)))));
+    const { memory } = executor.executable.hardware;
+    expect(memory.fits).toBe(true);
+    expect(memory.ipus).toHaveLength(4);
+    expect(memory.ipus.every((m) => m.byKind.weights === 128 * 128 * 4 + 128 * 4)).toBe(true);
+  });
+
+  it('fits with serial phased execution on 2 IPUs when weights live off chip between phases', async () => {
+    const strategy = SerialPhasedExecution(Phase(Stage('b0').ipu(0), Stage('b1').ipu(1)), Phase(Stage('b2').ipu(0), Stage('b3').ipu(1)));
+    strategy.setTensorsLiveness(Liveness.OffChipAfterEachPhase);
+    const executor = await compileTraining(options(strategy));
+    expect(executor.executable.hardware.memory.fits).toBe(true);
+    const alwaysLive = SerialPhasedExecution(Phase(Stage('b0').ipu(0), Stage('b1').ipu(1)), Phase(Stage('b2').ipu(0), Stage('b3').ipu(1)));
+    const onChip = await compileTraining(options(alwaysLive).allowOutOfMemory(true));
+    const streamed = executor.executable.hardware.memory.ipus[0]!.byKind.weights;
+    expect(onChip.executable.hardware.memory.ipus[0]!.byKind.weights).toBe(2 * streamed);
+  });
+
+  it('compiles anyway with allowOutOfMemory, for the report, but refuses to run', async () => {
+    const executor = await compileTraining(options(PipelinedExecution(Stage('b0', 'b1', 'b2', 'b3').ipu(0))).allowOutOfMemory(true));
+    expect(executor.executable.hardware.memory.fits).toBe(false);
+    expect(executor.getSummaryReport()).toMatch(/OUT OF MEMORY by/);
+    await expect(executor.run(tf.ones([8, 128]), tf.ones([8, 128]))).rejects.toThrow(OutOfMemoryError);
+  });
+
+  it('counts the activations of micro-batches in flight in a pipeline', async () => {
+    const peak = async (iterations: number) => {
+      const executor = inferenceModel(fourLayerModel(), {
+        options: new Options().deviceIterations(iterations).setExecutionStrategy(PipelinedExecution(...['b0', 'b1', 'b2', 'b3'].map((b, i) => Stage(b).ipu(i)))),
+      });
+      await executor.compile(tf.ones([iterations * 4, 128]));
+      return executor.executable.hardware.memory.ipus.map((m) => m.byKind.activations);
+    };
+    const [four, eight] = [await peak(4), await peak(8)];
+    // Each micro-batch of 4 samples holds 4 × 128 floats between stages: the peak does not grow with more micro-batches.
+    expect(eight).toEqual(four);
+    expect(four[1]).toBeGreaterThan(0);
+  });
+
+  it('caps temporary memory by the available memory proportion', async () => {
+    const temporary = async (proportion?: number) => {
+      const o = new Options().ipuTarget({ tiles: 1, memoryPerTile: 64 * 1024 }).allowOutOfMemory(true);
+      if (proportion !== undefined) o.setAvailableMemoryProportion({ IPU0: proportion });
+      const executor = inferenceModel((x: tf.Tensor) => tf.matMul(x, tf.ones([512, 512])), { options: o });
+      await executor.compile(tf.ones([64, 512]));
+      return executor.executable.hardware.memory.ipus[0]!.byKind.temporary;
+    };
+    expect(await temporary()).toBe(0.6 * 64 * 1024);
+    expect(await temporary(0.25)).toBe(0.25 * 64 * 1024);
+  });
+});

@@ -1,0 +1,112 @@
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { Block, Options, PipelinedExecution, ShardedExecution, Stage, inferenceModel, optim, trainingModel } from 'poptfjs';
+
+/** A target whose links, host I/O, syncs and launches cost nothing, so only compute shows. */
+const COMPUTE_ONLY = { ipuLinkBandwidth: 1e30, hostLinkBandwidth: 1e30, exchangeBandwidth: 1e30, syncCycles: 0, kernelOverheadCycles: 0 };
+
+function balancedModel(stages: number) {
+  const layers = Array.from({ length: stages }, (_, i) => {
+    const l = tf.layers.dense({ units: 64, inputShape: [64], useBias: false, kernelInitializer: tf.initializers.glorotUniform({ seed: i }) });
+    l.apply(tf.zeros([1, 64]));
+    return l;
+  });
+  return (x: tf.Tensor) => {
+    layers.forEach((layer, i) => {
+      x = Block.run({ userId: `s${i}`, ipuId: i }, () => layer.apply(x) as tf.Tensor);
+    });
+    return x;
+  };
+}
+
+describe('simulated timeline', () => {
+  it('idles (S-1)/(M+S-1) of the time in a balanced S-stage pipeline over M micro-batches', async () => {
+    for (const [S, M] of [[2, 4], [4, 8], [4, 4]] as const) {
+      const executor = inferenceModel(balancedModel(S), { options: new Options().deviceIterations(M).ipuTarget(COMPUTE_ONLY) });
+      await executor.compile(tf.ones([M, 64]));
+      const { timeline } = executor.executable.hardware;
+      expect(timeline.bubbleFraction).toBeCloseTo((S - 1) / (M + S - 1), 10);
+      expect(executor.executable.schedule.steps).toHaveLength(M + S - 1);
+      for (const ipu of timeline.ipus) expect(ipu.utilization).toBeCloseTo(M / (M + S - 1), 10);
+    }
+  });
+
+  it('keeps one IPU busy at a time when sharded', async () => {
+    const executor = inferenceModel(balancedModel(4), {
+      options: new Options().deviceIterations(3).setExecutionStrategy(ShardedExecution()).ipuTarget(COMPUTE_ONLY),
+    });
+    await executor.compile(tf.ones([3, 64]));
+    const compute = executor.executable.hardware.timeline.segments.filter((s) => s.kind === 'compute');
+    for (const a of compute) {
+      const overlapping = compute.filter((b) => b !== a && b.start < a.end && a.start < b.end);
+      expect(overlapping).toEqual([]);
+    }
+    expect(executor.executable.hardware.timeline.bubbleFraction).toBeCloseTo(3 / 4, 10);
+  });
+
+  it('adds the all-reduce of the gradients when replicated: 2(R-1)/R of the gradient bytes over the IPU-Links', async () => {
+    const link = 1e9;
+    const duration = async (replicas: number) => {
+      const model = tf.sequential({ layers: [tf.layers.dense({ units: 32, inputShape: [32], useBias: false })] });
+      const o = new Options().replicationFactor(replicas).ipuTarget({ ...COMPUTE_ONLY, ipuLinkBandwidth: link });
+      const executor = trainingModel(model, { options: o, loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+      await executor.compile(tf.ones([replicas * 2, 32]), tf.ones([replicas * 2, 32]));
+      return executor.executable.hardware.timeline;
+    };
+    const one = await duration(1);
+    const two = await duration(2);
+    const gradientBytes = 32 * 32 * 4;
+    expect(two.duration - one.duration).toBeCloseTo(((2 * (2 - 1)) / 2) * gradientBytes / link, 12);
+    expect(two.segments.filter((s) => s.kind === 'all-reduce')).toHaveLength(1);
+    expect(two.throughput).toBeCloseTo(4 / two.duration, 6);
+  });
+
+  it('charges copies between IPUs and syncs between steps on the default target', async () => {
+    const executor = inferenceModel(balancedModel(2), { options: new Options().deviceIterations(2) });
+    await executor.compile(tf.ones([2, 64]));
+    const { timeline } = executor.executable.hardware;
+    expect(timeline.segments.some((s) => s.kind === 'exchange' && s.ipu === 1)).toBe(true);
+    expect(timeline.segments.filter((s) => s.kind === 'sync' && s.ipu === 0)).toHaveLength(3);
+    expect(timeline.cycles).toBe(Math.round(timeline.duration * 1.33e9));
+  });
+
+  it('answers cycleCount, getComputeLatency and compilationTime', async () => {
+    const executor = inferenceModel(balancedModel(2), { options: new Options().deviceIterations(2) });
+    await executor.compile(tf.ones([2, 64]));
+    expect(() => executor.cycleCount()).toThrow('cycleCount: the model has not run yet');
+    await executor(tf.ones([2, 64]));
+    expect(executor.cycleCount()).toBe(executor.executable.hardware.timeline.cycles);
+    const latency = executor.getComputeLatency();
+    expect(latency.mean).toBeCloseTo(executor.executable.hardware.timeline.duration, 12);
+    expect(executor.compilationTime()).toBeGreaterThan(0);
+  });
+
+  it('reports compile progress through a callback, step by step', async () => {
+    const seen: string[] = [];
+    const executor = inferenceModel(balancedModel(2), { options: new Options().deviceIterations(2) });
+    await executor.compile(tf.ones([2, 64]), { progress: (done, total) => seen.push(`${done}/${total}`) });
+    expect(seen).toEqual(['1/6', '2/6', '3/6', '4/6', '5/6', '6/6']);
+  });
+
+  it('draws a progress bar on stderr when asked', async () => {
+    const chunks: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => (chunks.push(chunk), true)) as typeof process.stderr.write;
+    try {
+      await inferenceModel(balancedModel(1), { options: new Options().showCompilationProgressBar(true) }).compile(tf.ones([1, 64]));
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(chunks.join('')).toMatch(/Graph compilation: \[#{30}\] 6\/6 load/);
+  });
+
+  it('explicit placement on the same IPU count gives the same timeline as AutoStage', async () => {
+    const auto = inferenceModel(balancedModel(2), { options: new Options().deviceIterations(2) });
+    const explicit = inferenceModel(balancedModel(2), {
+      options: new Options().deviceIterations(2).setExecutionStrategy(PipelinedExecution(Stage('s0').ipu(0), Stage('s1').ipu(1))),
+    });
+    await auto.compile(tf.ones([2, 64]));
+    await explicit.compile(tf.ones([2, 64]));
+    expect(explicit.executable.hardware.timeline.cycles).toBe(auto.executable.hardware.timeline.cycles);
+  });
+});
