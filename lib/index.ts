@@ -46,5 +46,6 @@ export { irText } from './ir/ir_text.js';
 export { Patterns, applyPatterns, type AppliedPatterns } from './ir/patterns/patterns.js';
 export { PATTERNS_LEVELS, type PatternsLevel, type Pattern, type PatternContext } from './ir/patterns/pattern.js';
 export type { Graph, Node, Value, ValueId, NodeId } from './ir/graph.js';
+export * as onnx from './onnx/index.js';
 export * as optim from '../optim/index.js';
 export * as ops from '../ops/index.js';

@@ -30,6 +30,8 @@ interface Slot {
   readonly kind: SlotKind;
   tensor?: tf.Tensor;
   host?: HostTensor;
+  /** For graph inputs: the declared element type. */
+  readonly elementType?: number;
   /** For computed slots: the node that computes it. */
   readonly producer?: number;
 }
@@ -44,8 +46,8 @@ export interface TensorInfo {
 export interface GraphEvaluationOptions {
   /** The opset the model imports for the default domain. */
   readonly opset: number;
-  /** The tensors of the graph inputs, by name. */
-  readonly inputs: ReadonlyMap<string, tf.Tensor>;
+  /** The tensors of the graph inputs and their ONNX element types, by name. */
+  readonly inputs: ReadonlyMap<string, { tensor: tf.Tensor; elementType: number }>;
   /** Initializer values, by name. */
   readonly initializers: ReadonlyMap<string, HostTensor>;
   /** Graph inputs whose values are fixed at import, by name. */
@@ -70,10 +72,13 @@ export function describeNode(node: NodeProto, index: number): string {
 export class GraphEvaluation {
   private readonly slots = new Map<string, Slot>();
 
-  constructor(private readonly graph: GraphProto, private readonly options: GraphEvaluationOptions) {
+  constructor(
+    private readonly graph: GraphProto,
+    private readonly options: GraphEvaluationOptions,
+  ) {
     for (const [name, value] of options.initializers) this.slots.set(name, { name, kind: 'initializer', host: value });
     for (const [name, value] of options.constantInputs) this.slots.set(name, { name, kind: 'constant', host: value });
-    for (const [name, tensor] of options.inputs) this.slots.set(name, { name, kind: 'input', tensor });
+    for (const [name, { tensor, elementType }] of options.inputs) this.slots.set(name, { name, kind: 'input', tensor, elementType });
   }
 
   /** Evaluates every node in order. */
@@ -81,11 +86,6 @@ export class GraphEvaluation {
     this.graph.node.forEach((node, index) => {
       this.options.nodeScope(nodeLabel(node, index), () => this.evaluateNode(node, index));
     });
-  }
-
-  /** True if the graph has a tensor named `name` (after {@link GraphEvaluation.run}). */
-  has(name: string): boolean {
-    return this.slots.has(name);
   }
 
   /** True if `name` has been used or computed as a tensor (not only known as a host value). */
@@ -117,7 +117,8 @@ export class GraphEvaluation {
   private materialize(slot: Slot, where: string): tf.Tensor {
     if (slot.tensor) return slot.tensor;
     const host = slot.host!;
-    slot.tensor = slot.kind === 'initializer' ? this.options.variableFor(slot.name, host) : hostTensorToTf(host, `${where}: tensor '${slot.name}'`);
+    slot.tensor =
+      slot.kind === 'initializer' ? this.options.variableFor(slot.name, host) : hostTensorToTf(host, `${where}: tensor '${slot.name}'`);
     return slot.tensor;
   }
 
@@ -132,11 +133,16 @@ export class GraphEvaluation {
     const version = this.versionOf(node, index);
     const inputs = node.input.filter((name) => name !== '').map((name) => this.slot(name, where));
     const known = 'atImport' in version || inputs.every((s) => s.kind === 'constant');
-    const outputs = this.guarded(node, index, () => (known ? this.hostOutputs(version, node, index) : version.run(this.tracedCall(node, index))));
+    const outputs = this.guarded(node, index, () =>
+      known ? this.hostOutputs(version, node, index) : version.run(this.tracedCall(node, index)),
+    );
     node.output.forEach((name, i) => {
       if (name === '') return;
       const output = outputs[i];
-      if (!output) throw new OnnxError(`${where}: output ${i} '${name}' is not computed by poptfjs's implementation`, { location: nodeLabel(node, index) });
+      if (!output)
+        throw new OnnxError(`${where}: output ${i} '${name}' is not computed by poptfjs's implementation`, {
+          location: nodeLabel(node, index),
+        });
       if (output instanceof tf.Tensor) this.slots.set(name, { name, kind: 'computed', tensor: output, producer: index });
       else this.slots.set(name, { name, kind: 'constant', host: output });
     });
@@ -148,7 +154,10 @@ export class GraphEvaluation {
       return fn();
     } catch (error) {
       if (error instanceof OnnxError) throw error;
-      throw new OnnxError(`${describeNode(node, index)} failed: ${error instanceof Error ? error.message : String(error)}`, { location: nodeLabel(node, index), cause: error });
+      throw new OnnxError(`${describeNode(node, index)} failed: ${error instanceof Error ? error.message : String(error)}`, {
+        location: nodeLabel(node, index),
+        cause: error,
+      });
     }
   }
 
@@ -162,7 +171,12 @@ export class GraphEvaluation {
   /** A call whose inputs are tensors of the slots and whose constant inputs resolve on demand. */
   private tracedCall(node: NodeProto, index: number): OperatorCall {
     const where = describeNode(node, index);
-    return this.call(node, index, (slot) => this.materialize(slot, where), (slot, i) => this.constantInput(node, index, i, slot));
+    return this.call(
+      node,
+      index,
+      (slot) => this.materialize(slot, where),
+      (slot, i) => this.constantInput(node, index, i, slot),
+    );
   }
 
   /** A call on known values: every input is a host value, uploaded as a constant tensor. */
@@ -205,6 +219,10 @@ export class GraphEvaluation {
         const slot = slotOf(i);
         return slot.tensor?.shape ?? slot.host?.shape ?? tensorOf(slot, i).shape;
       },
+      inputElementType: (i) => {
+        const slot = slotOf(i);
+        return slot.host?.elementType ?? slot.elementType;
+      },
       inputDtype: (i) => {
         const slot = slotOf(i);
         return slot.tensor?.dtype ?? (slot.host ? tfjsDtypeOf(slot.host.elementType) : undefined) ?? tensorOf(slot, i).dtype;
@@ -235,7 +253,9 @@ export class GraphEvaluation {
     if (slot.kind === 'input') throw new OnnxConstantInputError(`graph input '${slot.name}' is not constant`, slot.name, slot.name);
     const index = slot.producer!;
     const node = this.graph.node[index]!;
-    const outputs = this.options.nodeScope(nodeLabel(node, index), () => this.guarded(node, index, () => this.hostOutputs(this.versionOf(node, index), node, index)));
+    const outputs = this.options.nodeScope(nodeLabel(node, index), () =>
+      this.guarded(node, index, () => this.hostOutputs(this.versionOf(node, index), node, index)),
+    );
     node.output.forEach((name, i) => {
       const produced = this.slots.get(name);
       if (name !== '' && produced) produced.host = outputs[i];

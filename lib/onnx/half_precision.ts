@@ -34,13 +34,13 @@ export function floatToHalfBits(value: number): number {
     const half = mantissa >> shift;
     const rest = mantissa & ((1 << shift) - 1);
     const midpoint = 1 << (shift - 1);
-    const rounded = rest > midpoint || (rest === midpoint && (half & 1)) ? half + 1 : half;
+    const rounded = rest > midpoint || (rest === midpoint && half & 1) ? half + 1 : half;
     return sign | rounded;
   }
   const half = mantissa >> 13;
   const rest = mantissa & 0x1fff;
   let bits = (e << 10) | half;
-  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) bits++;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) bits++;
   e = bits >> 10;
   return sign | (e >= 0x1f ? 0x7c00 : bits);
 }

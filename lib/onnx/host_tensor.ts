@@ -57,7 +57,8 @@ export function hostTensor(elementType: number, shape: readonly number[], values
 
 /** The values of a numeric host tensor as plain numbers (booleans as 0/1). */
 export function hostNumbers(tensor: HostTensor): number[] {
-  if (Array.isArray(tensor.data)) throw new OnnxError(`expected a numeric tensor, got a STRING tensor of shape [${tensor.shape.join(', ')}]`);
+  if (Array.isArray(tensor.data))
+    throw new OnnxError(`expected a numeric tensor, got a STRING tensor of shape [${tensor.shape.join(', ')}]`);
   return Array.from(tensor.data as ArrayLike<number>);
 }
 
@@ -107,7 +108,11 @@ export function hostTensorToTf(tensor: HostTensor, what: string, clampIntegers =
 export function hostTensorFromTf(tensor: tf.Tensor, elementType: number = elementTypeOfDtype(tensor.dtype)): HostTensor {
   const values = tensor.dataSync() as unknown as ArrayLike<number> | string[];
   if (tensor.dtype === 'string') {
-    return hostTensor(OnnxElementType.STRING, tensor.shape, Array.from(values as ArrayLike<unknown>, (v) => (v instanceof Uint8Array ? new TextDecoder().decode(v) : String(v))));
+    return hostTensor(
+      OnnxElementType.STRING,
+      tensor.shape,
+      Array.from(values as ArrayLike<unknown>, (v) => (v instanceof Uint8Array ? new TextDecoder().decode(v) : String(v))),
+    );
   }
   return hostTensor(elementType, tensor.shape, values as ArrayLike<number>);
 }

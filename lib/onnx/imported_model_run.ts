@@ -17,11 +17,16 @@ import { OnnxError } from './onnx_errors.js';
 export function runImportedModel(model: ImportedModel, inputs: NamedValues<tf.Tensor>, seed = 0): Map<string, tf.Tensor> {
   const byName = inputs instanceof Map ? inputs : new Map(Object.entries(inputs as Record<string, tf.Tensor>));
   const missing = model.inputNames.filter((name) => !byName.has(name));
-  if (missing.length > 0) throw new OnnxError(`missing input(s) ${missing.map((n) => `'${n}'`).join(', ')}; the model takes ${model.inputNames.map((n) => `'${n}'`).join(', ')}`);
+  if (missing.length > 0)
+    throw new OnnxError(
+      `missing input(s) ${missing.map((n) => `'${n}'`).join(', ')}; the model takes ${model.inputNames.map((n) => `'${n}'`).join(', ')}`,
+    );
   const interpreter = new GraphInterpreter(model.graph);
   try {
     const params = new Map<string, tf.Tensor>(model.variables);
-    const values = interpreter.run({ inputs: model.inputNames.map((name) => byName.get(name)!), params, random: new RandomSource(seed) }, [...new Set(model.graph.roles.outputs)]);
+    const values = interpreter.run({ inputs: model.inputNames.map((name) => byName.get(name)!), params, random: new RandomSource(seed) }, [
+      ...new Set(model.graph.roles.outputs),
+    ]);
     return new Map(model.outputNames.map((name, i) => [name, values.get(model.graph.roles.outputs[i]!)!]));
   } finally {
     interpreter.dispose();

@@ -44,7 +44,8 @@ function externalEntry(tensor: TensorProto, key: string): string | undefined {
 function nonNegativeInteger(text: string | undefined, what: string, tensor: TensorProto): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 0) throw new OnnxError(`tensor '${tensor.name}': external data ${what} '${text}' is not a byte count`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new OnnxError(`tensor '${tensor.name}': external data ${what} '${text}' is not a byte count`);
   return n;
 }
 
@@ -61,12 +62,16 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
   try {
     size = statSync(file).size;
   } catch (error) {
-    throw new OnnxError(`tensor '${tensor.name}': cannot read its external data file '${file}': ${(error as Error).message}`, { cause: error });
+    throw new OnnxError(`tensor '${tensor.name}': cannot read its external data file '${file}': ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const offset = nonNegativeInteger(externalEntry(tensor, 'offset'), 'offset', tensor) ?? 0;
   const length = nonNegativeInteger(externalEntry(tensor, 'length'), 'length', tensor) ?? size - offset;
   if (offset + length > size) {
-    throw new OnnxError(`tensor '${tensor.name}': external data [${offset}, ${offset + length}) lies beyond the end of '${file}' (${size} bytes)`);
+    throw new OnnxError(
+      `tensor '${tensor.name}': external data [${offset}, ${offset + length}) lies beyond the end of '${file}' (${size} bytes)`,
+    );
   }
   const data = new Uint8Array(length);
   const fd = openSync(file, 'r');

@@ -15,7 +15,7 @@ import { eliminateDeadCode } from '../ir/dead_code.js';
 import type { Graph, ValueId } from '../ir/graph.js';
 import { KernelRecorder } from '../trace/kernel_recorder.js';
 import { valueIdsAfterDeadCodeElimination } from './dead_code_value_ids.js';
-import { GraphEvaluation, type TensorInfo } from './graph_evaluation.js';
+import { GraphEvaluation, type GraphEvaluationOptions, type TensorInfo } from './graph_evaluation.js';
 import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import { checkModelSupported } from './model_support.js';
@@ -55,7 +55,11 @@ export interface ImportedModel {
   readonly graph: Graph;
   /** The weights behind the graph's parameters, by parameter name. Owned by this import: see `dispose`. */
   readonly variables: ReadonlyMap<string, tf.Variable>;
-  /** The ONNX names of `graph.inputs`, in order. */
+  /**
+   * The ONNX names of `graph.inputs`, in order: the graph inputs that are
+   * neither initializers (an input with an initializer of its name is a
+   * weight) nor constant inputs.
+   */
   readonly inputNames: readonly string[];
   /** The ONNX names of `graph.roles.outputs`, in order. */
   readonly outputNames: readonly string[];
@@ -83,17 +87,25 @@ function entriesOf<T>(values: NamedValues<T> | undefined): Map<string, T> {
 function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
   const shape = value.type?.tensor_type?.shape;
   if (!shape) return undefined;
-  return shape.dim.map((d, i) => (d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`));
+  return shape.dim.map((d, i) =>
+    d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`,
+  );
 }
 
 interface GraphInputSpec {
   readonly name: string;
   readonly shape: number[];
   readonly dtype: tf.DataType;
+  readonly elementType: number;
 }
 
 /** The graph inputs the IR takes (not initializers, not constant inputs), with resolved shapes. */
-function graphInputSpecs(graph: GraphProto, initializers: ReadonlyMap<string, HostTensor>, constantInputs: ReadonlyMap<string, HostTensor>, shapeInfo: Map<string, readonly number[]>): GraphInputSpec[] {
+function graphInputSpecs(
+  graph: GraphProto,
+  initializers: ReadonlyMap<string, HostTensor>,
+  constantInputs: ReadonlyMap<string, HostTensor>,
+  shapeInfo: Map<string, readonly number[]>,
+): GraphInputSpec[] {
   const inputs = graph.input.filter((v) => !initializers.has(v.name ?? '') && !constantInputs.has(v.name ?? ''));
   const known = new Set(graph.input.map((v) => v.name ?? ''));
   const strangers = [...shapeInfo.keys(), ...constantInputs.keys()].filter((name) => !known.has(name) || initializers.has(name));
@@ -109,15 +121,16 @@ function graphInputSpecs(graph: GraphProto, initializers: ReadonlyMap<string, Ho
     const name = value.name ?? '';
     const code = value.type?.tensor_type?.elem_type ?? valueInfo.get(name)?.type?.tensor_type?.elem_type ?? 0;
     const dtype = tfjsDtypeOf(code);
-    if (dtype === undefined) throw new OnnxError(`graph input '${name}' has element type ${elementTypeName(code)}, which poptfjs cannot hold`);
+    if (dtype === undefined)
+      throw new OnnxError(`graph input '${name}' has element type ${elementTypeName(code)}, which poptfjs cannot hold`);
     const given = shapeInfo.get(name);
-    if (given) return { name, shape: [...given], dtype };
+    if (given) return { name, shape: [...given], dtype, elementType: code };
     const declared = declaredShape(value) ?? (valueInfo.has(name) ? declaredShape(valueInfo.get(name)!) : undefined);
     if (!declared || declared.some((d) => typeof d === 'string')) {
       problems.push(`'${name}' [${declared ? declared.join(', ') : 'no shape declared'}]`);
-      return { name, shape: [], dtype };
+      return { name, shape: [], dtype, elementType: code };
     }
-    return { name, shape: declared as number[], dtype };
+    return { name, shape: declared as number[], dtype, elementType: code };
   });
   if (problems.length > 0) {
     throw new OnnxError(
@@ -136,12 +149,68 @@ function uniqueVariableName(name: string): string {
   return `${name}:${n}`;
 }
 
+/** What recording the evaluation of the graph gives. */
+interface RecordedGraph {
+  /** The traced graph, before dead-code elimination. */
+  readonly traced: Graph;
+  /** The IR value of each ONNX tensor that became a tensor, in `traced`. */
+  readonly valueIds: Map<string, ValueId>;
+  readonly tensorInfo: Map<string, TensorInfo>;
+}
+
+/** Evaluates the graph on zero inputs while the kernel recorder traces it, naming each node's kernels after the node. */
+function recordEvaluation(
+  graph: GraphProto,
+  options: Omit<GraphEvaluationOptions, 'inputs' | 'nodeScope'>,
+  inputs: readonly GraphInputSpec[],
+  inputTensors: readonly tf.Tensor[],
+  outputNames: readonly string[],
+): RecordedGraph {
+  let tensorInfo = new Map<string, TensorInfo>();
+  const valueIds = new Map<string, ValueId>();
+  const { recorder, result: outputIds } = KernelRecorder.record((recorder) => {
+    inputs.forEach((spec, i) => valueIds.set(spec.name, recorder.bindInput(inputTensors[i]!, spec.name)));
+    return tf.tidy(() => {
+      const evaluation = new GraphEvaluation(graph, {
+        ...options,
+        inputs: new Map(inputs.map((spec, i) => [spec.name, { tensor: inputTensors[i]!, elementType: spec.elementType }])),
+        nodeScope: (label, fn) => recorder.inLayer(label, fn),
+      });
+      evaluation.run();
+      const ids = outputNames.map((name) => recorder.valueFor(evaluation.tensor(name)));
+      tensorInfo = evaluation.tensorInfo();
+      for (const name of tensorInfo.keys()) {
+        if (!valueIds.has(name) && evaluation.isTensor(name)) valueIds.set(name, recorder.valueFor(evaluation.tensor(name)));
+      }
+      return ids;
+    });
+  });
+  return { traced: recorder.builder.build({ outputs: outputIds }), valueIds, tensorInfo };
+}
+
+/** The graph without what its outputs do not depend on, and the ids the named values have in it. */
+function withoutDeadCode(traced: Graph, valueIds: ReadonlyMap<string, ValueId>): { graph: Graph; tensorValues: Map<string, ValueId> } {
+  const renumbering = valueIdsAfterDeadCodeElimination(traced);
+  const graph = eliminateDeadCode(traced);
+  if (renumbering.size !== graph.values.length) {
+    throw new Error('internal error: the ONNX importer lost track of values through dead-code elimination');
+  }
+  const tensorValues = new Map<string, ValueId>();
+  for (const [name, id] of valueIds) {
+    const kept = renumbering.get(id);
+    if (kept !== undefined) tensorValues.set(name, kept);
+  }
+  return { graph, tensorValues };
+}
+
 /** Imports an ONNX model into the poptfjs IR. See {@link ImportOptions}. */
 export function importModel(model: OnnxModel, options: ImportOptions = {}): ImportedModel {
   const opset = checkModelSupported(model.proto);
   const graph = model.proto.graph!;
   const initializers = new Map(graph.initializer.map((t) => [t.name ?? '', tensorFromProto(t)]));
-  const constantInputs = new Map([...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]));
+  const constantInputs = new Map(
+    [...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]),
+  );
   const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
   const outputNames = [...graph.output.map((v) => v.name ?? ''), ...(options.extraOutputs ?? [])];
   const names = new Set([...graph.input.map((v) => v.name), ...initializers.keys(), ...graph.node.flatMap((n) => n.output)]);
@@ -162,37 +231,8 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
 
   const inputTensors = inputs.map((spec) => tf.zeros(spec.shape, spec.dtype));
   try {
-    let tensorInfo = new Map<string, TensorInfo>();
-    const idsByName = new Map<string, ValueId>();
-    const { recorder, result: outputIds } = KernelRecorder.record((recorder) => {
-      inputs.forEach((spec, i) => idsByName.set(spec.name, recorder.bindInput(inputTensors[i]!, spec.name)));
-      return tf.tidy(() => {
-        const evaluation = new GraphEvaluation(graph, {
-          opset,
-          inputs: new Map(inputs.map((spec, i) => [spec.name, inputTensors[i]!])),
-          initializers,
-          constantInputs,
-          nodeScope: (label, fn) => recorder.inLayer(label, fn),
-          variableFor,
-        });
-        evaluation.run();
-        const ids = outputNames.map((name) => recorder.valueFor(evaluation.tensor(name)));
-        tensorInfo = evaluation.tensorInfo();
-        for (const name of tensorInfo.keys()) {
-          if (!idsByName.has(name) && evaluation.isTensor(name)) idsByName.set(name, recorder.valueFor(evaluation.tensor(name)));
-        }
-        return ids;
-      });
-    });
-    const traced = recorder.builder.build({ outputs: outputIds });
-    const renumbering = valueIdsAfterDeadCodeElimination(traced);
-    const ir = eliminateDeadCode(traced);
-    if (renumbering.size !== ir.values.length) throw new Error('internal error: the ONNX importer lost track of values through dead-code elimination');
-    const tensorValues = new Map<string, ValueId>();
-    for (const [name, id] of idsByName) {
-      const kept = renumbering.get(id);
-      if (kept !== undefined) tensorValues.set(name, kept);
-    }
+    const recorded = recordEvaluation(graph, { opset, initializers, constantInputs, variableFor }, inputs, inputTensors, outputNames);
+    const { graph: ir, tensorValues } = withoutDeadCode(recorded.traced, recorded.valueIds);
     const live = new Set(ir.values.flatMap((v) => (v.source.kind === 'param' ? [v.source.name] : [])));
     const variables = new Map<string, tf.Variable>();
     for (const v of created) {
@@ -207,7 +247,7 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
       outputNames,
       parameterNames,
       tensorValues,
-      tensorInfo,
+      tensorInfo: recorded.tensorInfo,
       model,
       dispose: () => variables.forEach((v) => v.dispose()),
     };

@@ -10,7 +10,7 @@ import { elementTypeName, tfjsDtypeOf } from './onnx_element_type.js';
 import { NEWEST_OPSET, isDefaultDomain, operatorVersion } from './operators/registry.js';
 
 /** The opset version the model imports for the default domain, if it imports it. */
-export function defaultDomainOpset(model: ModelProto): number | undefined {
+function defaultDomainOpset(model: ModelProto): number | undefined {
   return model.opset_import.find((o) => isDefaultDomain(o.domain))?.version;
 }
 
@@ -45,11 +45,13 @@ export function checkModelSupported(model: ModelProto): number {
   if (!graph) throw new OnnxError('the ONNX model has no graph');
   const opset = defaultDomainOpset(model);
   const found: UnsupportedFeature[] = [];
-  if (opset !== undefined && opset > NEWEST_OPSET) found.push({ what: `default-domain opset ${opset} (poptfjs implements opsets up to ${NEWEST_OPSET})`, where: 'opset_import' });
+  if (opset !== undefined && opset > NEWEST_OPSET)
+    found.push({ what: `default-domain opset ${opset} (poptfjs implements opsets up to ${NEWEST_OPSET})`, where: 'opset_import' });
   graph.node.forEach((node, index) => {
     const where = nodeLabel(node, index);
     if (!isDefaultDomain(node.domain)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
-    else if (opset === undefined) found.push({ what: `operator ${node.op_type} without an opset_import entry for the default domain`, where });
+    else if (opset === undefined)
+      found.push({ what: `operator ${node.op_type} without an opset_import entry for the default domain`, where });
     else if (!operatorVersion(node.op_type ?? '', opset)) found.push({ what: `operator ${node.op_type} (opset ${opset})`, where });
   });
   if (graph.sparse_initializer.length > 0) found.push({ what: 'sparse initializers', where: 'graph' });
@@ -62,6 +64,7 @@ export function checkModelSupported(model: ModelProto): number {
     if (problem) found.push({ what: problem, where: value.name ?? '' });
   }
   if (found.length > 0) throw new OnnxUnsupportedError(describeUnsupported(found), found);
-  if (opset === undefined) throw new OnnxError('the model does not import the default ONNX operator set (no opset_import entry for domain "")');
+  if (opset === undefined)
+    throw new OnnxError('the model does not import the default ONNX operator set (no opset_import entry for domain "")');
   return opset;
 }

@@ -14,7 +14,10 @@ export class NodeAttributes {
   private readonly byName = new Map<string, AttributeProto>();
 
   /** `where` names the node in errors. */
-  constructor(attributes: readonly AttributeProto[], private readonly where: string) {
+  constructor(
+    attributes: readonly AttributeProto[],
+    private readonly where: string,
+  ) {
     for (const a of attributes) if (a.name) this.byName.set(a.name, a);
   }
 
@@ -23,17 +26,14 @@ export class NodeAttributes {
     return this.byName.has(name);
   }
 
-  /** The names of the attributes the node sets. */
-  names(): string[] {
-    return [...this.byName.keys()];
-  }
-
   private get(name: string, type: number): AttributeProto | undefined {
     const a = this.byName.get(name);
     if (a === undefined) return undefined;
     const actual = a.type ?? inferType(a);
     if (actual !== type) {
-      throw new OnnxError(`${this.where}: attribute '${name}' is ${TYPE_NAMES.get(actual) ?? actual}, expected ${TYPE_NAMES.get(type)}`, { location: this.where });
+      throw new OnnxError(`${this.where}: attribute '${name}' is ${TYPE_NAMES.get(actual) ?? actual}, expected ${TYPE_NAMES.get(type)}`, {
+        location: this.where,
+      });
     }
     return a;
   }

@@ -40,18 +40,19 @@ export function elementTypeName(code: number): string {
 
 const FLOATING = new Set<number>([OnnxElementType.FLOAT, OnnxElementType.FLOAT16, OnnxElementType.DOUBLE, OnnxElementType.BFLOAT16]);
 const INTEGER = new Set<number>([
-  OnnxElementType.UINT8, OnnxElementType.INT8, OnnxElementType.UINT16, OnnxElementType.INT16,
-  OnnxElementType.INT32, OnnxElementType.INT64, OnnxElementType.UINT32, OnnxElementType.UINT64,
+  OnnxElementType.UINT8,
+  OnnxElementType.INT8,
+  OnnxElementType.UINT16,
+  OnnxElementType.INT16,
+  OnnxElementType.INT32,
+  OnnxElementType.INT64,
+  OnnxElementType.UINT32,
+  OnnxElementType.UINT64,
 ]);
 
 /** True for FLOAT, FLOAT16, BFLOAT16 and DOUBLE. */
 export function isFloatingElementType(code: number): boolean {
   return FLOATING.has(code);
-}
-
-/** True for the signed and unsigned integer types. */
-export function isIntegerElementType(code: number): boolean {
-  return INTEGER.has(code);
 }
 
 /** The tfjs dtype that holds values of an ONNX element type, or undefined if tfjs cannot hold it (complex types). */

@@ -13,8 +13,19 @@ import { DATA_LOCATION, type TensorProto } from './onnx_proto.js';
 import { OnnxElementType as T, elementTypeName } from './onnx_element_type.js';
 
 const BYTES_PER_ELEMENT: Record<number, number> = {
-  [T.FLOAT]: 4, [T.UINT8]: 1, [T.INT8]: 1, [T.UINT16]: 2, [T.INT16]: 2, [T.INT32]: 4, [T.INT64]: 8,
-  [T.BOOL]: 1, [T.FLOAT16]: 2, [T.DOUBLE]: 8, [T.UINT32]: 4, [T.UINT64]: 8, [T.BFLOAT16]: 2,
+  [T.FLOAT]: 4,
+  [T.UINT8]: 1,
+  [T.INT8]: 1,
+  [T.UINT16]: 2,
+  [T.INT16]: 2,
+  [T.INT32]: 4,
+  [T.INT64]: 8,
+  [T.BOOL]: 1,
+  [T.FLOAT16]: 2,
+  [T.DOUBLE]: 8,
+  [T.UINT32]: 4,
+  [T.UINT64]: 8,
+  [T.BFLOAT16]: 2,
 };
 
 function describe(tensor: TensorProto): string {
@@ -23,19 +34,33 @@ function describe(tensor: TensorProto): string {
 
 function readRaw(view: DataView, type: number, i: number): number {
   switch (type) {
-    case T.FLOAT: return view.getFloat32(i * 4, true);
-    case T.DOUBLE: return view.getFloat64(i * 8, true);
-    case T.UINT8: case T.BOOL: return view.getUint8(i);
-    case T.INT8: return view.getInt8(i);
-    case T.UINT16: return view.getUint16(i * 2, true);
-    case T.INT16: return view.getInt16(i * 2, true);
-    case T.INT32: return view.getInt32(i * 4, true);
-    case T.UINT32: return view.getUint32(i * 4, true);
-    case T.INT64: return Number(view.getBigInt64(i * 8, true));
-    case T.UINT64: return Number(view.getBigUint64(i * 8, true));
-    case T.FLOAT16: return halfBitsToFloat(view.getUint16(i * 2, true));
-    case T.BFLOAT16: return bfloat16BitsToFloat(view.getUint16(i * 2, true));
-    default: throw new RangeError(`no raw layout for element type ${type}`);
+    case T.FLOAT:
+      return view.getFloat32(i * 4, true);
+    case T.DOUBLE:
+      return view.getFloat64(i * 8, true);
+    case T.UINT8:
+    case T.BOOL:
+      return view.getUint8(i);
+    case T.INT8:
+      return view.getInt8(i);
+    case T.UINT16:
+      return view.getUint16(i * 2, true);
+    case T.INT16:
+      return view.getInt16(i * 2, true);
+    case T.INT32:
+      return view.getInt32(i * 4, true);
+    case T.UINT32:
+      return view.getUint32(i * 4, true);
+    case T.INT64:
+      return Number(view.getBigInt64(i * 8, true));
+    case T.UINT64:
+      return Number(view.getBigUint64(i * 8, true));
+    case T.FLOAT16:
+      return halfBitsToFloat(view.getUint16(i * 2, true));
+    case T.BFLOAT16:
+      return bfloat16BitsToFloat(view.getUint16(i * 2, true));
+    default:
+      throw new RangeError(`no raw layout for element type ${type}`);
   }
 }
 
@@ -51,32 +76,54 @@ function clampedBigInt(v: number, min: bigint, max: bigint): bigint {
 
 function writeRaw(view: DataView, type: number, i: number, v: number): void {
   switch (type) {
-    case T.FLOAT: return view.setFloat32(i * 4, v, true);
-    case T.DOUBLE: return view.setFloat64(i * 8, v, true);
-    case T.UINT8: case T.BOOL: return view.setUint8(i, v);
-    case T.INT8: return view.setInt8(i, v);
-    case T.UINT16: return view.setUint16(i * 2, v, true);
-    case T.INT16: return view.setInt16(i * 2, v, true);
-    case T.INT32: return view.setInt32(i * 4, v, true);
-    case T.UINT32: return view.setUint32(i * 4, v, true);
-    case T.INT64: return view.setBigInt64(i * 8, clampedBigInt(v, INT64_MIN, INT64_MAX), true);
-    case T.UINT64: return view.setBigUint64(i * 8, clampedBigInt(v, 0n, UINT64_MAX), true);
-    case T.FLOAT16: return view.setUint16(i * 2, floatToHalfBits(v), true);
-    case T.BFLOAT16: return view.setUint16(i * 2, floatToBfloat16Bits(v), true);
-    default: throw new RangeError(`no raw layout for element type ${type}`);
+    case T.FLOAT:
+      return view.setFloat32(i * 4, v, true);
+    case T.DOUBLE:
+      return view.setFloat64(i * 8, v, true);
+    case T.UINT8:
+    case T.BOOL:
+      return view.setUint8(i, v);
+    case T.INT8:
+      return view.setInt8(i, v);
+    case T.UINT16:
+      return view.setUint16(i * 2, v, true);
+    case T.INT16:
+      return view.setInt16(i * 2, v, true);
+    case T.INT32:
+      return view.setInt32(i * 4, v, true);
+    case T.UINT32:
+      return view.setUint32(i * 4, v, true);
+    case T.INT64:
+      return view.setBigInt64(i * 8, clampedBigInt(v, INT64_MIN, INT64_MAX), true);
+    case T.UINT64:
+      return view.setBigUint64(i * 8, clampedBigInt(v, 0n, UINT64_MAX), true);
+    case T.FLOAT16:
+      return view.setUint16(i * 2, floatToHalfBits(v), true);
+    case T.BFLOAT16:
+      return view.setUint16(i * 2, floatToBfloat16Bits(v), true);
+    default:
+      throw new RangeError(`no raw layout for element type ${type}`);
   }
 }
 
 /** The values a tensor stores in its typed fields, converted to numbers. */
 function typedFieldValues(tensor: TensorProto, type: number): ArrayLike<number> {
   switch (type) {
-    case T.FLOAT: return tensor.float_data;
-    case T.DOUBLE: return tensor.double_data;
-    case T.INT64: return tensor.int64_data;
-    case T.UINT32: case T.UINT64: return tensor.uint64_data;
-    case T.FLOAT16: return tensor.int32_data.map(halfBitsToFloat);
-    case T.BFLOAT16: return tensor.int32_data.map(bfloat16BitsToFloat);
-    default: return tensor.int32_data;
+    case T.FLOAT:
+      return tensor.float_data;
+    case T.DOUBLE:
+      return tensor.double_data;
+    case T.INT64:
+      return tensor.int64_data;
+    case T.UINT32:
+    case T.UINT64:
+      return tensor.uint64_data;
+    case T.FLOAT16:
+      return tensor.int32_data.map(halfBitsToFloat);
+    case T.BFLOAT16:
+      return tensor.int32_data.map(bfloat16BitsToFloat);
+    default:
+      return tensor.int32_data;
   }
 }
 
@@ -86,7 +133,9 @@ export function tensorFromProto(tensor: TensorProto): HostTensor {
   const shape = tensor.dims.map(Number);
   const size = sizeOf(shape);
   if (tensor.data_location === DATA_LOCATION.EXTERNAL && tensor.raw_data === undefined) {
-    throw new OnnxError(`${describe(tensor)} keeps its data in an external file that was not loaded; read the model from its file with readModel`);
+    throw new OnnxError(
+      `${describe(tensor)} keeps its data in an external file that was not loaded; read the model from its file with readModel`,
+    );
   }
   if (type === T.STRING) {
     if (tensor.string_data.length !== size) {
@@ -103,7 +152,9 @@ export function tensorFromProto(tensor: TensorProto): HostTensor {
   if (tensor.raw_data !== undefined && (tensor.raw_data.length > 0 || size === 0)) {
     const raw = tensor.raw_data;
     if (raw.length !== size * width) {
-      throw new OnnxError(`${describe(tensor)} has ${raw.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`);
+      throw new OnnxError(
+        `${describe(tensor)} has ${raw.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`,
+      );
     }
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     if (type === T.FLOAT && (raw.byteOffset & 3) === 0) {
@@ -127,7 +178,13 @@ export function tensorToProto(name: string, tensor: HostTensor): TensorProto {
     name,
     dims: [...tensor.shape],
     data_type: tensor.elementType,
-    float_data: [], int32_data: [], string_data: [], int64_data: [], double_data: [], uint64_data: [], external_data: [],
+    float_data: [],
+    int32_data: [],
+    string_data: [],
+    int64_data: [],
+    double_data: [],
+    uint64_data: [],
+    external_data: [],
   };
   if (Array.isArray(tensor.data)) {
     const encoder = new TextEncoder();

@@ -14,7 +14,6 @@ function binary(fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor): OperatorImplemen
   };
 }
 
-
 /** Comparison, logic and selection operators. */
 export const COMPARISON_AND_LOGIC_OPERATORS: OperatorFamily = {
   Equal: [{ since: 1, run: binary(tf.equal) }],

@@ -23,9 +23,16 @@ function spreadOut(w: tf.Tensor, dilations: readonly number[]): tf.Tensor {
     const axis = i + 2;
     const k = out.shape[axis]!;
     const expanded = tf.expandDims(out, axis + 1);
-    const spread = tf.pad(expanded, expanded.shape.map((_, j) => (j === axis + 1 ? [0, d - 1] : [0, 0]) as [number, number]));
+    const spread = tf.pad(
+      expanded,
+      expanded.shape.map((_, j) => (j === axis + 1 ? [0, d - 1] : [0, 0]) as [number, number]),
+    );
     const merged = tf.reshape(spread, [...out.shape.slice(0, axis), k * d, ...out.shape.slice(axis + 1)]);
-    out = tf.slice(merged, merged.shape.map(() => 0), merged.shape.map((s, j) => (j === axis ? dilatedExtent(k, d) : s)));
+    out = tf.slice(
+      merged,
+      merged.shape.map(() => 0),
+      merged.shape.map((s, j) => (j === axis ? dilatedExtent(k, d) : s)),
+    );
   });
   return out;
 }
@@ -43,7 +50,10 @@ function asAtLeast2d(x: tf.Tensor, w: tf.Tensor, strides: number[], dilations: n
 }
 
 function checkRank(call: OperatorCall, x: tf.Tensor): void {
-  if (x.rank < 3 || x.rank > 5) throw new OnnxError(`${call.where}: only 1-D, 2-D and 3-D convolutions are supported (input of rank ${x.rank})`, { location: call.where });
+  if (x.rank < 3 || x.rank > 5)
+    throw new OnnxError(`${call.where}: only 1-D, 2-D and 3-D convolutions are supported (input of rank ${x.rank})`, {
+      location: call.where,
+    });
 }
 
 /** Splits a channels-last tensor into `groups` along its channels, or returns it whole. */
@@ -53,15 +63,28 @@ function channelGroups(x: tf.Tensor, groups: number): tf.Tensor[] {
 
 /** One group of a convolution: channels-last input, [M, C, k...] kernel. */
 function convolve(x: tf.Tensor, w: tf.Tensor, strides: number[], dilations: number[]): tf.Tensor {
-  if (x.rank === 4) return tf.conv2d(x as tf.Tensor4D, tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D, strides as [number, number], 'valid', 'NHWC', dilations as [number, number]);
-  return tf.conv3d(x as tf.Tensor5D, tf.transpose(w, [2, 3, 4, 1, 0]) as tf.Tensor5D, strides as [number, number, number], 'valid', 'NDHWC', dilations as [number, number, number]);
+  if (x.rank === 4)
+    return tf.conv2d(
+      x as tf.Tensor4D,
+      tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D,
+      strides as [number, number],
+      'valid',
+      'NHWC',
+      dilations as [number, number],
+    );
+  return tf.conv3d(
+    x as tf.Tensor5D,
+    tf.transpose(w, [2, 3, 4, 1, 0]) as tf.Tensor5D,
+    strides as [number, number, number],
+    'valid',
+    'NDHWC',
+    dilations as [number, number, number],
+  );
 }
 
-const conv: OperatorImplementation = (call) => {
-  const input = call.input(0);
+/** The Conv of `input` with `weights` (and `bias`), with the node's window and group attributes. */
+export function convolution(call: OperatorCall, input: tf.Tensor, weights: tf.Tensor, bias: tf.Tensor | undefined): tf.Tensor {
   checkRank(call, input);
-  const weights = call.input(1);
-  const bias = call.optionalInput(2);
   const group = call.attrs.int('group', 1);
   const window = slidingWindow(call, input.shape.slice(2), call.attrs.ints('kernel_shape') ?? weights.shape.slice(2));
   const padded = padSpatial(input, window.padsBefore, window.padsAfter, 0);
@@ -80,17 +103,35 @@ const conv: OperatorImplementation = (call) => {
   } else if (group === channels && x.rank === 4) {
     const multiplier = w.shape[0]! / channels;
     const filter = tf.transpose(tf.reshape(w, [channels, multiplier, w.shape[2]!, w.shape[3]!]), [2, 3, 0, 1]);
-    y = tf.depthwiseConv2d(x as tf.Tensor4D, filter as tf.Tensor4D, view.strides as [number, number], 'valid', 'NHWC', dilations as [number, number]);
+    y = tf.depthwiseConv2d(
+      x as tf.Tensor4D,
+      filter as tf.Tensor4D,
+      view.strides as [number, number],
+      'valid',
+      'NHWC',
+      dilations as [number, number],
+    );
   } else {
     const kernels = tf.split(w, group, 0);
-    y = tf.concat(channelGroups(x, group).map((xg, g) => convolve(xg, kernels[g]!, view.strides, dilations)), x.rank - 1);
+    y = tf.concat(
+      channelGroups(x, group).map((xg, g) => convolve(xg, kernels[g]!, view.strides, dilations)),
+      x.rank - 1,
+    );
   }
   if (bias) y = tf.add(y, bias);
-  return [view.restore(toChannelsFirst(y))];
-};
+  return view.restore(toChannelsFirst(y));
+}
+
+const conv: OperatorImplementation = (call) => [convolution(call, call.input(0), call.input(1), call.optionalInput(2))];
 
 /** Padding before and after each spatial axis of a ConvTranspose, and its output sizes. */
-function transposedGeometry(call: OperatorCall, inputSizes: readonly number[], fullSizes: readonly number[], outputPadding: readonly number[], strides: readonly number[]) {
+function transposedGeometry(
+  call: OperatorCall,
+  inputSizes: readonly number[],
+  fullSizes: readonly number[],
+  outputPadding: readonly number[],
+  strides: readonly number[],
+) {
   const n = inputSizes.length;
   const autoPad = call.attrs.string('auto_pad', 'NOTSET');
   const outputShape = call.attrs.ints('output_shape');
@@ -115,10 +156,23 @@ function transposedGeometry(call: OperatorCall, inputSizes: readonly number[], f
 function convolveTransposed(x: tf.Tensor, w: tf.Tensor, strides: number[], fullSizes: number[]): tf.Tensor {
   if (x.rank === 4) {
     const outShape = [x.shape[0]!, ...fullSizes, w.shape[1]!] as [number, number, number, number];
-    return tf.conv2dTranspose(x as tf.Tensor4D, tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D, outShape, strides as [number, number], 'valid');
+    return tf.conv2dTranspose(
+      x as tf.Tensor4D,
+      tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D,
+      outShape,
+      strides as [number, number],
+      'valid',
+    );
   }
   const kernel = w.shape.slice(2);
-  const spread = toChannelsLast(padSpatial(spreadOut(toChannelsFirst(x), strides), kernel.map((k) => k - 1), kernel.map((k) => k - 1), 0));
+  const spread = toChannelsLast(
+    padSpatial(
+      spreadOut(toChannelsFirst(x), strides),
+      kernel.map((k) => k - 1),
+      kernel.map((k) => k - 1),
+      0,
+    ),
+  );
   const flipped = tf.transpose(tf.reverse(w, [2, 3, 4]), [1, 0, 2, 3, 4]);
   return convolve(spread, flipped, [1, 1, 1], [1, 1, 1]);
 }
@@ -143,7 +197,12 @@ const convTranspose: OperatorImplementation = (call) => {
   const groups = channelGroups(x, group).map((xg, g) => convolveTransposed(xg, kernels[g]!, view.strides, full));
   let y = view.restore(toChannelsFirst(groups.length === 1 ? groups[0]! : tf.concat(groups, x.rank - 1)));
   const grow = fullSizes.map((size, i) => Math.max(out[i]! + before[i]! - size, 0));
-  y = padSpatial(y, grow.map(() => 0), grow, 0);
+  y = padSpatial(
+    y,
+    grow.map(() => 0),
+    grow,
+    0,
+  );
   y = tf.slice(y, [0, 0, ...before], [y.shape[0]!, y.shape[1]!, ...out]);
   if (bias) y = tf.add(y, tf.reshape(bias, [bias.size, ...new Array<number>(n).fill(1)]));
   return [y];

@@ -1,6 +1,6 @@
 /**
  * Arithmetic on tensors, element by element with numpy broadcasting: Add,
- * Sub, Mul, Div, Pow, Mod, and the variadic Max, Min, Sum and Mean.
+ * Sub, Mul, Div, Pow, Mod, BitShift, and the variadic Max, Min, Sum and Mean.
  *
  * Before opset 7, binary operators broadcast only when the `broadcast`
  * attribute says so, aligning the second input at `axis`; that form is
@@ -65,7 +65,17 @@ const modulo: OperatorImplementation = (call) => {
   return [tf.where(wrongSign, tf.sub(floorMod, b), floorMod)];
 };
 
-function variadic(fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, finish?: (sum: tf.Tensor, count: number) => tf.Tensor): OperatorImplementation {
+/** Shifts unsigned integers left (multiplying by 2^y) or right (dividing by 2^y, rounding down). */
+const bitShift: OperatorImplementation = (call) => {
+  const [x, y] = binaryInputs(call);
+  const factor = tf.cast(tf.round(tf.pow(tf.scalar(2), tf.cast(y, 'float32'))), 'int32');
+  return [call.attrs.string('direction') === 'LEFT' ? tf.mul(x, factor) : tf.floorDiv(x, factor)];
+};
+
+function variadic(
+  fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor,
+  finish?: (sum: tf.Tensor, count: number) => tf.Tensor,
+): OperatorImplementation {
   return (call) => {
     const inputs = Array.from({ length: call.inputCount }, (_, i) => call.input(i));
     const combined = inputs.slice(1).reduce(fn, inputs[0]!);
@@ -81,6 +91,7 @@ export const ELEMENTWISE_ARITHMETIC_OPERATORS: OperatorFamily = {
   Div: [{ since: 1, run: binary(divide) }],
   Pow: [{ since: 1, run: binary(power) }],
   Mod: [{ since: 10, run: modulo }],
+  BitShift: [{ since: 11, run: bitShift }],
   Max: [{ since: 1, run: variadic(tf.maximum) }],
   Min: [{ since: 1, run: variadic(tf.minimum) }],
   Sum: [{ since: 1, run: variadic(tf.add) }],

@@ -1,34 +1,31 @@
 /**
  * Indexing and selection: Gather, GatherElements, GatherND, ScatterElements
- * (and its old name Scatter), ScatterND, OneHot, Trilu and TopK. Negative
- * indices count from the end of their axis.
+ * (and its old name Scatter), ScatterND, OneHot, Trilu, TopK, and the
+ * operators whose output shape depends on values, which must then be known at
+ * import: Compress (its condition), ReverseSequence (its lengths) and NonZero
+ * (its input). Negative indices count from the end of their axis.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
+import { hostNumbers, hostTensor } from '../host_tensor.js';
+import { OnnxElementType } from '../onnx_element_type.js';
 import { OnnxError } from '../onnx_errors.js';
 import { normalizeAxis } from './axes.js';
+import { elementCoordinates } from './element_coordinates.js';
 import { oneHotMask } from './one_hot_mask.js';
-import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
+import type { ImportTimeImplementation, OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 
 /** Input `index` as int32 indices into an axis of size `dim`, negative ones wrapped (on the host when the input is fixed). */
 function indicesInput(call: OperatorCall, index: number, dim: number): tf.Tensor {
   const fixed = call.fixedInput(index);
-  if (fixed) return tf.tensor(hostNumbers(fixed).map((i) => (i < 0 ? i + dim : i)), [...fixed.shape], 'int32');
+  if (fixed)
+    return tf.tensor(
+      hostNumbers(fixed).map((i) => (i < 0 ? i + dim : i)),
+      [...fixed.shape],
+      'int32',
+    );
   const raw = call.input(index);
   const indices = raw.dtype === 'int32' ? raw : tf.cast(raw, 'int32');
   return tf.where(tf.less(indices, 0), tf.add(indices, tf.scalar(dim, 'int32')), indices);
-}
-
-/** Coordinates [..., rank] addressing each element of `shape`, with `indices` along `axis` (for *Elements operators). */
-function elementCoordinates(shape: readonly number[], axis: number, indices: tf.Tensor): tf.Tensor {
-  const size = shape.reduce((p, d) => p * d, 1);
-  const columns = shape.map((_, d) => {
-    if (d === axis) return indices;
-    const stride = shape.slice(d + 1).reduce((p, s) => p * s, 1);
-    const grid = Int32Array.from({ length: size }, (_, i) => Math.floor(i / stride) % shape[d]!);
-    return tf.tensor(grid, [...shape], 'int32');
-  });
-  return tf.stack(columns, shape.length);
 }
 
 const gather: OperatorImplementation = (call) => {
@@ -56,7 +53,11 @@ const gatherND: OperatorImplementation = (call) => {
   const inner = indices.shape.slice(batchDims, -1);
   const flatIndices = tf.reshape(indices, [batch, ...inner, indices.shape[indices.rank - 1]!]);
   const innerSize = inner.reduce((p, d) => p * d, 1);
-  const batchIndex = tf.tensor(Int32Array.from({ length: batch * innerSize }, (_, i) => Math.floor(i / innerSize)), [batch, ...inner, 1], 'int32');
+  const batchIndex = tf.tensor(
+    Int32Array.from({ length: batch * innerSize }, (_, i) => Math.floor(i / innerSize)),
+    [batch, ...inner, 1],
+    'int32',
+  );
   const gathered = tf.gatherND(flatData, tf.concat([batchIndex, flatIndices], -1));
   return [tf.reshape(gathered, [...batchShape, ...gathered.shape.slice(1)])];
 };
@@ -118,6 +119,39 @@ const topK: OperatorImplementation = (call) => {
   return axis === x.rank - 1 ? [signed, indices] : [tf.transpose(signed, perm), tf.transpose(indices, perm)];
 };
 
+const compress: OperatorImplementation = (call) => {
+  let x = call.input(0);
+  const condition = hostNumbers(call.constantInput(1));
+  let axis = 0;
+  if (call.attrs.has('axis')) axis = normalizeAxis(call.attrs.int('axis'), x.rank, call.where);
+  else x = tf.reshape(x, [x.size]);
+  const kept = condition.slice(0, x.shape[axis]).flatMap((c, i) => (c ? [i] : []));
+  return [tf.gather(x, tf.tensor1d(kept, 'int32'), axis)];
+};
+
+const reverseSequence: OperatorImplementation = (call) => {
+  const x = call.input(0);
+  const lengths = hostNumbers(call.constantInput(1));
+  const batchAxis = call.attrs.int('batch_axis', 1);
+  const timeAxis = call.attrs.int('time_axis', 0);
+  const strides = x.shape.map((_, d) => x.shape.slice(d + 1).reduce((p, s) => p * s, 1));
+  const indices = Int32Array.from({ length: x.size }, (_, i) => {
+    const t = Math.floor(i / strides[timeAxis]!) % x.shape[timeAxis]!;
+    const length = lengths[Math.floor(i / strides[batchAxis]!) % x.shape[batchAxis]!]!;
+    return t < length ? length - 1 - t : t;
+  });
+  return [tf.gatherND(x, elementCoordinates(x.shape, timeAxis, tf.tensor(indices, x.shape, 'int32')))];
+};
+
+const nonZero: ImportTimeImplementation = (call) => {
+  const x = call.constantInput(0);
+  const values = hostNumbers(x);
+  const strides = x.shape.map((_, d) => x.shape.slice(d + 1).reduce((p, s) => p * s, 1));
+  const positions = values.flatMap((v, i) => (v !== 0 ? [i] : []));
+  const coordinates = x.shape.flatMap((dim, d) => positions.map((i) => Math.floor(i / strides[d]!) % dim));
+  return [hostTensor(OnnxElementType.INT64, [x.shape.length, positions.length], coordinates)];
+};
+
 /** Indexing and selection operators. */
 export const INDEXING_OPERATORS: OperatorFamily = {
   Gather: [{ since: 1, run: gather }],
@@ -129,4 +163,7 @@ export const INDEXING_OPERATORS: OperatorFamily = {
   OneHot: [{ since: 9, run: oneHot }],
   Trilu: [{ since: 14, run: trilu }],
   TopK: [{ since: 1, run: topK }],
+  Compress: [{ since: 9, run: compress }],
+  ReverseSequence: [{ since: 10, run: reverseSequence }],
+  NonZero: [{ since: 9, atImport: nonZero }],
 };

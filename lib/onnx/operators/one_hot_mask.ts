@@ -7,6 +7,9 @@ import * as tf from '@tensorflow/tfjs';
 
 /** `[..., depth]` booleans, true where the last index equals the value of `indices` (int32). */
 export function oneHotMask(indices: tf.Tensor, depth: number): tf.Tensor {
-  const classes = tf.tensor1d(Array.from({ length: depth }, (_, i) => i), 'int32');
+  const classes = tf.tensor1d(
+    Array.from({ length: depth }, (_, i) => i),
+    'int32',
+  );
   return tf.equal(tf.expandDims(indices, -1), classes);
 }

@@ -46,6 +46,11 @@ export interface OperatorCall {
   inputShape(index: number): readonly number[];
   /** The tfjs dtype of input `index`, without computing the input. */
   inputDtype(index: number): tf.DataType;
+  /**
+   * The ONNX element type of input `index` when it is known (graph inputs,
+   * initializers and values known at import), else undefined.
+   */
+  inputElementType(index: number): number | undefined;
 }
 
 /** The outputs of a node, in order; undefined for an optional output that is not computed. */

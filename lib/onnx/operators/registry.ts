@@ -8,15 +8,20 @@ import { CONVOLUTION_OPERATORS } from './convolution.js';
 import { ELEMENTWISE_ARITHMETIC_OPERATORS } from './elementwise_arithmetic.js';
 import { ELEMENTWISE_MATH_OPERATORS } from './elementwise_math.js';
 import { DROPOUT_OPERATORS } from './dropout.js';
+import { FOURIER_OPERATORS } from './fourier.js';
+import { GRID_SAMPLE_OPERATORS } from './grid_sample.js';
 import { INDEXING_OPERATORS } from './indexing.js';
 import { LOSS_OPERATORS } from './losses.js';
 import { MATRIX_OPERATORS } from './matrix.js';
 import { NORMALIZATION_OPERATORS } from './normalization.js';
 import type { OperatorFamily, OperatorVersion } from './operator.js';
 import { POOLING_OPERATORS } from './pooling.js';
+import { RECURRENT_OPERATORS } from './recurrent.js';
 import { REDUCTION_OPERATORS } from './reductions.js';
+import { QUANTIZATION_OPERATORS } from './quantization.js';
 import { RESIZE_OPERATORS } from './resize.js';
 import { SHAPE_OPERATORS } from './shape_manipulation.js';
+import { SIGNAL_WINDOW_OPERATORS } from './signal_windows.js';
 import { SLICING_AND_JOINING_OPERATORS } from './slicing_and_joining.js';
 import { SOFTMAX_OPERATORS } from './softmax.js';
 import { TENSOR_CREATION_OPERATORS } from './tensor_creation.js';
@@ -31,14 +36,19 @@ const FAMILIES: readonly OperatorFamily[] = [
   DROPOUT_OPERATORS,
   ELEMENTWISE_ARITHMETIC_OPERATORS,
   ELEMENTWISE_MATH_OPERATORS,
+  FOURIER_OPERATORS,
+  GRID_SAMPLE_OPERATORS,
   INDEXING_OPERATORS,
   LOSS_OPERATORS,
   MATRIX_OPERATORS,
   NORMALIZATION_OPERATORS,
   POOLING_OPERATORS,
+  RECURRENT_OPERATORS,
   REDUCTION_OPERATORS,
+  QUANTIZATION_OPERATORS,
   RESIZE_OPERATORS,
   SHAPE_OPERATORS,
+  SIGNAL_WINDOW_OPERATORS,
   SLICING_AND_JOINING_OPERATORS,
   SOFTMAX_OPERATORS,
   TENSOR_CREATION_OPERATORS,
@@ -48,7 +58,10 @@ const REGISTRY = new Map<string, readonly OperatorVersion[]>();
 for (const family of FAMILIES) {
   for (const [opType, versions] of Object.entries(family)) {
     if (REGISTRY.has(opType)) throw new Error(`internal error: ONNX operator ${opType} is implemented twice`);
-    REGISTRY.set(opType, [...versions].sort((a, b) => a.since - b.since));
+    REGISTRY.set(
+      opType,
+      [...versions].sort((a, b) => a.since - b.since),
+    );
   }
 }
 

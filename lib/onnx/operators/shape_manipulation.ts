@@ -61,7 +61,12 @@ const squeeze: OperatorImplementation = (call) => {
   for (const a of axes) {
     if (x.shape[a] !== 1) throw new OnnxError(`${call.where}: cannot squeeze axis ${a} of size ${x.shape[a]}`, { location: call.where });
   }
-  return [tf.reshape(x, x.shape.filter((_, i) => !axes.includes(i)))];
+  return [
+    tf.reshape(
+      x,
+      x.shape.filter((_, i) => !axes.includes(i)),
+    ),
+  ];
 };
 
 const unsqueeze: OperatorImplementation = (call) => {

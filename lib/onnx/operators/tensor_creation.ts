@@ -34,7 +34,10 @@ const constant: ImportTimeImplementation = (call) => {
 const constantOfShape: ImportTimeImplementation = (call) => {
   const shape = hostNumbers(call.constantInput(0));
   const value = call.attrs.tensor('value') ?? hostTensor(OnnxElementType.FLOAT, [1], [0]);
-  const data = emptyHostData(value.elementType, shape.reduce((p, d) => p * d, 1));
+  const data = emptyHostData(
+    value.elementType,
+    shape.reduce((p, d) => p * d, 1),
+  );
   if (Array.isArray(data)) data.fill((value.data as string[])[0]!);
   else data.fill((value.data as Float64Array)[0]!);
   return [{ elementType: value.elementType, shape, data }];
@@ -42,9 +45,19 @@ const constantOfShape: ImportTimeImplementation = (call) => {
 
 const range: ImportTimeImplementation = (call) => {
   const start = call.constantInput(0);
-  const [first, limit, delta] = [start, call.constantInput(1), call.constantInput(2)].map((t) => hostNumbers(t)[0]!) as [number, number, number];
+  const [first, limit, delta] = [start, call.constantInput(1), call.constantInput(2)].map((t) => hostNumbers(t)[0]!) as [
+    number,
+    number,
+    number,
+  ];
   const count = Math.max(Math.ceil((limit - first) / delta), 0);
-  return [hostTensor(start.elementType, [count], Array.from({ length: count }, (_, i) => first + i * delta))];
+  return [
+    hostTensor(
+      start.elementType,
+      [count],
+      Array.from({ length: count }, (_, i) => first + i * delta),
+    ),
+  ];
 };
 
 const eyeLike: ImportTimeImplementation = (call) => {
