@@ -63,7 +63,8 @@ function timelineSvg(executable: Executable): string {
   const ticks = Array.from({ length: 6 }, (_, i) => {
     const t = (timeline.duration * i) / 5;
     const x = left + t * scale;
-    return `<text x="${x.toFixed(1)}" y="${axisY}" class="tick">${(t * 1e3).toFixed(3)} ms</text>`;
+    const anchor = i === 0 ? 'start' : i === 5 ? 'end' : 'middle';
+    return `<text x="${x.toFixed(1)}" y="${axisY}" class="tick" text-anchor="${anchor}">${(t * 1e3).toFixed(3)} ms</text>`;
   }).join('');
   return `<svg class="timeline" width="${width}" height="${axisY + 10}" viewBox="0 0 ${width} ${axisY + 10}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}${ticks}</svg>`;
 }

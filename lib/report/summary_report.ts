@@ -18,7 +18,7 @@ function percent(x: number): string {
 export function memoryTable(executable: Executable): string {
   const { memory, spec } = executable.hardware;
   const lines = [`Memory per IPU (capacity ${formatBytes(ipuMemory(spec))}: ${spec.tiles} tiles × ${formatBytes(spec.memoryPerTile)}):`];
-  lines.push('  IPU  used        of capacity  weights     optimizer   activations  temporary   code+exchange  largest item');
+  lines.push('  IPU  used        of capacity  weights     opt.+accum. activations  temporary   code+exchange  largest item');
   for (const m of memory.ipus) {
     const b = m.byKind;
     const largest = m.items[0];

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { runProgram } from '../run_program.js';
+
+function run(example: string, args: string[] = []): string {
+  const { status, stdout, stderr } = runProgram(`examples/${example}.ts`, args);
+  expect(stderr).toBe('');
+  expect(status).toBe(0);
+  return stdout;
+}
+
+describe('simulated IPU examples', () => {
+  it('will-it-fit.ts: the memory table for 1, 2 and 4 IPUs; only the split placements fit', () => {
+    const out = run('will-it-fit');
+    expect(out).toContain('=== 1 IPU(s): does NOT fit ===');
+    expect(out).toContain('=== 2 IPU(s): fits ===');
+    expect(out).toContain('=== 4 IPU(s): fits ===');
+    expect(out).toMatch(/IPU 0 is out of memory: the model needs [\d.]+ GiB of its 897\.0 MiB/);
+    expect(out.match(/^ {2}\d {4}[\d.]+ MiB/gm)).toHaveLength(2 + 4);
+  });
+
+  it('pipeline-timeline.ts: throughput and bubble; more micro-batches shrink the bubble', () => {
+    const out = run('pipeline-timeline');
+    const rows = [...out.matchAll(/^(\d)\s+(\d+)\s+(\d+)\s+([\d.]+)%/gm)].map((m) => ({ ipus: Number(m[1]), accumulation: Number(m[2]), throughput: Number(m[3]), bubble: Number(m[4]) }));
+    expect(rows).toHaveLength(5);
+    const at = (ipus: number, accumulation: number) => rows.find((r) => r.ipus === ipus && r.accumulation === accumulation)!;
+    expect(at(1, 8).bubble).toBe(0);
+    expect(at(4, 32).bubble).toBeLessThan(at(4, 8).bubble);
+    expect(at(2, 32).bubble).toBeLessThan(at(2, 8).bubble);
+    expect(at(4, 32).throughput).toBeGreaterThan(at(1, 8).throughput);
+  });
+
+  it('fault-recovery.ts: an IPU_RESET mid-run is recovered and the final weights equal the undisturbed run', () => {
+    const out = run('fault-recovery');
+    expect(out).toContain('step 6: simulated IPU_RESET at B0 on IPU 0, tile 0: recover with IPU_RESET');
+    expect(out).toContain('recovered with IPU_RESET; resuming from the checkpoint of step 4');
+    expect(out).toContain("largest difference between the undisturbed and the recovered run's weights: 0");
+  });
+});
