@@ -11,7 +11,7 @@
  * the pattern is only in the `All` level.
  */
 import type { AttrValue, Node } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import { mergeDuplicateNodes } from './merge_duplicate_nodes.js';
 import type { Pattern } from './pattern.js';
 
 /** JSON of an attribute value with object keys sorted, so equal attributes give equal text. */
@@ -25,9 +25,9 @@ function canonicalJson(value: AttrValue): string {
 }
 
 /** What makes two nodes compute the same values (inputs already resolved). */
-function computationKey(node: Node): string {
-  const { block, ipu } = node.annotations;
-  return canonicalJson([node.kernel, node.inputNames ? [...node.inputNames] : null, [...node.inputs], { ...node.attrs }, block ?? null, ipu ?? null]);
+function computationKey(node: Node): string | undefined {
+  if (node.kernel.startsWith('poptfjs.')) return undefined;
+  return canonicalJson([node.kernel, node.inputNames ? [...node.inputNames] : null, [...node.inputs], { ...node.attrs }]);
 }
 
 /** Merges nodes that compute the same values. */
@@ -35,21 +35,5 @@ export const commonSubexpression: Pattern = {
   name: 'CommonSubexpression',
   description: 'merges nodes calling the same kernel on the same inputs with the same attributes (not random kernels)',
   level: 'All',
-  apply(graph) {
-    const editor = new GraphEditor(graph);
-    const first = new Map<string, Node>();
-    let count = 0;
-    for (const node of editor.liveNodes()) {
-      if (node.kernel.startsWith('poptfjs.')) continue;
-      const key = computationKey(node);
-      const kept = first.get(key);
-      if (!kept) {
-        first.set(key, node);
-        continue;
-      }
-      editor.removeNode(node.id, kept.outputs);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+  apply: (graph) => mergeDuplicateNodes(graph, computationKey),
 };

@@ -10,7 +10,8 @@
  * different IPUs are kept apart, as each IPU needs its own copy.
  */
 import type { Node, ValueId } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import type { GraphEditor } from './graph_editor.js';
+import { mergeDuplicateNodes } from './merge_duplicate_nodes.js';
 import type { Pattern } from './pattern.js';
 
 /** Kernels that change how a weight is viewed, not what it holds. */
@@ -31,22 +32,8 @@ export const weightLayoutCaching: Pattern = {
   name: 'WeightLayoutCaching',
   description: 'computes each transposed layout of a weight once per step: duplicate Transposes of the same weight reuse the first',
   level: 'Default',
-  apply(graph) {
-    const editor = new GraphEditor(graph);
-    const first = new Map<string, Node>();
-    let count = 0;
-    for (const node of editor.liveNodes()) {
-      if (node.kernel !== 'Transpose' || !isWeight(editor, node.inputs[0]!)) continue;
-      const { block, ipu } = node.annotations;
-      const key = JSON.stringify([node.inputs[0], node.attrs.perm, block ?? null, ipu ?? null]);
-      const kept = first.get(key);
-      if (!kept) {
-        first.set(key, node);
-        continue;
-      }
-      editor.removeNode(node.id, kept.outputs);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+  apply: (graph) =>
+    mergeDuplicateNodes(graph, (node, editor) =>
+      node.kernel === 'Transpose' && isWeight(editor, node.inputs[0]!) ? JSON.stringify([node.inputs[0], node.attrs.perm]) : undefined,
+    ),
 };
