@@ -2,19 +2,26 @@
 /**
  * The poptfjs command-line tool.
  *
- *   poptfjs env     the versions and the tfjs backend poptfjs runs on here
- *   poptfjs help    this text
+ *   poptfjs env                 the versions and the tfjs backend poptfjs runs on here
+ *   poptfjs inspect <file>      what an exported executable or a checkpoint holds
+ *   poptfjs cache ls [dir]      the entries of an executable cache directory
+ *   poptfjs cache clear [dir]   removes them
+ *   poptfjs help                this text
  */
 import { createRequire } from 'node:module';
-import { currentBackend, tf } from 'poptfjs';
+import { clearExecutableCache, currentBackend, describePoptfjsFile, listExecutableCache, PoptfjsError, tf } from 'poptfjs';
 
 const require = createRequire(import.meta.url);
 
 const USAGE = `usage: poptfjs <command>
 
 commands:
-  env     print the poptfjs and tfjs versions and the backend poptfjs runs on
-  help    print this text`;
+  env                 print the poptfjs and tfjs versions and the backend poptfjs runs on
+  inspect <file>      print what an exported executable or a checkpoint holds
+                      (version, signature, options, strategy, placement, sizes), without running it
+  cache ls [dir]      list the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
+  cache clear [dir]   remove the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
+  help                print this text`;
 
 function packageVersion(name: string): string {
   try {
@@ -35,18 +42,67 @@ function env(): void {
   for (const [k, v] of rows) console.log(`${k.padEnd(22)} ${v}`);
 }
 
-const [command] = process.argv.slice(2);
-switch (command) {
-  case 'env':
-    env();
-    break;
-  case undefined:
-  case 'help':
-  case '--help':
-  case '-h':
-    console.log(USAGE);
-    break;
-  default:
-    console.error(`poptfjs: unknown command '${command}'\n${USAGE}`);
-    process.exitCode = 2;
+function inspect(file: string | undefined): void {
+  if (file === undefined) throw new PoptfjsError('inspect: give the file to inspect: poptfjs inspect <file>', { type: 'cli' });
+  console.log(describePoptfjsFile(file));
+}
+
+function cacheDirectory(dir: string | undefined, what: string): string {
+  const chosen = dir ?? process.env.POPTFJS_CACHE_DIR;
+  if (chosen === undefined || chosen === '') {
+    throw new PoptfjsError(`cache ${what}: give the cache directory (poptfjs cache ${what} <dir>) or set POPTFJS_CACHE_DIR`, { type: 'cli' });
+  }
+  return chosen;
+}
+
+function cache(action: string | undefined, dir: string | undefined): void {
+  if (action === 'ls') {
+    const directory = cacheDirectory(dir, 'ls');
+    const entries = listExecutableCache(directory);
+    for (const e of entries) {
+      const what = 'error' in e.contents ? `unreadable: ${e.contents.error}` : `'${e.contents.modelName}' ${e.contents.kind} (${e.contents.backend})`;
+      console.log(`${new Date(e.modifiedUnixMs).toISOString()}  ${String(e.bytes).padStart(10)} B  ${e.file}  ${what}`);
+    }
+    console.log(`${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, ${entries.reduce((n, e) => n + e.bytes, 0)} bytes in ${directory}`);
+  } else if (action === 'clear') {
+    const directory = cacheDirectory(dir, 'clear');
+    const result = clearExecutableCache(directory);
+    const live = result.liveLocks > 0 ? `; kept ${result.liveLocks} lock(s) held by running processes` : '';
+    console.log(`removed ${result.entries} entr${result.entries === 1 ? 'y' : 'ies'} (${result.bytes} bytes) from ${directory}${live}`);
+  } else {
+    throw new PoptfjsError(`cache: expected 'ls' or 'clear', got ${action === undefined ? 'nothing' : `'${action}'`}`, { type: 'cli' });
+  }
+}
+
+const [command, ...args] = process.argv.slice(2);
+/** Runs the command given on the command line. */
+function run(): void {
+  switch (command) {
+    case 'env':
+      env();
+      break;
+    case 'inspect':
+      inspect(args[0]);
+      break;
+    case 'cache':
+      cache(args[0], args[1]);
+      break;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      break;
+    default:
+      console.error(`poptfjs: unknown command '${command}'\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+try {
+  run();
+} catch (error) {
+  if (!(error instanceof PoptfjsError)) throw error;
+  console.error(`poptfjs: ${error.message}`);
+  process.exitCode = 1;
 }

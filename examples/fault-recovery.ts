@@ -7,7 +7,7 @@
  *
  * Run: npx tsx examples/fault-recovery.ts
  */
-import { Block, Options, RecoverableError, SimulatedErrorCode, optim, tf, trainingModel } from 'poptfjs';
+import { Options, RecoverableError, SimulatedErrorCode, optim, tf, trainingModel } from 'poptfjs';
 
 const steps = 12;
 const checkpointEvery = 4;

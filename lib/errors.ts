@@ -4,7 +4,24 @@
  *
  * They mirror PopTorch's hierarchy: {@link PoptfjsError} (exported as `Error`)
  * for application errors, {@link RecoverableError} and {@link UnrecoverableError}
- * for (simulated) runtime faults of the device.
+ * for (simulated) runtime faults of the device. PopART's hierarchy is built on
+ * the same classes, so a fault caught as `RecoverableError` is also a
+ * `poplar_recoverable_runtime_error`:
+ *
+ * ```
+ * PoptfjsError
+ * ├─ PopartException (popart_exception)
+ * │  ├─ PopartInternalException (popart_internal_exception)
+ * │  └─ PopartRuntimeError (popart_runtime_error)
+ * ├─ PoplibsException (poplibs_exception)
+ * └─ PoplarException (poplar_exception)
+ *    └─ PoplarRuntimeError (poplar_runtime_error)
+ *       ├─ PoplarApplicationRuntimeError (poplar_application_runtime_error)
+ *       └─ PoplarSystemRuntimeError (poplar_system_runtime_error)
+ *          ├─ RecoverableError (poplar_recoverable_runtime_error)
+ *          ├─ UnrecoverableError (poplar_unrecoverable_runtime_error)
+ *          └─ PoplarUnknownRuntimeError (poplar_unknown_runtime_error)
+ * ```
  */
 
 /** Where an error was raised: a source file, a layer, a kernel, a config line. */
@@ -36,11 +53,99 @@ export class PoptfjsError extends globalThis.Error {
   }
 }
 
+/** The options every error of the hierarchy takes. */
+export interface PoptfjsErrorOptions {
+  /** The part of poptfjs that raised the error and its category (each class has its default). */
+  type?: string;
+  /** Where the error was raised. */
+  location?: ErrorLocation;
+  /** The error that caused this one. */
+  cause?: unknown;
+}
+
+/**
+ * PopART's `popart_exception`: an error in the program using the PopART API
+ * or in the model it gives (a wrong buffer size, an unknown tensor name, an
+ * invalid option).
+ */
+export class PopartException extends PoptfjsError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'popart_exception', ...options });
+  }
+}
+
+/** PopART's `popart_internal_exception`: poptfjs broke one of its own rules (a bug to report). */
+export class PopartInternalException extends PopartException {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'popart_internal_exception', ...options });
+  }
+}
+
+/** PopART's `popart_runtime_error`: a session used in a state that does not allow it (not prepared, weights lost). */
+export class PopartRuntimeError extends PopartException {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'popart_runtime_error', ...options });
+  }
+}
+
+/** PopART's `poplibs_exception`: a library operation refused its arguments. */
+export class PoplibsException extends PoptfjsError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplibs_exception', ...options });
+  }
+}
+
+/** PopART's `poplar_exception`: an error of the (simulated) Poplar engine. */
+export class PoplarException extends PoptfjsError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplar_exception', ...options });
+  }
+}
+
+/** Poplar's `runtime_error`: an error while a program runs on the device. */
+export class PoplarRuntimeError extends PoplarException {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplar_runtime_error', ...options });
+  }
+}
+
+/** Poplar's `application_runtime_error`: a run failed because of the program (a bug in the user code or the framework). */
+export class PoplarApplicationRuntimeError extends PoplarRuntimeError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplar_application_runtime_error', ...options });
+  }
+}
+
+/** Poplar's `system_runtime_error`: a run failed because of the system (the IPUs, their links, the host). */
+export class PoplarSystemRuntimeError extends PoplarRuntimeError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplar_system_runtime_error', ...options });
+  }
+}
+
 /** The action that recovers from a {@link RecoverableError}, as in Poplar. */
 export type RecoveryAction = 'IPU_RESET' | 'LINK_RESET' | 'PARTITION_RESET' | 'FULL_RESET';
 
-/** A transient device fault: perform `recoveryAction`, then carry on. */
-export class RecoverableError extends PoptfjsError {
+/**
+ * The recovery actions by name. `POWER_CYCLE` is PopART's name for
+ * PopTorch's `FULL_RESET`: `error.recoveryAction === RecoveryAction.POWER_CYCLE`
+ * holds for a fault that needs the system power-cycled.
+ */
+export const RecoveryAction = {
+  /** Reset the IPU. */
+  IPU_RESET: 'IPU_RESET',
+  /** Reset the IPU-Links (systems that are not Pods). */
+  LINK_RESET: 'LINK_RESET',
+  /** Reset the IPU partition (Pod systems). */
+  PARTITION_RESET: 'PARTITION_RESET',
+  /** Power-cycle the system (PopTorch's name). */
+  FULL_RESET: 'FULL_RESET',
+  /** Power-cycle the system (PopART's name). */
+  POWER_CYCLE: 'FULL_RESET',
+} as const satisfies Record<string, RecoveryAction>;
+
+/** A transient device fault: perform `recoveryAction`, then carry on (PopART's `poplar_recoverable_runtime_error`). */
+export class RecoverableError extends PoplarSystemRuntimeError {
   /** What must be done before the device can be used again. */
   readonly recoveryAction: RecoveryAction;
 
@@ -50,10 +155,21 @@ export class RecoverableError extends PoptfjsError {
   }
 }
 
-/** A persistent device fault: the device must be taken out of operation. */
-export class UnrecoverableError extends PoptfjsError {
+/** A persistent device fault: the device must be taken out of operation (PopART's `poplar_unrecoverable_runtime_error`). */
+export class UnrecoverableError extends PoplarSystemRuntimeError {
   constructor(message: string, options: { location?: ErrorLocation } = {}) {
     super(message, { type: 'poplar_unrecoverable_runtime_error', ...options });
+  }
+}
+
+/**
+ * Poplar's `unknown_runtime_error`: a system fault that may or may not be
+ * recoverable; try the recovery actions in turn (IPU_RESET, LINK_RESET,
+ * PARTITION_RESET, POWER_CYCLE) before taking the device out of service.
+ */
+export class PoplarUnknownRuntimeError extends PoplarSystemRuntimeError {
+  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+    super(message, { type: 'poplar_unknown_runtime_error', ...options });
   }
 }
 

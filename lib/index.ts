@@ -18,11 +18,33 @@ export {
   RecoverableError,
   UnrecoverableError,
   ConfigFileError,
-  type RecoveryAction,
+  RecoveryAction,
+  PopartException,
+  PopartInternalException,
+  PopartRuntimeError,
+  PoplibsException,
+  PoplarException,
+  PoplarRuntimeError,
+  PoplarApplicationRuntimeError,
+  PoplarSystemRuntimeError,
+  PoplarUnknownRuntimeError,
+  type PoptfjsErrorOptions,
 } from './errors.js';
 export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
+export { load, type LoadArgs } from './executor/model_wrappers.js';
+export type { CompileAndExportOptions } from './executor/executable_export.js';
+export type { EditOptions } from './executor/precompiled_model.js';
+export {
+  executableCacheStatistics, listExecutableCache, clearExecutableCache, type ExecutableCacheStatistics, type CacheEntryInfo, type CacheClearResult,
+} from './executor/executable_cache.js';
+export { fileSystemHandler } from './executor/file_system_io.js';
+export { ExecutableGraphLayer } from './executor/model_reconstruction.js';
+export { readExecutableFile, type ExecutableFileContents, type ExportedModel } from './runtime/executable_file.js';
+export { readCheckpointFile, type CheckpointContents } from './runtime/checkpoint_file.js';
+export { describePoptfjsFile } from './runtime/file_inspection.js';
+export { POPTFJS_VERSION } from './runtime/poptfjs_version.js';
 export * from './options/index.js';
 export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
 export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
@@ -48,4 +70,9 @@ export { PATTERNS_LEVELS, type PatternsLevel, type Pattern, type PatternContext 
 export type { Graph, Node, Value, ValueId, NodeId } from './ir/graph.js';
 export * as onnx from './onnx/index.js';
 export * as optim from '../optim/index.js';
+export { half, isHalf, dtypeOf, type HalfTarget, type PoptfjsDataType } from './precision/half.js';
+export {
+  roundToFloat16, roundFloat16Array, isFloat16Value, FLOAT16_MAX, FLOAT16_MIN_NORMAL, FLOAT16_MIN_SUBNORMAL, FLOAT16_EPSILON, type RoundingRandomness,
+} from './precision/float16.js';
 export * as ops from '../ops/index.js';
+export * as popart from './session/index.js';

@@ -1,100 +1,131 @@
 /**
- * Stochastic gradient descent, with torch.optim.SGD's definition of momentum,
- * dampening, Nesterov momentum and weight decay.
+ * Stochastic gradient descent with torch.optim.SGD's definition of momentum,
+ * dampening, Nesterov momentum and weight decay, and PopTorch's two variants:
+ *
+ * - separate (default): the velocity is a state of its own
+ *   (`momentumBuffer`, kept in `firstOrderMomentumAccumType`), gradients are
+ *   accumulated in `accumType`;
+ * - combined (`useCombinedAccum: true`): one tensor per parameter holds the
+ *   velocity multiplied by `velocityScaling` (`scaledVelocity`, kept in the
+ *   parameter's precision, so float16 for float16 parameters); gradients are
+ *   accumulated in the parameter's precision. In effect the gradients reach
+ *   it scaled by `velocityScaling / lossScaling`, so velocity scaling keeps
+ *   small float16 velocities from underflowing.
+ *
+ * Both variants give the same result in float32. Without momentum there is
+ * no state.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
-import { Optimizer, type OptimizerState, type OptimizerTarget } from './optimizer.js';
+import { Optimizer, type OptimizerOptions, type OptimizerSettings, type OptimizerTarget, type ParameterResult, type ParameterUpdate, type StateSlot, type SlotPrecision } from './optimizer.js';
+import { accumType, flag, type HyperValues, nonNegative, optimizerError, positive, positiveOrInfinity } from './optimizer_options.js';
 
-/** SGD hyper-parameters. */
-export interface SGDOptions {
+const GROUP = {
   /** Learning rate (default 0.01). */
-  lr?: number;
+  lr: nonNegative(0.01),
   /** Momentum factor (default 0). */
-  momentum?: number;
-  /** Dampening for momentum (default 0). */
-  dampening?: number;
-  /** Nesterov momentum (default false; needs momentum > 0 and dampening 0). */
-  nesterov?: boolean;
+  momentum: nonNegative(0),
+  /** Dampening of the momentum (default 0). */
+  dampening: nonNegative(0),
   /** L2 penalty added to the gradient (default 0). */
-  weightDecay?: number;
-}
+  weightDecay: nonNegative(0),
+  /** Nesterov momentum (default false; needs momentum > 0 and dampening 0). */
+  nesterov: flag(false),
+  /** The factor the combined velocity is stored multiplied by (default 1; combined variant only). */
+  velocityScaling: positive(1),
+};
 
-const DEFAULTS: Required<SGDOptions> = { lr: 0.01, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 };
+const GLOBAL = {
+  /** Loss scaling factor (default 1). */
+  lossScaling: positive(1),
+  /** Use the combined variant (default false). */
+  useCombinedAccum: flag(false),
+  /** Precision of the gradient accumulator (separate variant; default float32). */
+  accumType: accumType(),
+  /** Precision of the velocity (separate variant; default float32). */
+  firstOrderMomentumAccumType: accumType(),
+  /** Clip the gradients to this global norm (default Infinity: no clipping). */
+  maxGradNorm: positiveOrInfinity(Infinity),
+};
 
-/** SGD, as `new optim.SGD(modelOrVariables, { lr: 0.01 })`. */
-export class SGD extends Optimizer {
-  readonly type = 'SGD';
-  /** Learning rate; change it and call `executor.setOptimizer(opt)` to use the new value. */
-  lr: number;
-  /** Momentum factor. */
-  momentum: number;
-  /** Dampening for momentum. */
-  dampening: number;
-  /** Nesterov momentum. */
-  nesterov: boolean;
-  /** L2 penalty. */
-  weightDecay: number;
+/** SGD's attributes per parameter group. */
+export type SGDGroupAttributes = HyperValues<typeof GROUP>;
+/** SGD's attributes for the whole optimizer. */
+export type SGDAttributes = HyperValues<typeof GLOBAL>;
+/** SGD's options: any attribute, and `paramGroups`. */
+export type SGDOptions = OptimizerOptions<SGDGroupAttributes, SGDAttributes>;
+
+const MOMENTUM_BUFFER = 'momentumBuffer';
+const SCALED_VELOCITY = 'scaledVelocity';
+
+/** SGD, as `new optim.SGD(modelOrVariables, { lr: 0.01, momentum: 0.9 })`. */
+export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
+  /** Learning rate of every group (reading it is an error when groups differ). */
+  declare lr: number;
+  /** Momentum factor of every group. */
+  declare momentum: number;
+  /** Dampening of every group. */
+  declare dampening: number;
+  /** L2 penalty of every group. */
+  declare weightDecay: number;
+  /** Nesterov momentum in every group. */
+  declare nesterov: boolean;
+  /** Velocity scaling of every group (combined variant). */
+  declare velocityScaling: number;
+  /** Whether the combined variant is used. */
+  declare useCombinedAccum: boolean;
+  /** Precision of the velocity in the separate variant. */
+  declare firstOrderMomentumAccumType: 'float32' | 'float16';
+  /** The global gradient norm gradients are clipped to. */
+  declare maxGradNorm: number;
 
   constructor(target: OptimizerTarget, options: SGDOptions = {}) {
-    super(target);
-    for (const key of Object.keys(options)) {
-      if (!(key in DEFAULTS)) {
-        throw new PoptfjsError(`optim.SGD: unknown option '${key}'; expected ${Object.keys(DEFAULTS).join(', ')}`, { type: 'optimizer' });
-      }
-    }
-    const o = { ...DEFAULTS, ...options };
-    for (const key of ['lr', 'momentum', 'dampening', 'weightDecay'] as const) {
-      if (typeof o[key] !== 'number' || !Number.isFinite(o[key]) || o[key] < 0) {
-        throw new PoptfjsError(`optim.SGD: ${key} must be a finite number >= 0, got ${String(o[key])}`, { type: 'optimizer' });
-      }
-    }
-    if (o.nesterov && (o.momentum <= 0 || o.dampening !== 0)) {
-      throw new PoptfjsError('optim.SGD: Nesterov momentum requires momentum > 0 and dampening 0', { type: 'optimizer' });
-    }
-    this.lr = o.lr;
-    this.momentum = o.momentum;
-    this.dampening = o.dampening;
-    this.nesterov = o.nesterov;
-    this.weightDecay = o.weightDecay;
+    super('SGD', target, options, { group: GROUP, global: GLOBAL });
   }
 
-  override hyperParameters(): Record<string, number | boolean> {
-    return { lr: this.lr, momentum: this.momentum, dampening: this.dampening, nesterov: this.nesterov, weightDecay: this.weightDecay };
-  }
-
-  override initialState(): OptimizerState {
-    return { step: 0, slots: new Map() };
-  }
-
-  override apply(
-    weights: ReadonlyMap<string, tf.Tensor>,
-    grads: ReadonlyMap<string, tf.Tensor>,
-    state: OptimizerState,
-  ): Map<string, tf.Tensor> {
-    const updated = new Map<string, tf.Tensor>();
-    for (const [name, grad] of grads) {
-      const w = weights.get(name)!;
-      const slots = state.slots.get(name) ?? {};
-      const result = tf.tidy(() => {
-        let g = this.weightDecay !== 0 ? tf.add(grad, tf.mul(w, this.weightDecay)) : grad;
-        let momentum: tf.Tensor | undefined;
-        if (this.momentum !== 0) {
-          const previous = slots.momentum;
-          momentum = previous ? tf.add(tf.mul(previous, this.momentum), tf.mul(g, 1 - this.dampening)) : tf.clone(g);
-          g = this.nesterov ? tf.add(g, tf.mul(momentum, this.momentum)) : momentum;
-        }
-        const next = tf.sub(w, tf.mul(g, this.lr));
-        return momentum ? { next, momentum } : { next };
-      });
-      if (result.momentum) {
-        slots.momentum?.dispose();
-        slots.momentum = result.momentum;
-        state.slots.set(name, slots);
-      }
-      updated.set(name, result.next);
+  protected override checkGroup(global: Readonly<SGDAttributes>, group: Readonly<SGDGroupAttributes>, where: string): void {
+    if (group.nesterov && (group.momentum <= 0 || group.dampening !== 0)) {
+      throw optimizerError(`${where}: Nesterov momentum requires momentum > 0 and dampening 0 (momentum ${group.momentum}, dampening ${group.dampening})`);
     }
-    state.step++;
-    return updated;
+    if (group.velocityScaling !== 1 && !global.useCombinedAccum) {
+      throw optimizerError(`${where}: velocityScaling applies to the combined variant only; pass useCombinedAccum: true to use it`);
+    }
+    if (global.useCombinedAccum && (global.accumType === 'float16' || global.firstOrderMomentumAccumType === 'float16')) {
+      throw optimizerError(
+        `${where}: accumType and firstOrderMomentumAccumType do not apply to the combined variant, whose combined tensor has the parameter's precision`,
+      );
+    }
+  }
+
+  protected override slotsOf(settings: OptimizerSettings<SGDGroupAttributes, SGDAttributes>): StateSlot[] {
+    if (!settings.groups.some((g) => g.momentum !== 0)) return [];
+    const { useCombinedAccum, firstOrderMomentumAccumType } = settings.global;
+    return [useCombinedAccum ? { name: SCALED_VELOCITY, precision: 'parameter' } : { name: MOMENTUM_BUFFER, precision: firstOrderMomentumAccumType }];
+  }
+
+  override accumulatorPrecision(settings: OptimizerSettings<SGDGroupAttributes, SGDAttributes>): SlotPrecision {
+    return settings.global.useCombinedAccum ? 'parameter' : settings.global.accumType;
+  }
+
+  protected override updateParameter(u: ParameterUpdate<SGDGroupAttributes, SGDAttributes>): ParameterResult {
+    const { lr, momentum, dampening, weightDecay, nesterov, velocityScaling } = u.group;
+    const g = weightDecay !== 0 ? tf.add(u.grad, tf.mul(u.weight, weightDecay)) : u.grad;
+    if (momentum === 0) return { weight: tf.sub(u.weight, tf.mul(g, lr)), slots: {} };
+    let velocity: tf.Tensor;
+    let slots: Record<string, tf.Tensor>;
+    if (u.global.useCombinedAccum) {
+      const previous = u.slots[SCALED_VELOCITY];
+      const scaled = u.stored(
+        SCALED_VELOCITY,
+        previous ? tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)) : tf.mul(g, velocityScaling),
+      );
+      velocity = tf.div(scaled, velocityScaling);
+      slots = { [SCALED_VELOCITY]: scaled };
+    } else {
+      const previous = u.slots[MOMENTUM_BUFFER];
+      velocity = u.stored(MOMENTUM_BUFFER, previous ? tf.add(tf.mul(previous, momentum), tf.mul(g, 1 - dampening)) : tf.clone(g));
+      slots = { [MOMENTUM_BUFFER]: velocity };
+    }
+    const direction = nesterov ? tf.add(g, tf.mul(velocity, momentum)) : velocity;
+    return { weight: tf.sub(u.weight, tf.mul(direction, lr)), slots };
   }
 }

@@ -13,7 +13,12 @@ test/fixtures/onnx/torch/ by default:
   nn.TransformerEncoder (batch_first, GELU, no dropout), exported with a
   dynamic batch axis (opset 17, LayerNormalization);
 - small_lstm: a two-layer bidirectional nn.LSTM and a GRU (batch_first)
-  with a linear head (opset 14).
+  with a linear head (opset 14);
+- squeezenet: torchvision's squeezenet1_1 (an AlexNet-like network of
+  convolutions, ReLUs, max pools and concatenations, no batch norm) with 10
+  classes and random weights, on 4 x 3 x 64 x 64 images, exported as the
+  PopART guide exports AlexNet (only the output named, so the input keeps
+  the name PyTorch gives it): the model of the Session API examples.
 
 With --large, also exports torchvision's resnet18 (random weights, 45 MB) to
 check bigger models by hand; it is not committed.
@@ -29,7 +34,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 from torch import nn
-from torchvision.models import resnet18
+from torchvision.models import resnet18, squeezenet1_1
 from torchvision.models.resnet import BasicBlock
 
 
@@ -105,6 +110,23 @@ def export(model, example, name, out, opset, dynamic_axes=None):
     print(f'{path}: {os.path.getsize(path)} bytes, output {tuple(expected.shape)}')
 
 
+def export_like_popart_guide(model, example, name, out):
+    """Exports as the PopART guide does (opset 11, only the output named), with the input and PyTorch's output."""
+    model.eval()
+    with torch.no_grad():
+        expected = model(example)
+    path = os.path.join(out, f'{name}.onnx')
+    torch.onnx.export(model, example, path, output_names=['output'], opset_version=11)
+    loaded = onnx.load(path)
+    onnx.checker.check_model(loaded)
+    input_name = loaded.graph.input[0].name
+    for kind, value, tensor_name in (('input', example, input_name), ('output', expected, 'output')):
+        tensor = onnx.numpy_helper.from_array(value.numpy(), tensor_name)
+        with open(os.path.join(out, f'{name}_{kind}_0.pb'), 'wb') as f:
+            f.write(tensor.SerializeToString())
+    print(f'{path}: {os.path.getsize(path)} bytes, input {input_name!r}, output {tuple(expected.shape)}')
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -127,6 +149,8 @@ def main():
            dynamic_axes={'input': {0: 'batch'}, 'output': {0: 'batch'}})
 
     export(SmallLstm(), torch.randn(2, 5, 6), 'small_lstm', args.out, 14)
+
+    export_like_popart_guide(squeezenet1_1(num_classes=10), torch.randn(4, 3, 64, 64), 'squeezenet', args.out)
 
     if args.large:
         big = resnet18(num_classes=100)

@@ -21,6 +21,7 @@ import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../strategy/streaming_transfers.js';
 import type { Optimizer } from '../../optim/optimizer.js';
+import { inferFloat16 } from '../precision/float16_inference.js';
 import type { CompileProgress } from './compile_progress.js';
 
 /** How calls are batched, what they return and how gradients are reduced, from the options. */
@@ -74,6 +75,8 @@ export interface GraphCompileRequest {
   readonly optimizer: Optimizer | undefined;
   readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
   readonly progress: CompileProgress;
+  /** The parameters (by name) and inputs (by position) declared float16 (`half`). */
+  readonly float16?: { readonly params: ReadonlySet<string>; readonly inputs: ReadonlySet<number> };
 }
 
 /** Compiles a graph into an executable; an `OutOfMemoryError` if it does not fit (unless allowed). */
@@ -81,7 +84,14 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   const { settings, execution, progress } = request;
   const { factors } = execution;
   const training = request.kind === 'training';
-  const { graph, fired } = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
+  const patterned = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
+  const { fired } = patterned;
+  const precision = settings.precision;
+  const graph = inferFloat16(patterned.graph, {
+    params: request.float16?.params ?? new Set(),
+    inputs: request.float16?.inputs ?? new Set(),
+    casting: precision.halfFloatCasting,
+  });
   progress.step();
   const placement = placeGraph(graph, {
     strategy: settings.executionStrategy.toJSON(),
@@ -130,5 +140,12 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     firedPatterns: Object.fromEntries(fired),
     replicaGroupings: { ...request.replicaGroupings },
     broadcastBuffers: settings.broadcastBuffers,
+    numerics: {
+      stochasticRounding: precision.stochasticRounding,
+      floatingPointExceptions: precision.floatingPointExceptions,
+      halfPartials: precision.partialsType === 'half',
+      halfFloatCasting: precision.halfFloatCasting,
+      automaticLossScaling: training && settings.training.automaticLossScaling,
+    },
   };
 }

@@ -1,13 +1,18 @@
 /**
- * `trainingModel` and `inferenceModel`: wrap a tfjs model for the simulated IPU.
+ * `trainingModel` and `inferenceModel`: wrap a tfjs model for the simulated
+ * IPU; `load`: restore one from an exported executable.
  */
 import type * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../backend/backend_selection.js';
 import { PoptfjsError } from '../errors.js';
+import { readExecutableFile } from '../runtime/executable_file.js';
 import { Options } from '../options/options.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import { Optimizer } from '../../optim/optimizer.js';
+import { rebuildOptimizer } from './optimizer_reconstruction.js';
 import { PoplarExecutor, type ModelOutput, type TrainingOutput } from './poplar_executor.js';
+import { optionsOfExecutableFile, restoreExportedModel, type EditOptions } from './precompiled_model.js';
 
 /** A training executor: calls return `[output, loss]`. */
 export type TrainingExecutor = {
@@ -83,4 +88,47 @@ export function inferenceModel(model: WrappableModel | PoplarExecutor, args: Inf
   checkModel(target, 'inferenceModel');
   const options = args.options === undefined && source ? source.options.clone() : checkOptions(args.options, 'inferenceModel');
   return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor;
+}
+
+/** Arguments of {@link load}. */
+export interface LoadArgs {
+  /**
+   * Changes the options before the executor is created, e.g. to choose the
+   * device: `(opts) => opts.useIpuId(1)`. Only run-time options
+   * (`RUNTIME_OPTION_KEYS`) take effect; changes to others are ignored with
+   * a warning.
+   */
+  editOpts?: EditOptions;
+}
+
+/**
+ * Restores a ready-to-run executor from a file written by
+ * `executor.compileAndExport(path, ...inputs)`: the executable, the options
+ * it was compiled with, the optimizer and device state, and the model,
+ * rebuilt as a tfjs model from its trace (`executor.model`) holding the
+ * exported weights. Files exported with `{ exportModel: false }` hold no
+ * model: wrap the model again and call `executor.loadExecutable(path)`.
+ * Models loaded from exports of the same tfjs model share their host
+ * weights, but not their devices: copy weights between them with
+ * `copyWeightsToHost()` and `copyWeightsToDevice()`, or wrap one from the
+ * other (`inferenceModel(trainingExecutor)`) and `loadExecutable` to keep
+ * them in sync.
+ */
+export async function load(path: string, args: LoadArgs = {}): Promise<TrainingExecutor | InferenceExecutor> {
+  const file = readExecutableFile(path);
+  if (!file.model) {
+    throw new PoptfjsError(
+      `load(${path}): the file was exported with { exportModel: false }, so it holds no model; ` +
+        `wrap the model with trainingModel or inferenceModel and call executor.loadExecutable('${path}')`,
+      { type: 'executor', location: path },
+    );
+  }
+  const options = optionsOfExecutableFile(file, path, args.editOpts);
+  await initBackend(options.settings.backend);
+  const { model, variables } = restoreExportedModel(file, file.model, path);
+  const training = file.executable.kind === 'training';
+  const optimizer = training && file.optimizer ? rebuildOptimizer(file.optimizer, (name) => variables.get(name), path) : undefined;
+  const executor = training ? trainingModel(model, { options, ...(optimizer ? { optimizer } : {}) }) : inferenceModel(model, { options });
+  executor.attachExportedExecutable(file, path, variables);
+  return executor;
 }

@@ -26,14 +26,31 @@ import { planText } from '../strategy/plan_text.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
+import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
+import { isHalf, type PoptfjsDataType } from '../precision/half.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
-import { compileGraph, executionSettings } from './graph_compiler.js';
+import { executionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 import { ParameterHandle } from './parameter_handle.js';
+import { readCheckpointFile, writeCheckpointFile } from '../runtime/checkpoint_file.js';
+import { mapDeviceState } from '../runtime/device_state.js';
+import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
+import { describeOptimizer, optimizerConfig } from '../runtime/optimizer_config.js';
+import { parameterSpecs } from '../runtime/parameter_spec.js';
+import { renameExecutableParameters, renameGraphParameters } from '../runtime/parameter_renaming.js';
+import { tensorFromData } from '../runtime/tensor_data_conversion.js';
+import { modelInputCount } from '../trace/model_function.js';
+import { compileAffectingOptions } from './executable_cache_key.js';
+import { compileWithCache } from './executable_cache.js';
+import {
+  checkpointContents, executableFileContents, splitExportArguments, type CompileAndExportOptions, type ExportSource, type ModelTraceRecord,
+} from './executable_export.js';
+import './file_system_io.js';
+import { matchKind, matchModel, outputSignature } from './model_matching.js';
 
 const log = getLogger('poptfjs');
 
@@ -48,6 +65,8 @@ interface Compiled {
   readonly executable: Executable;
   readonly loaded: LoadedExecutable;
   readonly variables: ReadonlyMap<string, tf.Variable>;
+  /** The model as traced, to export it. */
+  readonly trace: ModelTraceRecord;
 }
 
 /** The settings an executor is created with. */
@@ -82,6 +101,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** True for a `trainingModel`, false for an `inferenceModel`. */
   readonly training: boolean;
   private optimizer: Optimizer | undefined;
+  /** The optimizer attribute values the model was compiled with. */
+  private compiledOptimizer: CompiledOptimizerAttributes | undefined;
   private readonly loss: LossSpec | undefined;
   private compiled: Compiled | undefined;
   private compiling: Promise<Compiled> | undefined;
@@ -310,21 +331,16 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
     const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
-    const replacements = this.groupedSlices();
     let traced: TracedModel;
     try {
-      const options = { replacements };
-      traced = this.training ? traceTraining(this.model, this.loss, examples, options) : traceInference(this.model, examples, options);
+      traced = this.traceModel(examples);
     } finally {
       if (split) tf.dispose(examples);
-      tf.dispose([...replacements.values()]);
     }
     progress.step();
-    if (this.training && !this.optimizer) {
-      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
-      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
-    }
-    const executable = compileGraph({
+    this.ensureOptimizer(traced);
+    const parameters = parameterSpecs(traced.variables);
+    const { executable, source } = await compileWithCache({
       kind: this.training ? 'training' : 'inference',
       modelName: modelName(this.model),
       graph: traced.graph,
@@ -335,20 +351,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       optimizer: this.optimizer,
       replicaGroupings: this.replicaGroupings,
       progress,
-    });
+      float16: this.float16Declarations(traced, inputs),
+    }, this.options, parameters);
     const { graph, inputSignature } = executable;
-    const binding = DeviceBinding.acquire(executable, settings);
-    const loaded = new LoadedExecutable(executable, this.optimizer, this.options.settings.randomSeed);
-    try {
-      loaded.loadWeights(traced.variables);
-    } catch (error) {
-      loaded.dispose();
-      binding.device.detach();
-      throw error;
-    }
-    this.loadedHostVersion = wrappedModelState(this.model).hostVersion;
-    this.compiled = { executable, loaded, variables: traced.variables };
-    this.binding = binding;
+    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(inputSignature.length) });
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
@@ -359,11 +365,253 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     log.info(
       () =>
-        `compiled '${executable.modelName}' for ${executable.kind}: ${graph.nodes.length} nodes, ` +
+        `${source === 'compiled' ? 'compiled' : 'loaded'} '${executable.modelName}' for ${executable.kind}${source === 'compiled' ? '' : ` from the ${source}`}: ${graph.nodes.length} nodes, ` +
         `${traced.variables.size} parameters, micro-batch ${micro}, ${describeSignature(inputSignature)} ` +
         `(${(performance.now() - started).toFixed(1)} ms)`,
     );
+    return compiled;
+  }
+
+  /** Traces the model on `examples` (one micro-batch), weights split across replica groups traced with one replica's slice. */
+  private traceModel(examples: readonly tf.Tensor[]): TracedModel {
+    const replacements = this.groupedSlices();
+    try {
+      const options = { replacements };
+      return this.training ? traceTraining(this.model, this.loss, examples, options) : traceInference(this.model, examples, options);
+    } finally {
+      tf.dispose([...replacements.values()]);
+    }
+  }
+
+  /** A training executor without an optimizer gets `SGD(lr 0.01)` over the traced model's trainable weights. */
+  private ensureOptimizer(traced: TracedModel): void {
+    if (this.training && !this.optimizer) {
+      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
+      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
+    }
+  }
+
+  /** How many of `signatureLength` inputs the model itself takes (the rest are a training model's targets). */
+  private modelInputCount(signatureLength: number): number {
+    if (!this.training || isLayersModel(this.model)) return isLayersModel(this.model) ? this.model.inputs.length : signatureLength;
+    return this.loss === undefined ? signatureLength : (modelInputCount(this.model) ?? signatureLength - 1);
+  }
+
+  /** Loads a compiled executable on the device with the weights of `variables`, and makes it this executor's. */
+  private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
+    const settings = this.options.settings;
+    const binding = DeviceBinding.acquire(executable, settings);
+    const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed);
+    try {
+      loaded.loadWeights(variables);
+      this.optimizer?.attachStateStore(loaded);
+      this.compiledOptimizer = this.optimizer ? new CompiledOptimizerAttributes(this.optimizer) : undefined;
+    } catch (error) {
+      loaded.dispose();
+      binding.device.detach();
+      throw error;
+    }
+    this.loadedHostVersion = wrappedModelState(this.model).hostVersion;
+    this.compiled = { executable, loaded, variables, trace };
+    this.binding = binding;
     return this.compiled;
+  }
+
+  /** What an export or checkpoint of the compiled state reads. */
+  private exportSource(compiled: Compiled): ExportSource {
+    return {
+      model: this.model,
+      executable: compiled.executable,
+      trace: compiled.trace,
+      options: this.options,
+      optimizer: this.optimizer,
+      loaded: compiled.loaded,
+      variables: compiled.variables,
+    };
+  }
+
+  /** Makes the host model hold the newest weights (another executor's device may hold newer ones). */
+  private syncHostWeights(): void {
+    const newest = wrappedModelState(this.model).newestOnDevice;
+    if (newest && !newest.isDestroyed) newest.copyWeightsToHost();
+  }
+
+  /**
+   * Compiles the model for inputs like `inputs` (as {@link PoplarExecutor.compile}
+   * takes them; an offline IPU target is enough, no device is needed) and
+   * writes the executable to `path`. With `exportModel` (the default) the
+   * file also holds the model (its traced forward pass and weights) and the
+   * device state, so `load(path)` restores a ready-to-run executor from the
+   * file alone; with `{ exportModel: false }` only the executable is written:
+   * wrap the model again and call {@link PoplarExecutor.loadExecutable}.
+   * The file is written atomically.
+   */
+  async compileAndExport(path: string, ...args: Array<tf.Tensor | CompileAndExportOptions>): Promise<void> {
+    const { inputs, options } = splitExportArguments(args);
+    const compiled = await this.ensureCompiled(inputs);
+    checkTensorInputs(inputs);
+    this.checkCallInputs(compiled, inputs);
+    const exportModel = options.exportModel ?? true;
+    if (exportModel) this.syncHostWeights();
+    writeExecutableFile(path, executableFileContents(this.exportSource(compiled), exportModel));
+    log.info(`exported the ${compiled.executable.kind} executable of '${compiled.executable.modelName}' to ${path}${exportModel ? ' with its model' : ''}`);
+  }
+
+  /**
+   * Attaches the executable exported to `path` (by `compileAndExport`, with
+   * or without its model) to this freshly wrapped model instead of compiling
+   * it: the model is traced on inputs like the file's, and its signature and
+   * parameters must match the file's (an error names the first difference).
+   * The weights come from the model; only run-time options of this
+   * executor's options apply (the others are the file's).
+   */
+  async loadExecutable(path: string): Promise<void> {
+    this.assertUsable('loadExecutable');
+    if (this.compiled || this.compiling) {
+      throw new PoptfjsError(`loadExecutable(${path}): this executor is already compiled; wrap the model again to load an executable`, { type: 'executor' });
+    }
+    const file = readExecutableFile(path);
+    matchKind(path, file.executable.kind, this.training ? 'training' : 'inference');
+    await initBackend(this.options.settings.backend);
+    const examples = file.executable.inputSignature.map((s) => tf.zeros([...s.shape], s.dtype));
+    let traced: TracedModel;
+    try {
+      traced = this.traceModel(examples);
+    } catch (error) {
+      throw new PoptfjsError(
+        `${path} does not match the wrapped model: tracing it on the file's inputs (${describeSignature(file.executable.inputSignature)}) failed: ${error instanceof Error ? error.message : String(error)}`,
+        { type: 'executor', location: path, cause: error },
+      );
+    } finally {
+      tf.dispose(examples);
+    }
+    const parameters = parameterSpecs(traced.variables);
+    const names = matchModel(
+      path,
+      { kind: file.executable.kind, inputs: file.executable.inputSignature, outputs: outputSignature(file.executable.graph), parameters: file.parameters, replicaGroupings: file.executable.replicaGroupings },
+      {
+        kind: this.training ? 'training' : 'inference',
+        inputs: file.executable.inputSignature,
+        outputs: outputSignature(traced.graph),
+        parameters,
+        replicaGroupings: this.replicaGroupings,
+      },
+    );
+    this.warnIgnoredOptions(file, path);
+    this.ensureOptimizer(traced);
+    const executable = renameExecutableParameters(file.executable, (n) => names.get(n) ?? n);
+    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(executable.inputSignature.length) });
+    log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' from ${path}`);
+  }
+
+  /**
+   * @internal Used by `load()`: attaches the executable of `file` to the
+   * model rebuilt from it, whose variables are given by the file's parameter
+   * names, and restores the exported device state.
+   */
+  attachExportedExecutable(file: ExecutableFileContents, path: string, variables: ReadonlyMap<string, tf.Variable>): void {
+    const rename = (n: string) => variables.get(n)?.name ?? n;
+    const executable = renameExecutableParameters(file.executable, rename);
+    const renamed = new Map([...variables.values()].map((v) => [v.name, v]));
+    const parameters = file.parameters.map((p) => ({ ...p, name: rename(p.name) }));
+    const exported = file.model!;
+    const compiled = this.install(executable, renamed, { parameters, graph: renameGraphParameters(exported.forwardGraph, rename), inputCount: exported.inputCount });
+    if (file.deviceState) compiled.loaded.importState(mapDeviceState(file.deviceState, tensorFromData, rename));
+    log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' and its model from ${path}`);
+  }
+
+  /** Warns about the compile options of this executor that differ from those the loaded executable was compiled with. */
+  private warnIgnoredOptions(file: ExecutableFileContents, path: string): void {
+    const mine = compileAffectingOptions(this.options.toJSON());
+    const theirs = compileAffectingOptions(file.options as object);
+    // The offline target is where the file was compiled, not a choice this executor makes differently.
+    const differ = [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(
+      (k) => k !== 'offlineIpuVersion' && JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]),
+    );
+    if (differ.length > 0) {
+      log.warn(`loadExecutable(${path}): the executable was compiled with other values of ${differ.map((k) => `'${k}'`).join(', ')}; those of the file apply (only run-time options of this executor are used)`);
+    }
+  }
+
+  /**
+   * Writes a checkpoint of the device state to `path`, atomically: every
+   * replica's weights, the optimizer state, the loss scale, the random
+   * generator and the iteration count. Resuming from it with
+   * {@link PoplarExecutor.loadCheckpoint} reproduces the uninterrupted run.
+   */
+  saveCheckpoint(path: string): void {
+    const compiled = this.requireCompiled('saveCheckpoint');
+    const recovery = this.binding?.device.pendingRecovery;
+    if (recovery !== undefined) {
+      throw new PoptfjsError(`saveCheckpoint(${path}): the device lost its state in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice(), or load the last checkpoint`, {
+        type: 'device',
+      });
+    }
+    writeCheckpointFile(path, checkpointContents(this.exportSource(compiled)));
+    log.info(`saved a checkpoint of '${compiled.executable.modelName}' to ${path}`);
+  }
+
+  /**
+   * Restores the device state saved by {@link PoplarExecutor.saveCheckpoint}
+   * to `path` (compiling the model first, for inputs like the checkpoint's,
+   * if needed), after checking it was saved from this model (an error names
+   * the first difference). The weights are also written to the host model.
+   */
+  async loadCheckpoint(path: string): Promise<void> {
+    this.assertUsable('loadCheckpoint');
+    const checkpoint = readCheckpointFile(path);
+    let compiled = this.compiled;
+    if (!compiled) {
+      const split = microBatchesPerCall(checkpoint.factors) > 1;
+      const inputs = checkpoint.inputSignature.map((s) =>
+        tf.zeros(split ? [hostBatchSize(checkpoint.factors, checkpoint.microBatchSize), ...s.shape.slice(1)] : [...s.shape], s.dtype),
+      );
+      try {
+        compiled = await this.ensureCompiled(inputs);
+      } finally {
+        tf.dispose(inputs);
+      }
+    }
+    const { executable } = compiled;
+    const names = matchModel(
+      path,
+      { kind: checkpoint.kind, inputs: checkpoint.inputSignature, parameters: checkpoint.parameters, replicaGroupings: {} },
+      { kind: executable.kind, inputs: executable.inputSignature, parameters: compiled.trace.parameters, replicaGroupings: {} },
+    );
+    if (checkpoint.optimizer && this.optimizer) {
+      const mine = optimizerConfig(this.optimizer);
+      if (mine.type !== checkpoint.optimizer.type) {
+        throw new PoptfjsError(`${path} holds the state of an optim.${checkpoint.optimizer.type}, but this executor trains with an optim.${mine.type}`, {
+          type: 'executor',
+          location: path,
+        });
+      }
+      const saved = describeOptimizer(checkpoint.optimizer);
+      if (saved !== describeOptimizer(mine)) log.warn(`loadCheckpoint(${path}): the checkpoint was saved with ${saved}; this executor's ${describeOptimizer(mine)} is kept`);
+    }
+    compiled.loaded.importState(mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n));
+    const state = wrappedModelState(this.model);
+    if (state.newestOnDevice !== this) state.newestOnDevice = undefined;
+    this.copyWeightsToHost();
+    log.info(`restored '${executable.modelName}' from the checkpoint ${path} (after ${checkpoint.deviceState.iterations} device iterations)`);
+  }
+
+  /**
+   * Saves the host model (with the newest weights, copied from the device
+   * first) through a tfjs IO handler, in tfjs's own format: `file://dir`
+   * writes `dir/model.json` and its weights (without `@tensorflow/tfjs-node`),
+   * or any URL or handler `model.save` accepts. `tf.loadLayersModel` loads
+   * it back. Only a tf.LayersModel can be saved.
+   */
+  async saveModel(url: string | tf.io.IOHandler): Promise<tf.io.SaveResult> {
+    this.assertUsable('saveModel');
+    if (!isLayersModel(this.model)) {
+      throw new PoptfjsError('saveModel: the wrapped model is a function, which tfjs cannot save; save its executable with compileAndExport(path, ...inputs)', {
+        type: 'executor',
+      });
+    }
+    this.syncHostWeights();
+    return this.model.save(url);
   }
 
   private checkCallInputs(compiled: Compiled, inputs: readonly tf.Tensor[]): void {
@@ -446,15 +694,51 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.loadWeights(this.requireCompiled('copyWeightsToDevice'));
   }
 
-  /** Replaces the optimizer (training only); its hyper-parameters take effect on the next call. */
+  /**
+   * Uses the current values of `optimizer` (the same optimizer with changed
+   * values, or another of the same type over the same parameter groups) from
+   * the next call on, without recompiling (training only). After
+   * compilation, only variable attributes may change (see
+   * `opt.variableAttrs`); a changed constant attribute is an error naming it.
+   */
   setOptimizer(optimizer: Optimizer): void {
     this.assertUsable('setOptimizer');
     if (!this.training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
     if (!(optimizer instanceof Optimizer)) {
       throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
     }
+    if (this.compiledOptimizer) this.compiledOptimizer.check(optimizer);
+    else optimizer.settings();
+    const loaded = this.compiled?.loaded;
+    if (loaded && optimizer !== this.optimizer) this.optimizer?.detachStateStore(loaded);
     this.optimizer = optimizer;
-    this.compiled?.loaded.setOptimizer(optimizer);
+    if (loaded) {
+      loaded.setOptimizer(optimizer);
+      optimizer.attachStateStore(loaded);
+    }
+  }
+
+  /** The parameters and inputs declared float16 (with `half`) of a traced model. */
+  private float16Declarations(traced: TracedModel, inputs: readonly tf.Tensor[]): { params: Set<string>; inputs: Set<number> } {
+    const assigned = new Set(traced.graph.assignments.map((a) => a.param));
+    const keepFloat = this.options.settings.precision.runningStatisticsAlwaysFloat;
+    const params = new Set([...traced.variables].filter(([name, v]) => isHalf(v) && !(keepFloat && assigned.has(name))).map(([name]) => name));
+    return { params, inputs: new Set(inputs.flatMap((x, i) => (isHalf(x) ? [i] : []))) };
+  }
+
+  /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */
+  outputDtypes(): PoptfjsDataType[] {
+    const { graph } = this.requireCompiled('outputDtypes').executable;
+    return graph.roles.outputs.map((id) => {
+      const v = graph.values[id]!;
+      return v.precision === 'float16' ? 'float16' : v.dtype;
+    });
+  }
+
+  /** The loss scale the next training step uses: the optimizer's `lossScaling`, as moved by automatic loss scaling. */
+  currentLossScale(): number {
+    if (!this.training) throw new PoptfjsError('currentLossScale: an inference model has no loss scale', { type: 'executor' });
+    return this.requireCompiled('currentLossScale').loaded.lossScale;
   }
 
   /** The compiled graph as text. */
@@ -466,6 +750,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   destroy(): void {
     if (this.destroyed) return;
     this.binding?.device.detach();
+    if (this.compiled) this.optimizer?.detachStateStore(this.compiled.loaded);
     this.compiled?.loaded.dispose();
     this.compiled = undefined;
     this.destroyed = true;

@@ -29,6 +29,12 @@ export interface Value {
   readonly shape: readonly number[];
   readonly dtype: DataType;
   readonly source: ValueSource;
+  /**
+   * `'float16'` for a float32 value that holds IEEE float16 numbers (tfjs has
+   * no float16 dtype): every element is exactly representable in float16 and
+   * the device stores it in 2 bytes. Absent: the value is what its dtype says.
+   */
+  readonly precision?: 'float16';
 }
 
 /** An attribute value of a kernel call (JSON-compatible). */
@@ -113,6 +119,11 @@ export function bytesPerElement(dtype: DataType): number {
     default:
       return 4;
   }
+}
+
+/** Bytes the device holds for one element of `value`: 2 for float16 values, else {@link bytesPerElement} of its dtype. */
+export function valueElementBytes(value: Value): number {
+  return value.precision === 'float16' ? 2 : bytesPerElement(value.dtype);
 }
 
 /** All parameter values of a graph, by name. */

@@ -19,7 +19,7 @@ import { NodeAttributes } from './node_attributes.js';
 import { OnnxConstantInputError, OnnxError } from './onnx_errors.js';
 import type { GraphProto, NodeProto } from './onnx_proto.js';
 import type { OperatorCall, OperatorVersion } from './operators/operator.js';
-import { operatorVersion } from './operators/registry.js';
+import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET, operatorVersion } from './operators/registry.js';
 import { tfjsDtypeOf } from './onnx_element_type.js';
 
 /** How a slot's value comes into being. */
@@ -123,7 +123,8 @@ export class GraphEvaluation {
   }
 
   private versionOf(node: NodeProto, index: number): OperatorVersion {
-    const version = operatorVersion(node.op_type ?? '', this.options.opset);
+    const graphcore = node.domain === GRAPHCORE_DOMAIN;
+    const version = operatorVersion(node.op_type ?? '', graphcore ? NEWEST_GRAPHCORE_OPSET : this.options.opset, node.domain);
     if (!version) throw new OnnxError(`${describeNode(node, index)} is not supported at opset ${this.options.opset}`);
     return version;
   }

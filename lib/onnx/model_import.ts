@@ -8,17 +8,23 @@
  * become constants, and each IR node is annotated (`layer`) with the ONNX
  * node it implements. What the outputs (and the extra outputs asked for) do
  * not depend on is eliminated.
+ *
+ * For training, the evaluation runs under tfjs's gradient tape: the graph
+ * also computes the gradients of `loss × lossScale` (the loss scale is an
+ * extra graph input, after the model's) with respect to the trained
+ * initializers, as the model wrappers' training trace does.
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine } from '../backend/tfjs_internals.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
-import type { Graph, ValueId } from '../ir/graph.js';
+import type { Graph, GraphOutputs, ValueId } from '../ir/graph.js';
 import { KernelRecorder } from '../trace/kernel_recorder.js';
 import { valueIdsAfterDeadCodeElimination } from './dead_code_value_ids.js';
 import { GraphEvaluation, type GraphEvaluationOptions, type TensorInfo } from './graph_evaluation.js';
 import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import { checkModelSupported } from './model_support.js';
+import { isDefaultDomain } from './operators/registry.js';
 import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './onnx_element_type.js';
 import { OnnxError } from './onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './onnx_proto.js';
@@ -47,6 +53,34 @@ export interface ImportOptions {
    * graph outputs, like PopART anchors.
    */
   extraOutputs?: readonly string[];
+  /**
+   * Names of ONNX tensors (intermediate values included) the IR returns
+   * instead of the graph outputs (`extraOutputs` still follow them), like a
+   * PopART session's anchors: graph outputs that are not listed are not
+   * computed.
+   */
+  outputs?: readonly string[];
+  /** Import the model for training: see {@link TrainingImport}. */
+  training?: TrainingImport;
+}
+
+/**
+ * What a training import needs: the loss to minimise. The IR then computes,
+ * besides its outputs, the loss (`roles.loss`) and the gradients of
+ * `sum(loss) × lossScale` (`roles.gradients`) with respect to every
+ * floating-point initializer that `trained` accepts and that the loss depends
+ * on; the loss scale is an extra graph input after the model's
+ * (`roles.lossScale`).
+ */
+export interface TrainingImport {
+  /** The name of the loss tensor (a floating-point tensor, usually a scalar). */
+  readonly loss: string;
+  /**
+   * Whether an initializer is trained. By default every floating-point
+   * initializer is, except the running mean and variance a
+   * BatchNormalization node reads (inputs 3 and 4).
+   */
+  readonly trained?: (initializerName: string) => boolean;
 }
 
 /** An ONNX model in the poptfjs IR. */
@@ -63,6 +97,8 @@ export interface ImportedModel {
   readonly inputNames: readonly string[];
   /** The ONNX names of `graph.roles.outputs`, in order. */
   readonly outputNames: readonly string[];
+  /** For a training import: the ONNX name of the loss (`graph.roles.loss`). */
+  readonly lossName?: string;
   /**
    * The IR parameter name of each initializer the graph uses: the
    * initializer's name, with `:N` appended when another live tf.Variable
@@ -158,34 +194,80 @@ interface RecordedGraph {
   readonly tensorInfo: Map<string, TensorInfo>;
 }
 
-/** Evaluates the graph on zero inputs while the kernel recorder traces it, naming each node's kernels after the node. */
+/** What a training evaluation differentiates: the loss, and the variables of the trained initializers. */
+interface RecordedTraining {
+  readonly loss: string;
+  readonly variables: readonly tf.Variable[];
+}
+
+/**
+ * Evaluates the graph on zero inputs while the kernel recorder traces it,
+ * naming each node's kernels after the node; for training, under the
+ * gradient tape, with the gradients of the loss recorded too.
+ */
 function recordEvaluation(
   graph: GraphProto,
   options: Omit<GraphEvaluationOptions, 'inputs' | 'nodeScope'>,
   inputs: readonly GraphInputSpec[],
   inputTensors: readonly tf.Tensor[],
   outputNames: readonly string[],
+  training: RecordedTraining | undefined,
 ): RecordedGraph {
   let tensorInfo = new Map<string, TensorInfo>();
   const valueIds = new Map<string, ValueId>();
-  const { recorder, result: outputIds } = KernelRecorder.record((recorder) => {
+  const { recorder, result: roles } = KernelRecorder.record((recorder): GraphOutputs => {
     inputs.forEach((spec, i) => valueIds.set(spec.name, recorder.bindInput(inputTensors[i]!, spec.name)));
-    return tf.tidy(() => {
+    const lossScale = training ? tf.scalar(1) : undefined;
+    const lossScaleId = lossScale ? recorder.bindInput(lossScale, 'lossScale') : undefined;
+    let outputs: ValueId[] = [];
+    let loss: tf.Tensor | undefined;
+    const evaluate = () => {
       const evaluation = new GraphEvaluation(graph, {
         ...options,
         inputs: new Map(inputs.map((spec, i) => [spec.name, { tensor: inputTensors[i]!, elementType: spec.elementType }])),
         nodeScope: (label, fn) => recorder.inLayer(label, fn),
       });
       evaluation.run();
-      const ids = outputNames.map((name) => recorder.valueFor(evaluation.tensor(name)));
+      outputs = outputNames.map((name) => recorder.valueFor(evaluation.tensor(name)));
       tensorInfo = evaluation.tensorInfo();
       for (const name of tensorInfo.keys()) {
         if (!valueIds.has(name) && evaluation.isTensor(name)) valueIds.set(name, recorder.valueFor(evaluation.tensor(name)));
       }
-      return ids;
-    });
+      if (training) loss = evaluation.tensor(training.loss);
+    };
+    if (!training) {
+      tf.tidy(evaluate);
+      return { outputs };
+    }
+    try {
+      const forward = () => {
+        evaluate();
+        if (!loss!.dtype.startsWith('float')) throw new OnnxError(`the loss '${training.loss}' is ${loss!.dtype}; a loss must be floating-point`);
+        const scaled = recorder.inLoss(() => tf.sum(tf.mul(loss!, lossScale!)));
+        recorder.beginBackward();
+        return scaled;
+      };
+      const gradients: Record<string, ValueId> = {};
+      const { value, grads } = engine().gradients(forward, [...training.variables], undefined, true);
+      grads.forEach((g, i) => {
+        if (g) gradients[training.variables[i]!.name] = recorder.valueFor(g);
+      });
+      tf.dispose([value, ...grads.filter((g): g is tf.Tensor => g !== undefined)]);
+      return { outputs, loss: recorder.valueFor(loss!), gradients, lossScale: lossScaleId! };
+    } finally {
+      lossScale!.dispose();
+    }
   });
-  return { traced: recorder.builder.build({ outputs: outputIds }), valueIds, tensorInfo };
+  return { traced: recorder.builder.build(roles), valueIds, tensorInfo };
+}
+
+/** The initializers a BatchNormalization node reads as running statistics (inputs 3 and 4), which are not trained. */
+function runningStatistics(graph: GraphProto): Set<string> {
+  const names = new Set<string>();
+  for (const node of graph.node) {
+    if (node.op_type === 'BatchNormalization' && isDefaultDomain(node.domain)) node.input.slice(3, 5).forEach((name) => names.add(name));
+  }
+  return names;
 }
 
 /** The graph without what its outputs do not depend on, and the ids the named values have in it. */
@@ -212,30 +294,41 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
     [...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]),
   );
   const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
-  const outputNames = [...graph.output.map((v) => v.name ?? ''), ...(options.extraOutputs ?? [])];
+  const outputNames = [...(options.outputs ?? graph.output.map((v) => v.name ?? '')), ...(options.extraOutputs ?? [])];
   const names = new Set([...graph.input.map((v) => v.name), ...initializers.keys(), ...graph.node.flatMap((n) => n.output)]);
-  const unknown = outputNames.filter((n) => !names.has(n));
+  const unknown = [...outputNames, ...(options.training ? [options.training.loss] : [])].filter((n) => !names.has(n));
   if (unknown.length > 0) throw new OnnxError(`no tensor(s) named ${unknown.map((n) => `'${n}'`).join(', ')} in the model`);
 
   const parameterNames = new Map<string, string>();
-  const created: tf.Variable[] = [];
-  const variableFor = (name: string, value: HostTensor) => {
+  const created = new Map<string, tf.Variable>();
+  const statistics = runningStatistics(graph);
+  const trainable = (name: string, value: HostTensor) => {
+    if (!options.training || !isFloatingElementType(value.elementType)) return false;
+    return options.training.trained ? options.training.trained(name) : !statistics.has(name);
+  };
+  const createVariable = (name: string, value: HostTensor) => {
     const paramName = uniqueVariableName(name);
     const initial = hostTensorToTf(value, `initializer '${name}'`);
-    const variable = tf.variable(initial, isFloatingElementType(value.elementType), paramName);
+    const variable = tf.variable(initial, options.training ? trainable(name, value) : isFloatingElementType(value.elementType), paramName);
     initial.dispose();
-    created.push(variable);
+    created.set(name, variable);
     parameterNames.set(name, paramName);
     return variable;
   };
+  const variableFor = (name: string, value: HostTensor) => created.get(name) ?? createVariable(name, value);
 
   const inputTensors = inputs.map((spec) => tf.zeros(spec.shape, spec.dtype));
   try {
-    const recorded = recordEvaluation(graph, { opset, initializers, constantInputs, variableFor }, inputs, inputTensors, outputNames);
+    // The gradient tape needs the trained variables before the evaluation uses them.
+    const training = options.training && {
+      loss: options.training.loss,
+      variables: [...initializers].filter(([name, value]) => trainable(name, value)).map(([name, value]) => createVariable(name, value)),
+    };
+    const recorded = recordEvaluation(graph, { opset, initializers, constantInputs, variableFor }, inputs, inputTensors, outputNames, training);
     const { graph: ir, tensorValues } = withoutDeadCode(recorded.traced, recorded.valueIds);
     const live = new Set(ir.values.flatMap((v) => (v.source.kind === 'param' ? [v.source.name] : [])));
     const variables = new Map<string, tf.Variable>();
-    for (const v of created) {
+    for (const v of created.values()) {
       if (live.has(v.name)) variables.set(v.name, v);
       else v.dispose();
     }
@@ -245,6 +338,7 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
       variables,
       inputNames: inputs.map((spec) => spec.name),
       outputNames,
+      ...(options.training ? { lossName: options.training.loss } : {}),
       parameterNames,
       tensorValues,
       tensorInfo: recorded.tensorInfo,

@@ -1,17 +1,23 @@
 /**
  * Checking, before anything runs, that poptfjs can import a model: its
- * default-domain opset, every node's operator, and the element types of its
- * inputs and initializers. Everything unsupported is reported at once.
+ * default-domain (and `ai.graphcore`) opsets, every node's operator, and the
+ * element types of its inputs and initializers. Everything unsupported is
+ * reported at once.
  */
 import { nodeLabel } from './graph_evaluation.js';
 import { OnnxError, OnnxUnsupportedError, type UnsupportedFeature } from './onnx_errors.js';
 import type { ModelProto, TypeProto } from './onnx_proto.js';
 import { elementTypeName, tfjsDtypeOf } from './onnx_element_type.js';
-import { NEWEST_OPSET, isDefaultDomain, operatorVersion } from './operators/registry.js';
+import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET, NEWEST_OPSET, isDefaultDomain, operatorVersion } from './operators/registry.js';
 
 /** The opset version the model imports for the default domain, if it imports it. */
 function defaultDomainOpset(model: ModelProto): number | undefined {
   return model.opset_import.find((o) => isDefaultDomain(o.domain))?.version;
+}
+
+/** The opset version the model imports for `ai.graphcore` (the one PopART's builder writes when it does not say). */
+function graphcoreOpset(model: ModelProto): number {
+  return model.opset_import.find((o) => o.domain === GRAPHCORE_DOMAIN)?.version ?? NEWEST_GRAPHCORE_OPSET;
 }
 
 /** Element types poptfjs computes with: the numeric ones tfjs holds, and BOOL (not STRING or complex). */
@@ -47,9 +53,14 @@ export function checkModelSupported(model: ModelProto): number {
   const found: UnsupportedFeature[] = [];
   if (opset !== undefined && opset > NEWEST_OPSET)
     found.push({ what: `default-domain opset ${opset} (poptfjs implements opsets up to ${NEWEST_OPSET})`, where: 'opset_import' });
+  const graphcore = graphcoreOpset(model);
+  if (graphcore > NEWEST_GRAPHCORE_OPSET)
+    found.push({ what: `${GRAPHCORE_DOMAIN} opset ${graphcore} (poptfjs implements opset ${NEWEST_GRAPHCORE_OPSET})`, where: 'opset_import' });
   graph.node.forEach((node, index) => {
     const where = nodeLabel(node, index);
-    if (!isDefaultDomain(node.domain)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
+    if (node.domain === GRAPHCORE_DOMAIN) {
+      if (!operatorVersion(node.op_type ?? '', graphcore, GRAPHCORE_DOMAIN)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
+    } else if (!isDefaultDomain(node.domain)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
     else if (opset === undefined)
       found.push({ what: `operator ${node.op_type} without an opset_import entry for the default domain`, where });
     else if (!operatorVersion(node.op_type ?? '', opset)) found.push({ what: `operator ${node.op_type} (opset ${opset})`, where });

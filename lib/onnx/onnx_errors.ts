@@ -1,13 +1,14 @@
 /**
  * The errors the ONNX reader, importer and writer throw. All are
- * {@link PoptfjsError}s of type `onnx`; the subclasses let a caller tell
+ * {@link PopartException}s (PopART's `popart_exception`, which is a
+ * `PoptfjsError`) of type `onnx`; the subclasses let a caller tell
  * models that use something poptfjs does not implement, and graph inputs that
  * must be known at import, from other failures.
  */
-import { PoptfjsError } from '../errors.js';
+import { PopartException } from '../errors.js';
 
 /** A model that cannot be read, imported or written. */
-export class OnnxError extends PoptfjsError {
+export class OnnxError extends PopartException {
   constructor(message: string, options: { location?: string; cause?: unknown } = {}) {
     super(message, { type: 'onnx', ...options });
   }

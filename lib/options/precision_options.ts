@@ -39,8 +39,8 @@ const castingRule = enumRule(HalfFloatCastingBehavior, 'HalfFloatCastingBehavior
 
 /**
  * Options about float16 and numerical behaviour; reach them as `opts.Precision`.
- * Every setter returns the group. All of them are stored and reported; they
- * have no effect on the simulated engine yet.
+ * Every setter returns the group. They are compiled into the executable: the
+ * simulated device computes float16 values (see `half`) as they say.
  */
 export class PrecisionOptions {
   #values: PrecisionSettings = DEFAULT_PRECISION_SETTINGS;
@@ -53,8 +53,11 @@ export class PrecisionOptions {
 
   /**
    * The type of the partial results of matrix multiplications and convolutions:
-   * `'float'` (default) or `'half'` (less memory, less precision). Stored and
-   * reported; has no effect on the simulated engine yet.
+   * `'float'` (default) or `'half'` (less memory, less precision). With
+   * `'half'`, matmuls and convolutions of float16 inputs keep their running
+   * sum over the contracted dimension in float16 (rounded after each element
+   * of a matmul's inner dimension, each input channel of a convolution);
+   * float32 ones are not affected.
    */
   setPartialsType(dtype: PartialsType): this {
     const where = this.#check('setPartialsType');
@@ -62,8 +65,10 @@ export class PrecisionOptions {
   }
 
   /**
-   * Rounds float16 results up or down at random, so that the expected value is
-   * exact. Stored and reported; has no effect on the simulated engine yet.
+   * Rounds float16 results (op outputs, float16 weight updates, float16
+   * optimizer state and accumulators) up or down at random, so that the
+   * expected value is exact, instead of to nearest even. The random bits come
+   * from the device's generator, so runs are reproducible under `randomSeed`.
    */
   enableStochasticRounding(enabled: boolean): this {
     const where = this.#check('enableStochasticRounding');
@@ -71,8 +76,10 @@ export class PrecisionOptions {
   }
 
   /**
-   * Raises an error on invalid operations, division by zero and overflow.
-   * Stored and reported; has no effect on the simulated engine yet.
+   * Raises an error (type `floating_point_exception`, naming the kernel and
+   * layer) when an op produces NaN (invalid operation) or Inf (overflow,
+   * including float16 results beyond ±65504, or division by zero) from
+   * inputs that hold none.
    */
   enableFloatingPointExceptions(enabled: boolean): this {
     const where = this.#check('enableFloatingPointExceptions');
@@ -81,9 +88,10 @@ export class PrecisionOptions {
 
   /**
    * How operations mixing float16 and float32 inputs are cast:
-   * `HalfUpcastToFloat` (default, as tfjs and PyTorch) or `FloatDowncastToHalf`
-   * (PopTorch 2's default). Stored and reported; has no effect on the simulated
-   * engine yet.
+   * `HalfUpcastToFloat` (default, as PyTorch: the op computes in float32 and
+   * its result is float32) or `FloatDowncastToHalf` (PopTorch 2's default:
+   * the float32 inputs are rounded to float16 and the result is float16).
+   * Scalars (single-element constants, the loss scale) never decide.
    */
   halfFloatCasting(halfFloatCasting: HalfFloatCastingBehavior): this {
     const where = this.#check('halfFloatCasting');
@@ -92,8 +100,8 @@ export class PrecisionOptions {
 
   /**
    * Keeps the running mean and variance of batch normalisation in float32
-   * whatever the input type (default true). Stored and reported; has no effect
-   * on the simulated engine yet.
+   * whatever the input type (default true): the buffers a model updates stay
+   * float32 even when `half` made the model float16.
    */
   runningStatisticsAlwaysFloat(value: boolean): this {
     const where = this.#check('runningStatisticsAlwaysFloat');

@@ -61,14 +61,23 @@ export class TrainingOptions {
   /**
    * When a mean reduction divides: `Post` (default; sum, then divide once) or
    * `Running` (keep a running mean, which bounds the accumulator's magnitude).
-   * Both give the same result within float tolerance.
+   * Both give the same result within float tolerance, but a float16 gradient
+   * accumulator (`accumType: 'float16'`) holding loss-scaled gradients can
+   * overflow with `Post` where `Running` does not.
    */
   setMeanAccumulationAndReplicationReductionStrategy(meanReductionStrategy: MeanReductionStrategy): this {
     const where = this.#check('setMeanAccumulationAndReplicationReductionStrategy');
     return this.#set({ meanReductionStrategy: checkArgument(meanStrategyRule, meanReductionStrategy, where) });
   }
 
-  /** Whether the loss scaling factor is adjusted automatically during training (default false). */
+  /**
+   * Adjusts the loss scaling factor during training from statistics of the
+   * gradients (default false), starting from the optimizer's `lossScaling`:
+   * an update whose gradients overflowed is skipped and the scale halves; the
+   * scale also halves when gradients come within 1/16 of their format's
+   * largest value, and doubles otherwise (PopART's rule). Read the current
+   * scale with `executor.currentLossScale()`.
+   */
   setAutomaticLossScaling(enabled: boolean): this {
     const where = this.#check('setAutomaticLossScaling');
     return this.#set({ automaticLossScaling: checkArgument(flag, enabled, where) });

@@ -6,6 +6,7 @@
 import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
 import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
+import type { Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
@@ -17,6 +18,15 @@ import type { ReplicaGrouping } from './replica_grouping.js';
 export interface TensorSignature {
   readonly shape: readonly number[];
   readonly dtype: DataType;
+}
+
+/**
+ * How the compiled program computes numbers: its float16 arithmetic
+ * (`opts.Precision`) and whether the loss scale adapts during training
+ * (`opts.Training.setAutomaticLossScaling`).
+ */
+export interface NumericalBehaviour extends Float16Arithmetic {
+  readonly automaticLossScaling: boolean;
 }
 
 /** How gradients are reduced over accumulation steps and replicas. */
@@ -60,4 +70,6 @@ export interface Executable {
   readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
   /** Whether replicas share the buffers the model updates (replica 0's value wins) or keep their own. */
   readonly broadcastBuffers: boolean;
+  /** Float16 arithmetic and automatic loss scaling; absent: round to nearest, float32 partials, no exceptions, fixed loss scale. */
+  readonly numerics?: NumericalBehaviour;
 }

@@ -14,6 +14,8 @@ import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { RANDOM_KERNELS } from '../trace/random_distribution.js';
+import { weakFloatValues } from '../precision/float16_inference.js';
+import { withFloat16Arithmetic, type Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
 
@@ -21,6 +23,12 @@ import type { RandomSource } from './random_source.js';
 export interface InterpreterOptions {
   /** Route kernels through `engine.runKernel` so tfjs can differentiate the replay. */
   differentiable?: boolean;
+  /**
+   * Compute float16 values as the simulated device does (round float16
+   * results, stochastic rounding, float16 partials, floating-point
+   * exceptions). Not for differentiable replays: rounding is not differentiable.
+   */
+  float16?: Float16Arithmetic;
 }
 
 /** The tensors a run needs from outside the graph. */
@@ -40,7 +48,8 @@ interface Step {
   run: NodeRunner;
 }
 
-function describeNode(node: Node): string {
+/** A node as error messages name it: id, kernel and layer. */
+export function describeNode(node: Node): string {
   return `node #${node.id} ${node.kernel}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
 }
 
@@ -186,10 +195,11 @@ export class GraphInterpreter {
     this.uses = new Int32Array(graph.values.length);
     this.order = graph.nodes.map((n) => n.id);
     for (const node of graph.nodes) for (const id of node.inputs) this.uses[id]!++;
-    this.steps = graph.nodes.map((node) => ({
-      node,
-      run: node.kernel.startsWith('poptfjs.') ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node),
-    }));
+    const weak = options.float16 ? weakFloatValues(graph) : new Set<ValueId>();
+    this.steps = graph.nodes.map((node) => {
+      const run = node.kernel.startsWith('poptfjs.') ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node);
+      return { node, run: options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run };
+    });
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {
         this.constants.set(v.id, tf.keep(tf.tensor(v.source.data as tf.TensorLike, [...v.shape], v.dtype)));

@@ -12,8 +12,17 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { paramValues, type NodeId } from '../ir/graph.js';
-import type { Optimizer, OptimizerState } from '../../optim/optimizer.js';
+import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
+import {
+  disposeOptimizerState, emptyOptimizerState, optimizerStateFromRecord, optimizerStateRecord,
+  type OptimizerState, type OptimizerStateData, type OptimizerStateRecord, type OptimizerStateStore,
+} from '../../optim/optimizer_state.js';
+import { combineStatistics, gradientStatistics, nextLossScale, type GradientStatistics } from '../../optim/automatic_loss_scaling.js';
+import { DEFAULT_FLOAT16_ARITHMETIC } from '../precision/float16_arithmetic.js';
+import { Float16Rounding } from '../precision/float16_rounding.js';
+import { markFloat16 } from '../precision/half.js';
 import { microBatchesPerCall, microBatchIndex } from './batch_plan.js';
+import type { DeviceState, OptimizerStateSnapshot } from './device_state.js';
 import type { Executable } from './executable.js';
 import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
 import { OutputCollector } from './output_collector.js';
@@ -33,16 +42,24 @@ interface GroupGradients {
   counts: number[];
 }
 
-/** An executable with its device state. */
-export class LoadedExecutable {
+/** An executable with its device state (it holds its optimizer's state: the optimizer reads and writes it there). */
+export class LoadedExecutable implements OptimizerStateStore {
   private readonly interpreter: GraphInterpreter;
   private readonly weights: ReplicaWeights;
   /** Optimizer state: of all ungrouped parameters together, and per group of each grouped parameter. */
   private optimizerStates = new Map<string, OptimizerState>();
   /** The random generator of the random pseudo-kernels. */
   readonly random: RandomSource;
-  /** The loss scale the gradients are computed with. */
+  /** The loss scale the gradients are computed with (it moves under automatic loss scaling). */
   lossScale = 1;
+  /** The optimizer's values the updates use: those of the last `setOptimizer` (or construction). */
+  private optimizerSettings: OptimizerSettings | undefined;
+  /** How float16 values are rounded. */
+  private readonly rounding: Float16Rounding;
+  /** The parameters held in float16. */
+  private readonly halfParams: ReadonlySet<string>;
+  /** Device iterations run so far. */
+  iterations = 0;
   /** Nodes of each unit of the placement, in graph order. */
   private readonly unitNodes: NodeId[][];
   /** Buffer writes completed by each unit: [param, value]. */
@@ -53,8 +70,12 @@ export class LoadedExecutable {
 
   constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number) {
     const { graph, placement, schedule } = executable;
-    this.interpreter = new GraphInterpreter(graph);
+    const numerics = executable.numerics ?? { ...DEFAULT_FLOAT16_ARITHMETIC, automaticLossScaling: false };
+    this.interpreter = new GraphInterpreter(graph, { float16: numerics });
     this.random = new RandomSource(seed);
+    this.rounding = new Float16Rounding(numerics.stochasticRounding, this.random);
+    this.halfParams = new Set([...paramValues(graph)].filter(([, v]) => v.precision === 'float16').map(([name]) => name));
+    if (optimizer) this.useOptimizer(optimizer);
     this.weights = new ReplicaWeights(executable.factors.replicationFactor, executable.replicaGroupings);
     this.unitNodes = placement.units.map(() => []);
     graph.nodes.forEach((node) => this.unitNodes[placement.nodeUnits[node.id]!]!.push(node.id));
@@ -100,10 +121,63 @@ export class LoadedExecutable {
     return this.weights.of(replica).get(name);
   }
 
-  /** Replaces the optimizer; its state starts fresh if its type changed. */
+  /**
+   * Replaces the optimizer, or takes the new values of the same one: later
+   * updates use its current values. Its state starts fresh if its type
+   * changed; a new `lossScaling` value becomes the loss scale.
+   */
   setOptimizer(optimizer: Optimizer): void {
     if (this.optimizer && this.optimizer.type !== optimizer.type) this.resetOptimizerState();
     this.optimizer = optimizer;
+    this.useOptimizer(optimizer);
+  }
+
+  private useOptimizer(optimizer: Optimizer): void {
+    const previous = this.optimizerSettings?.global.lossScaling;
+    this.optimizerSettings = optimizer.settings();
+    const requested = this.optimizerSettings.global.lossScaling as number;
+    if (requested !== previous) this.lossScale = requested;
+  }
+
+  /** A host copy of the optimizer state and the loss scale. */
+  readOptimizerState(): OptimizerStateData {
+    const states: Record<string, OptimizerStateRecord> = {};
+    for (const [key, state] of this.optimizerStates) states[key] = optimizerStateRecord(state);
+    return { lossScale: this.lossScale, states };
+  }
+
+  /**
+   * Replaces the optimizer state and the loss scale. Keys are `''` (unsplit
+   * parameters) or `name#group` (a replica group of a split parameter); each
+   * slot must have the shape of its parameter's value on the device.
+   */
+  writeOptimizerState(data: OptimizerStateData): void {
+    for (const [key, record] of Object.entries(data.states)) this.checkStateRecord(key, record);
+    this.resetOptimizerState();
+    for (const [key, record] of Object.entries(data.states)) this.optimizerStates.set(key, optimizerStateFromRecord(record));
+    this.lossScale = data.lossScale;
+  }
+
+  private checkStateRecord(key: string, record: OptimizerStateRecord): void {
+    const hash = key.lastIndexOf('#');
+    const grouped = key === '' ? undefined : key.slice(0, hash);
+    const group = key === '' ? 0 : Number(key.slice(hash + 1));
+    const fail = (why: string) => new PoptfjsError(`optimizer state '${key}': ${why}`, { type: 'optimizer' });
+    if (grouped !== undefined && (hash < 0 || !(grouped in this.executable.replicaGroupings) || !(group >= 0 && group < this.weights.groups(grouped).length))) {
+      throw fail(`not a state of this device; keys are '' and '<parameter split across replica groups>#<group>'`);
+    }
+    for (const [param, slots] of Object.entries(record.slots)) {
+      if (grouped !== undefined ? param !== grouped : param in this.executable.replicaGroupings) {
+        throw fail(`holds parameter '${param}', which belongs to ${param in this.executable.replicaGroupings ? `'${param}#<group>'` : "''"}`);
+      }
+      const weight = this.weights.of(this.weights.groups(param)[group]![0]!).get(param);
+      if (!weight) throw fail(`holds parameter '${param}', which the model does not have`);
+      for (const [slot, t] of Object.entries(slots)) {
+        if (t.shape.length !== weight.rank || t.shape.some((d, i) => d !== weight.shape[i])) {
+          throw fail(`slot '${slot}' of parameter '${param}' has shape [${t.shape.join(',')}], but the parameter has shape [${weight.shape.join(',')}] on the device`);
+        }
+      }
+    }
   }
 
   /** Forgets the optimizer state (the device lost it in a fault); the next update starts afresh. */
@@ -112,9 +186,7 @@ export class LoadedExecutable {
   }
 
   private resetOptimizerState(): void {
-    for (const state of this.optimizerStates.values()) {
-      for (const slots of state.slots.values()) tf.dispose(Object.values(slots));
-    }
+    for (const state of this.optimizerStates.values()) disposeOptimizerState(state);
     this.optimizerStates.clear();
   }
 
@@ -128,25 +200,44 @@ export class LoadedExecutable {
     const f = executable.factors;
     const training = executable.kind === 'training';
     const collector = new OutputCollector(executable.outputMode, executable.outputReturnPeriod, f, executable.outputCount + (training ? 1 : 0));
-    const lossScale = training ? tf.scalar(this.lossScale) : undefined;
     const gradients = new Map<string, GroupGradients>();
     const runs = training ? f.deviceIterations : 1;
+    const inputs = this.deviceInputs(hostInputs);
     try {
       for (let d = 0; d < runs; d++) {
-        for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(hostInputs, d, r, lossScale, collector, gradients, observer);
+        const lossScale = training ? tf.scalar(this.lossScale) : undefined;
+        try {
+          for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(inputs, d, r, lossScale, collector, gradients, observer);
+        } finally {
+          lossScale?.dispose();
+        }
         if (training) this.update(gradients);
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
-      const combined = collector.finish();
+      this.iterations += f.deviceIterations;
+      const combined = this.hostOutputs(collector.finish());
       const loss = training ? combined.pop() : undefined;
       return loss ? { outputs: combined, loss } : { outputs: combined };
     } catch (error) {
       collector.dispose();
       throw error;
     } finally {
-      lossScale?.dispose();
+      inputs.forEach((t, i) => t !== hostInputs[i] && t.dispose());
       for (const g of gradients.values()) tf.dispose(g.sums.filter((t): t is tf.Tensor => t !== undefined));
     }
+  }
+
+  /** The host inputs as the device holds them: float16 inputs rounded to float16 (cast on the way in). */
+  private deviceInputs(hostInputs: readonly tf.Tensor[]): tf.Tensor[] {
+    const { graph } = this.executable;
+    return hostInputs.map((t, i) => (graph.values[graph.inputs[i]!]!.precision === 'float16' ? this.rounding.round(t) : t));
+  }
+
+  /** The combined outputs (then the loss) as the host gets them: float16 ones rounded (a `Sum` of float16 values) and marked float16. */
+  private hostOutputs(outputs: tf.Tensor[]): tf.Tensor[] {
+    const { graph } = this.executable;
+    const ids = graph.roles.loss !== undefined ? [...graph.roles.outputs, graph.roles.loss] : graph.roles.outputs;
+    return outputs.map((t, i) => (graph.values[ids[i]!]!.precision === 'float16' ? markFloat16(this.rounding.replace(t)) : t));
   }
 
   /** The inputs of micro-batch `mb` of schedule run `d` on `replica`. */
@@ -223,25 +314,54 @@ export class LoadedExecutable {
     const k = this.weights.groupIndex(name)[replica]!;
     const previous = entry.sums[k];
     const count = ++entry.counts[k]!;
+    const half = this.halfAccumulator(name);
     if (!previous) {
-      entry.sums[k] = grad;
+      entry.sums[k] = half ? this.rounding.replace(grad) : grad;
       return;
     }
     const { reduction } = this.executable;
-    entry.sums[k] =
+    const sum =
       reduction.type === 'Mean' && reduction.strategy === 'Running'
         ? tf.tidy(() => tf.add(previous, tf.div(tf.sub(grad, previous), count)))
         : tf.add(previous, grad);
+    entry.sums[k] = half ? this.rounding.replace(sum) : sum;
     previous.dispose();
     grad.dispose();
+  }
+
+  /** True if the gradients of `name` are accumulated in float16 (the optimizer's `accumType`, or a float16 parameter's own precision). */
+  private halfAccumulator(name: string): boolean {
+    if (!this.optimizer || !this.optimizerSettings) return false;
+    const precision = this.optimizer.accumulatorPrecision(this.optimizerSettings);
+    return precision === 'float16' || (precision === 'parameter' && this.halfParams.has(name));
+  }
+
+  /** Under automatic loss scaling: moves the loss scale after the statistics of this step's accumulated gradients; true if the update is skipped. */
+  private adjustLossScale(gradients: Map<string, GroupGradients>, trained: ReadonlySet<string>): boolean {
+    if (!this.executable.numerics?.automaticLossScaling) return false;
+    const statistics: GradientStatistics[] = [];
+    for (const [name, entry] of gradients) {
+      if (!trained.has(name)) continue;
+      const half = this.halfAccumulator(name) || this.halfParams.has(name);
+      for (const sum of entry.sums) if (sum) statistics.push(gradientStatistics(sum.dataSync() as Float32Array, half));
+    }
+    const { scale, skip } = nextLossScale(this.lossScale, combineStatistics(statistics));
+    this.lossScale = scale;
+    return skip;
   }
 
   /** Reduces the gradients of a device iteration and applies the optimizer, per replica group. */
   private update(gradients: Map<string, GroupGradients>): void {
     const { reduction } = this.executable;
     const trained = new Set(this.optimizer?.parameterNames ?? []);
+    const lossScale = this.lossScale;
+    if (this.adjustLossScale(gradients, trained)) {
+      for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
+      gradients.clear();
+      return;
+    }
     const reduce = (sum: tf.Tensor, count: number) => {
-      const divisor = (reduction.type === 'Mean' && reduction.strategy === 'Post' ? count : 1) * this.lossScale;
+      const divisor = (reduction.type === 'Mean' && reduction.strategy === 'Post' ? count : 1) * lossScale;
       return divisor === 1 ? sum : tf.div(sum, divisor);
     };
     // Ungrouped parameters share one optimizer state; each group of a grouped parameter has its own.
@@ -262,13 +382,76 @@ export class LoadedExecutable {
     }
     for (const [key, batch] of batches) {
       let state = this.optimizerStates.get(key);
-      if (!state) this.optimizerStates.set(key, (state = this.optimizer!.initialState(batch.weights)));
-      const updated = this.optimizer!.apply(batch.weights, batch.grads, state);
+      if (!state) this.optimizerStates.set(key, (state = emptyOptimizerState()));
+      const updated = this.optimizer!.apply(
+        { weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding },
+        this.optimizerSettings!,
+      );
       for (const [name, w] of updated) this.weights.setGroup(name, batch.members.get(name)!, w);
       for (const [name, g] of batch.grads) if (!gradients.get(name)!.sums.includes(g)) g.dispose();
     }
     for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
     gradients.clear();
+  }
+
+  /**
+   * A copy of the device state (the caller owns its tensors): every
+   * replica's weights (unless `weights` is false), the optimizer state, the
+   * loss scale, the random generator's state and the iteration count.
+   */
+  exportState(options: { weights: boolean }): DeviceState<tf.Tensor> {
+    const replicas = this.executable.factors.replicationFactor;
+    const weights = new Map<string, tf.Tensor[]>();
+    if (options.weights) {
+      for (const name of this.weights.names()) weights.set(name, Array.from({ length: replicas }, (_, r) => tf.clone(this.weights.of(r).get(name)!)));
+    }
+    const optimizerStates = [...this.optimizerStates].map(([key, state]): OptimizerStateSnapshot<tf.Tensor> => {
+      const split = key.lastIndexOf('#');
+      const slots = new Map([...state.slots].map(([name, named]) => [name, Object.fromEntries(Object.entries(named).map(([slot, t]) => [slot, tf.clone(t)]))]));
+      return key === ''
+        ? { replicaGroup: 0, step: state.step, slots }
+        : { groupedParam: key.slice(0, split), replicaGroup: Number(key.slice(split + 1)), step: state.step, slots };
+    });
+    return {
+      ...(options.weights ? { weights } : {}),
+      optimizerStates,
+      lossScale: this.lossScale,
+      randomState: this.random.getState(),
+      iterations: this.iterations,
+    };
+  }
+
+  /**
+   * Replaces the device state with `state`, whose tensors are owned from now
+   * on (weights absent from it are kept). Parameter names are this
+   * executable's; a weight of the wrong shape or replica count is an error
+   * naming it, and nothing is changed.
+   */
+  importState(state: DeviceState<tf.Tensor>): void {
+    const replicas = this.executable.factors.replicationFactor;
+    const params = paramValues(this.executable.graph);
+    for (const [name, values] of state.weights ?? []) {
+      const param = params.get(name);
+      if (!param) throw new PoptfjsError(`the device state has a weight '${name}', which the executable does not have`, { type: 'runtime' });
+      if (values.length !== replicas) {
+        throw new PoptfjsError(`the device state holds weight '${name}' for ${values.length} replica(s), but the executable runs ${replicas}`, { type: 'runtime' });
+      }
+      const bad = values.find((t) => t.dtype !== param.dtype || t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i]));
+      if (bad) {
+        throw new PoptfjsError(`the device state holds weight '${name}' as ${bad.dtype}[${bad.shape.join(',')}], but the executable has ${param.dtype}[${param.shape.join(',')}]`, {
+          type: 'runtime',
+        });
+      }
+    }
+    this.random.setState(state.randomState);
+    for (const [name, values] of state.weights ?? []) values.forEach((t, r) => this.weights.set(name, r, t));
+    this.resetOptimizerState();
+    for (const record of state.optimizerStates) {
+      const key = record.groupedParam === undefined ? '' : `${record.groupedParam}#${record.replicaGroup}`;
+      this.optimizerStates.set(key, { step: record.step, slots: new Map([...record.slots].map(([name, slots]) => [name, { ...slots }])) });
+    }
+    this.lossScale = state.lossScale;
+    this.iterations = state.iterations;
   }
 
   /** Frees the device state. */

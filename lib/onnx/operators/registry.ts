@@ -1,6 +1,7 @@
 /**
- * The ONNX operators poptfjs implements, by operator type and opset version,
- * for the default domain (`ai.onnx`, written '' in models).
+ * The ONNX operators poptfjs implements, by operator type and opset version:
+ * the default domain (`ai.onnx`, written '' in models), and PopART's
+ * `ai.graphcore` domain for the losses its builder writes.
  */
 import { ACTIVATION_OPERATORS } from './activations.js';
 import { COMPARISON_AND_LOGIC_OPERATORS } from './comparison_and_logic.js';
@@ -9,6 +10,7 @@ import { ELEMENTWISE_ARITHMETIC_OPERATORS } from './elementwise_arithmetic.js';
 import { ELEMENTWISE_MATH_OPERATORS } from './elementwise_math.js';
 import { DROPOUT_OPERATORS } from './dropout.js';
 import { FOURIER_OPERATORS } from './fourier.js';
+import { GRAPHCORE_LOSS_OPERATORS } from './graphcore_losses.js';
 import { GRID_SAMPLE_OPERATORS } from './grid_sample.js';
 import { INDEXING_OPERATORS } from './indexing.js';
 import { LOSS_OPERATORS } from './losses.js';
@@ -54,32 +56,52 @@ const FAMILIES: readonly OperatorFamily[] = [
   TENSOR_CREATION_OPERATORS,
 ];
 
-const REGISTRY = new Map<string, readonly OperatorVersion[]>();
-for (const family of FAMILIES) {
-  for (const [opType, versions] of Object.entries(family)) {
-    if (REGISTRY.has(opType)) throw new Error(`internal error: ONNX operator ${opType} is implemented twice`);
-    REGISTRY.set(
-      opType,
-      [...versions].sort((a, b) => a.since - b.since),
-    );
+/** PopART's operator domain. */
+export const GRAPHCORE_DOMAIN = 'ai.graphcore';
+
+/** The newest `ai.graphcore` opset poptfjs knows (the one PopART's builder writes). */
+export const NEWEST_GRAPHCORE_OPSET = 1;
+
+function registryOf(families: readonly OperatorFamily[]): Map<string, readonly OperatorVersion[]> {
+  const registry = new Map<string, readonly OperatorVersion[]>();
+  for (const family of families) {
+    for (const [opType, versions] of Object.entries(family)) {
+      if (registry.has(opType)) throw new Error(`internal error: ONNX operator ${opType} is implemented twice`);
+      registry.set(
+        opType,
+        [...versions].sort((a, b) => a.since - b.since),
+      );
+    }
   }
+  return registry;
 }
+
+const REGISTRY = registryOf(FAMILIES);
+const GRAPHCORE_REGISTRY = registryOf([GRAPHCORE_LOSS_OPERATORS]);
 
 /** True for the default ONNX domain, which models write as '' or 'ai.onnx'. */
 export function isDefaultDomain(domain: string | undefined): boolean {
   return !domain || domain === 'ai.onnx';
 }
 
-/** The implementation of `opType` for a model importing `opset`, or undefined if there is none. */
-export function operatorVersion(opType: string, opset: number): OperatorVersion | undefined {
-  const versions = REGISTRY.get(opType);
+function registryOfDomain(domain: string | undefined): ReadonlyMap<string, readonly OperatorVersion[]> | undefined {
+  if (isDefaultDomain(domain)) return REGISTRY;
+  return domain === GRAPHCORE_DOMAIN ? GRAPHCORE_REGISTRY : undefined;
+}
+
+/**
+ * The implementation of `opType` of `domain` (default: the default domain)
+ * for a model importing `opset` of that domain, or undefined if there is none.
+ */
+export function operatorVersion(opType: string, opset: number, domain?: string): OperatorVersion | undefined {
+  const versions = registryOfDomain(domain)?.get(opType);
   if (!versions) return undefined;
   let chosen: OperatorVersion | undefined;
   for (const v of versions) if (v.since <= opset) chosen = v;
   return chosen;
 }
 
-/** The operator types poptfjs implements, sorted. */
-export function supportedOperatorTypes(): string[] {
-  return [...REGISTRY.keys()].sort();
+/** The operator types poptfjs implements in `domain` (default: the default domain), sorted. */
+export function supportedOperatorTypes(domain?: string): string[] {
+  return [...(registryOfDomain(domain)?.keys() ?? [])].sort();
 }

@@ -1,0 +1,275 @@
+/**
+ * The executable cache: compiling a model looks up its key (see
+ * executable_cache_key.ts) first in memory, then, when caching is enabled
+ * (`Options.enableExecutableCaching(dir)` or `POPTFJS_CACHE_DIR`), in the
+ * cache directory; a hit loads the executable instead of compiling it.
+ *
+ * On disk an entry is an executable file `<key>.poptfjs`, written atomically.
+ * Several processes compiling the same model at once take turns on the
+ * entry's lock (cache_entry_lock.ts): one compiles, the others wait and then
+ * load what it wrote. An entry that cannot be read (corrupted, truncated) is
+ * discarded with a warning and compiled again (the new entry replaces it).
+ * Nothing is ever deleted automatically: `poptfjs cache ls|clear` lists and
+ * removes entries.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { PoptfjsError } from '../errors.js';
+import { getLogger } from '../log.js';
+import type { Options } from '../options/options.js';
+import { isTemporaryFileName } from '../runtime/atomic_file.js';
+import type { Executable } from '../runtime/executable.js';
+import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
+import { optimizerConfig } from '../runtime/optimizer_config.js';
+import type { ParameterSpec } from '../runtime/parameter_spec.js';
+import { EntryLock, lockHolder, staleReason } from './cache_entry_lock.js';
+import { COMPILE_STEPS } from './compile_progress.js';
+import { executableCacheKey } from './executable_cache_key.js';
+import { compileGraph, type GraphCompileRequest } from './graph_compiler.js';
+
+const log = getLogger('poptfjs');
+
+/** The extension of cache entries. */
+export const CACHE_ENTRY_EXTENSION = '.poptfjs';
+
+/** How many executables the in-memory cache keeps (the least recently used go first). */
+const MEMORY_ENTRIES = 64;
+
+/** Where an executable came from. */
+export type ExecutableSource = 'compiled' | 'memory cache' | 'disk cache';
+
+/** What the cache did so far in this process. */
+export interface ExecutableCacheStatistics {
+  /** Executables compiled (cache misses). */
+  compilations: number;
+  /** Executables found in memory. */
+  memoryHits: number;
+  /** Executables loaded from a cache directory. */
+  diskHits: number;
+  /** Entries found unreadable (and compiled again). */
+  discardedEntries: number;
+}
+
+/** The cache of one process. */
+export class ExecutableCache {
+  private readonly memory = new Map<string, Executable>();
+  /** What the cache did so far. */
+  readonly statistics: ExecutableCacheStatistics = { compilations: 0, memoryHits: 0, diskHits: 0, discardedEntries: 0 };
+
+  /**
+   * The executable of `key`: from memory, from `dir` (when given), or made
+   * by `compile`, which returns the entry to store (its executable is used).
+   */
+  async obtain(key: string, dir: string | undefined, compile: () => ExecutableFileContents): Promise<{ executable: Executable; source: ExecutableSource }> {
+    const remembered = this.memory.get(key);
+    if (remembered) {
+      this.remember(key, remembered);
+      this.statistics.memoryHits++;
+      return { executable: remembered, source: 'memory cache' };
+    }
+    if (dir === undefined) return { executable: this.compiled(key, compile().executable), source: 'compiled' };
+    const entry = entryPath(dir, key);
+    const found = this.readEntry(entry);
+    if (found) return this.hit(key, found);
+    // A discarded entry is not read again unless another process replaces it.
+    const discarded = fileStamp(entry);
+    const replaced = () => fileStamp(entry) !== discarded;
+    let lock: EntryLock | undefined;
+    try {
+      ensureDirectory(dir);
+      lock = await EntryLock.acquire(`${join(dir, key)}.lock`, replaced);
+    } catch (error) {
+      if (!(error instanceof PoptfjsError)) throw error;
+      log.warn(`the executable cache in ${dir} cannot be used (${error.message}); compiling without it`);
+      return { executable: this.compiled(key, compile().executable), source: 'compiled' };
+    }
+    try {
+      const written = replaced() ? this.readEntry(entry) : undefined;
+      if (written) return this.hit(key, written);
+      const contents = compile();
+      try {
+        writeExecutableFile(entry, contents);
+        log.info(`stored the executable of '${contents.executable.modelName}' in the cache: ${entry}`);
+      } catch (error) {
+        if (!(error instanceof PoptfjsError)) throw error;
+        log.warn(`the executable could not be stored in the cache (${error.message}); it is used without being cached`);
+      }
+      return { executable: this.compiled(key, contents.executable), source: 'compiled' };
+    } finally {
+      lock?.release();
+    }
+  }
+
+  private compiled(key: string, executable: Executable): Executable {
+    this.statistics.compilations++;
+    this.remember(key, executable);
+    return executable;
+  }
+
+  private hit(key: string, executable: Executable): { executable: Executable; source: ExecutableSource } {
+    this.statistics.diskHits++;
+    this.remember(key, executable);
+    return { executable, source: 'disk cache' };
+  }
+
+  private remember(key: string, executable: Executable): void {
+    this.memory.delete(key);
+    this.memory.set(key, executable);
+    if (this.memory.size > MEMORY_ENTRIES) this.memory.delete(this.memory.keys().next().value!);
+  }
+
+  /** The executable of a cache entry, or undefined if there is none or it cannot be read (then a warning). */
+  private readEntry(entry: string): Executable | undefined {
+    if (!existsSync(entry)) return undefined;
+    try {
+      return readExecutableFile(entry).executable;
+    } catch (error) {
+      if (!(error instanceof PoptfjsError)) throw error;
+      this.statistics.discardedEntries++;
+      log.warn(`discarding the executable cache entry ${entry}, which cannot be used (${error.message}); compiling again`);
+      return undefined;
+    }
+  }
+}
+
+/** The cache every executor of this process uses. */
+export const executableCache = new ExecutableCache();
+
+/** The compile steps a cache hit skips (those of `compileGraph`, between the trace and the load). */
+const COMPILE_GRAPH_STEPS = COMPILE_STEPS.indexOf('load') - COMPILE_STEPS.indexOf('trace') - 1;
+
+/**
+ * Compiles `request` (made with `options`) through the executable cache of
+ * this process; `parameters` are the traced model's, stored with a cache
+ * entry. Returns the executable and where it came from.
+ */
+export async function compileWithCache(
+  request: GraphCompileRequest,
+  options: Options,
+  parameters: readonly ParameterSpec[],
+): Promise<{ executable: Executable; source: ExecutableSource }> {
+  const optionsData = options.toJSON();
+  const key = executableCacheKey(request, optionsData);
+  const result = await executableCache.obtain(key, request.settings.executableCachePath, () => ({
+    executable: compileGraph(request),
+    parameters,
+    options: optionsData,
+    ...(request.optimizer ? { optimizer: optimizerConfig(request.optimizer) } : {}),
+    backend: tf.getBackend(),
+    createdUnixMs: Date.now(),
+  }));
+  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS; i++) request.progress.step();
+  return result;
+}
+
+/** What the executable cache did so far in this process: compilations, hits in memory and on disk, discarded entries. */
+export function executableCacheStatistics(): ExecutableCacheStatistics {
+  return { ...executableCache.statistics };
+}
+
+/** The size and modification time of a file, or '' if there is none. */
+function fileStamp(path: string): string {
+  try {
+    const stat = statSync(path);
+    return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+  } catch {
+    return '';
+  }
+}
+
+/** The file of the entry `key` in `dir`. */
+export function entryPath(dir: string, key: string): string {
+  return join(dir, `${key}${CACHE_ENTRY_EXTENSION}`);
+}
+
+function ensureDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new PoptfjsError(`cannot create the executable cache directory ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
+      type: 'cache',
+      location: dir,
+      cause: error,
+    });
+  }
+}
+
+/** One entry of a cache directory, as `poptfjs cache ls` shows it. */
+export interface CacheEntryInfo {
+  readonly file: string;
+  readonly bytes: number;
+  readonly modifiedUnixMs: number;
+  /** What the entry holds, or why it cannot be read. */
+  readonly contents: { modelName: string; kind: string; backend: string } | { error: string };
+}
+
+function directoryFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new PoptfjsError(`cannot read the executable cache directory ${dir}: ${code === 'ENOENT' ? 'no such directory' : error instanceof Error ? error.message : String(error)}`, {
+      type: 'cache',
+      location: dir,
+      cause: error,
+    });
+  }
+}
+
+/** The entries of the cache directory `dir`. */
+export function listExecutableCache(dir: string): CacheEntryInfo[] {
+  return directoryFiles(dir)
+    .filter((name) => name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporaryFileName(name))
+    .map((name) => {
+      const file = join(dir, name);
+      const stat = statSync(file);
+      let contents: CacheEntryInfo['contents'];
+      try {
+        const { executable, backend } = readExecutableFile(file);
+        contents = { modelName: executable.modelName, kind: executable.kind, backend };
+      } catch (error) {
+        contents = { error: error instanceof Error ? error.message : String(error) };
+      }
+      return { file, bytes: stat.size, modifiedUnixMs: stat.mtimeMs, contents };
+    });
+}
+
+/** What clearing a cache directory removed. */
+export interface CacheClearResult {
+  /** Entries removed. */
+  readonly entries: number;
+  /** Bytes freed (entries and leftovers). */
+  readonly bytes: number;
+  /** Locks kept because a live process holds them. */
+  readonly liveLocks: number;
+}
+
+/**
+ * Removes the entries of the cache directory `dir`, the temporary files of
+ * writers that were killed, and the locks of holders that are gone (a live
+ * holder's lock is kept). Other files are left alone.
+ */
+export function clearExecutableCache(dir: string): CacheClearResult {
+  let entries = 0;
+  let bytes = 0;
+  let liveLocks = 0;
+  for (const name of directoryFiles(dir)) {
+    const file = join(dir, name);
+    const isEntry = name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporaryFileName(name);
+    const isLeftover = isTemporaryFileName(name) || /\.lock\.stale\.\d+\.[0-9a-f]+$/.test(name);
+    const isLock = name.endsWith('.lock');
+    if (isLock) {
+      const holder = lockHolder(file);
+      if (holder !== undefined && staleReason(file, holder) === undefined) {
+        liveLocks++;
+        continue;
+      }
+    }
+    if (!isEntry && !isLeftover && !isLock) continue;
+    bytes += statSync(file).size;
+    rmSync(file, { force: true });
+    if (isEntry) entries++;
+  }
+  return { entries, bytes, liveLocks };
+}

@@ -1,0 +1,109 @@
+/**
+ * What an executor writes into files: the contents of an exported
+ * executable (`compileAndExport`) or cache entry, and of a checkpoint
+ * (`saveCheckpoint`), from the executor's compiled state.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { Optimizer } from '../../optim/optimizer.js';
+import type { Graph } from '../ir/graph.js';
+import type { Options } from '../options/options.js';
+import type { CheckpointContents } from '../runtime/checkpoint_file.js';
+import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
+import type { Executable } from '../runtime/executable.js';
+import type { ExecutableFileContents } from '../runtime/executable_file.js';
+import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import { optimizerConfig } from '../runtime/optimizer_config.js';
+import type { ParameterSpec } from '../runtime/parameter_spec.js';
+import { tensorDataOf } from '../runtime/tensor_data_conversion.js';
+import { modelIdentity } from './model_identity.js';
+import { forwardGraph } from './model_reconstruction.js';
+
+/** Options of `compileAndExport`. */
+export interface CompileAndExportOptions {
+  /**
+   * Whether the file also holds the model (its traced forward pass, its
+   * weights and the device state), so `load(path)` can restore everything
+   * (default true). Without it, wrap the model again and call
+   * `executor.loadExecutable(path)`.
+   */
+  readonly exportModel?: boolean;
+}
+
+/** The tensors and the options object of `compileAndExport(path, ...inputs, options?)`. */
+export function splitExportArguments(args: ReadonlyArray<tf.Tensor | CompileAndExportOptions>): { inputs: unknown[]; options: CompileAndExportOptions } {
+  const last = args[args.length - 1];
+  const hasOptions = last !== undefined && !(last instanceof tf.Tensor) && typeof last === 'object' && last !== null && !Array.isArray(last);
+  return hasOptions ? { inputs: args.slice(0, -1), options: last as CompileAndExportOptions } : { inputs: [...args], options: {} };
+}
+
+/** What an executor keeps of the model it compiled, to export it. */
+export interface ModelTraceRecord {
+  /** The parameters, with the executable's names, in trace order. */
+  readonly parameters: readonly ParameterSpec[];
+  /** The traced graph (or its forward pass). */
+  readonly graph: Graph;
+  /** How many of the graph's inputs the model takes. */
+  readonly inputCount: number;
+}
+
+/** The compiled state an export reads. */
+export interface ExportSource {
+  readonly model: object;
+  readonly executable: Executable;
+  readonly trace: ModelTraceRecord;
+  readonly options: Options;
+  readonly optimizer: Optimizer | undefined;
+  readonly loaded: LoadedExecutable;
+  /** Host variables by parameter name (holding the newest weights). */
+  readonly variables: ReadonlyMap<string, tf.Variable>;
+}
+
+/** The contents of an executable file: with `exportModel`, the model, its weights and the device state too. */
+export function executableFileContents(source: ExportSource, exportModel: boolean): ExecutableFileContents {
+  const base = {
+    executable: source.executable,
+    parameters: source.trace.parameters,
+    options: source.options.toJSON(),
+    ...(source.optimizer ? { optimizer: optimizerConfig(source.optimizer) } : {}),
+    backend: tf.getBackend(),
+    createdUnixMs: Date.now(),
+  };
+  if (!exportModel) return base;
+  const state = source.loaded.exportState({ weights: false });
+  try {
+    return {
+      ...base,
+      model: {
+        modelId: modelIdentity(source.model),
+        inputCount: source.trace.inputCount,
+        forwardGraph: forwardGraph(source.trace.graph, source.trace.inputCount),
+        weights: new Map(source.trace.parameters.map((p) => [p.name, tensorDataOf(source.variables.get(p.name)!)])),
+      },
+      deviceState: mapDeviceState(state, tensorDataOf),
+    };
+  } finally {
+    tf.dispose(deviceStateTensors(state));
+  }
+}
+
+/** The contents of a checkpoint of the compiled state. */
+export function checkpointContents(source: ExportSource): CheckpointContents {
+  const { executable } = source;
+  const state = source.loaded.exportState({ weights: true });
+  try {
+    return {
+      modelName: executable.modelName,
+      kind: executable.kind,
+      inputSignature: executable.inputSignature,
+      microBatchSize: executable.microBatchSize,
+      factors: executable.factors,
+      parameters: source.trace.parameters,
+      ...(source.optimizer ? { optimizer: optimizerConfig(source.optimizer) } : {}),
+      deviceState: mapDeviceState(state, tensorDataOf),
+      backend: tf.getBackend(),
+      createdUnixMs: Date.now(),
+    };
+  } finally {
+    tf.dispose(deviceStateTensors(state));
+  }
+}

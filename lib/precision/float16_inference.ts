@@ -1,0 +1,83 @@
+/**
+ * Which values of a graph are float16: the dtype flow of PyTorch's type
+ * promotion, applied to the IR after tracing.
+ *
+ * Every float32 value is float16 (`half`), float32 (`float`) or `weak`:
+ * - declared float16 parameters and inputs are half, other parameters and
+ *   inputs float; the loss-scale input and single-element constants are weak
+ *   (like Python numbers in PyTorch, they do not decide the precision of an op);
+ * - a node's result follows its float32 inputs: half if some are half and
+ *   none is float; when half and float inputs mix, float
+ *   (`HalfUpcastToFloat`, PyTorch's rule) or half (`FloatDowncastToHalf`, the
+ *   float inputs are rounded to float16 first); float if its inputs are float
+ *   or weak; weak if all are weak; float when it has no float32 input;
+ * - the gradient of a float16 parameter is float16 (as in PyTorch, a
+ *   parameter's gradient has the parameter's dtype).
+ * Half values are flagged `precision: 'float16'` in the graph; the
+ * interpreter rounds them (see `withFloat16Arithmetic`).
+ */
+import type { Graph, Value, ValueId } from '../ir/graph.js';
+import { sizeOf } from '../ir/graph.js';
+import { HalfFloatCastingBehavior } from '../options/enums.js';
+
+/** What the user declared float16, and how mixed ops are cast. */
+export interface Float16Declarations {
+  /** Names of the parameters held in float16. */
+  readonly params: ReadonlySet<string>;
+  /** Positions (`source.index`) of the graph inputs declared float16. */
+  readonly inputs: ReadonlySet<number>;
+  /** How an op mixing float16 and float32 inputs computes. */
+  readonly casting: HalfFloatCastingBehavior;
+}
+
+function isFloat(value: Value): boolean {
+  return value.dtype === 'float32';
+}
+
+/**
+ * The weak float32 values of `graph`: the loss-scale input, single-element
+ * constants, and results computed from weak values only.
+ */
+export function weakFloatValues(graph: Graph): Set<ValueId> {
+  const weak = new Set<ValueId>();
+  for (const v of graph.values) {
+    if (!isFloat(v)) continue;
+    if ((v.source.kind === 'constant' && sizeOf(v.shape) === 1) || v.id === graph.roles.lossScale) weak.add(v.id);
+  }
+  for (const node of graph.nodes) {
+    const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
+    if (floats.length > 0 && floats.every((id) => weak.has(id))) {
+      for (const id of node.outputs) if (isFloat(graph.values[id]!)) weak.add(id);
+    }
+  }
+  return weak;
+}
+
+/** `graph` with its float16 values flagged `precision: 'float16'` (values flagged already stay float16). */
+export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph {
+  const weak = weakFloatValues(graph);
+  const half = new Set<ValueId>();
+  for (const v of graph.values) {
+    if (!isFloat(v)) continue;
+    const source = v.source;
+    if (
+      v.precision === 'float16' ||
+      (source.kind === 'param' && declared.params.has(source.name)) ||
+      (source.kind === 'input' && declared.inputs.has(source.index))
+    ) {
+      half.add(v.id);
+    }
+  }
+  for (const node of graph.nodes) {
+    const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
+    const anyHalf = floats.some((id) => half.has(id));
+    const anyFloat = floats.some((id) => !half.has(id) && !weak.has(id));
+    const resultHalf = anyHalf && (!anyFloat || declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf);
+    if (resultHalf) for (const id of node.outputs) if (isFloat(graph.values[id]!)) half.add(id);
+  }
+  for (const [name, id] of Object.entries(graph.roles.gradients ?? {})) {
+    if (declared.params.has(name) && graph.values[id]!.source.kind === 'node') half.add(id);
+  }
+  if (half.size === 0) return graph;
+  return { ...graph, values: graph.values.map((v) => (half.has(v.id) && v.precision !== 'float16' ? { ...v, precision: 'float16' } : v)) };
+}

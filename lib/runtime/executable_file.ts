@@ -1,0 +1,119 @@
+/**
+ * Exported executables (`compileAndExport`, the executable cache): one file
+ * holding the compiled executable, the parameters it expects, the options it
+ * was compiled with, the optimizer, and with `exportModel` the model itself
+ * (its traced forward pass and weights) and the device state to resume from.
+ *
+ * Files are written atomically and verified when read (see file_envelope.ts):
+ * a truncated, altered or foreign file is refused with an error naming the
+ * file and what failed.
+ */
+import { PoptfjsError } from '../errors.js';
+import type { Graph } from '../ir/graph.js';
+import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import type { DeviceState } from './device_state.js';
+import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';
+import type { Executable } from './executable.js';
+import { executableFromMessage, executableMessage } from './executable_message.js';
+import { decodeMessage, encodeMessage, Messages, type ExportedModelMessage } from './executable_proto.js';
+import { decodeFileEnvelope, encodeFileEnvelope } from './file_envelope.js';
+import { graphFromMessage, graphMessage } from './graph_message.js';
+import { parseLossless, stringifyLossless } from './lossless_json.js';
+import { optimizerConfigFromMessage, optimizerConfigMessage, type OptimizerConfig } from './optimizer_config.js';
+import { parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from './parameter_spec.js';
+import { tensorData, tensorMessage, type TensorData } from './tensor_bytes.js';
+
+/** The model stored with an executable (`exportModel`). */
+export interface ExportedModel {
+  /** Shared by every export of the same tfjs model. */
+  readonly modelId: string;
+  /** How many of the forward graph's inputs the model takes. */
+  readonly inputCount: number;
+  /** The model's forward pass, as traced. */
+  readonly forwardGraph: Graph;
+  /** The host value of every parameter, by name. */
+  readonly weights: ReadonlyMap<string, TensorData>;
+}
+
+/** What an executable file holds. */
+export interface ExecutableFileContents {
+  readonly executable: Executable;
+  /** The parameters, in the order the trace met them. */
+  readonly parameters: readonly ParameterSpec[];
+  /** The options it was compiled with, as `Options.toJSON()` returned them. */
+  readonly options: unknown;
+  readonly optimizer?: OptimizerConfig;
+  readonly model?: ExportedModel;
+  /** The device state to resume from (without weights: they are in `model`). */
+  readonly deviceState?: DeviceState<TensorData>;
+  /** The tfjs backend it was compiled on. */
+  readonly backend: string;
+  /** When it was written (milliseconds since the Unix epoch). */
+  readonly createdUnixMs: number;
+}
+
+function exportedModelMessage(model: ExportedModel): ExportedModelMessage {
+  return {
+    model_id: model.modelId,
+    input_count: model.inputCount,
+    forward_graph: graphMessage(model.forwardGraph),
+    weights: [...model.weights].map(([name, t]) => ({ name, tensor: tensorMessage(t) })),
+  };
+}
+
+function exportedModelFromMessage(m: ExportedModelMessage, where: string): ExportedModel {
+  if (!m.forward_graph) throw new PoptfjsError(`${where}: the exported model has no forward graph`, { type: 'file' });
+  const weights = new Map<string, TensorData>();
+  for (const w of m.weights) {
+    if (!w.tensor) throw new PoptfjsError(`${where}: weight '${w.name}' of the exported model has no tensor`, { type: 'file' });
+    weights.set(w.name, tensorData(w.tensor, `${where} weight '${w.name}'`));
+  }
+  return { modelId: m.model_id, inputCount: m.input_count, forwardGraph: graphFromMessage(m.forward_graph, `${where} (exported model)`), weights };
+}
+
+/** The bytes of an executable file, stamped with `version` (this poptfjs's unless given). */
+export function encodeExecutableFile(contents: ExecutableFileContents, version?: string): Uint8Array {
+  const payload = encodeMessage(Messages.ExecutableFile, {
+    executable: executableMessage(contents.executable),
+    parameters: parameterSpecMessages(contents.parameters),
+    options_json: stringifyLossless(contents.options),
+    ...(contents.optimizer ? { optimizer: optimizerConfigMessage(contents.optimizer) } : {}),
+    ...(contents.model ? { model: exportedModelMessage(contents.model) } : {}),
+    ...(contents.deviceState ? { device_state: deviceStateMessage(contents.deviceState) } : {}),
+    backend: contents.backend,
+    created_unix_ms: contents.createdUnixMs,
+  });
+  return encodeFileEnvelope('executable', payload, version);
+}
+
+/** What the bytes of the executable file `file` hold; an error naming the file and what failed otherwise. */
+export function decodeExecutableFile(bytes: Uint8Array, file: string): ExecutableFileContents {
+  const { payload } = decodeFileEnvelope(bytes, file, 'executable');
+  try {
+    const m = decodeMessage(Messages.ExecutableFile, payload, file);
+    if (!m.executable) throw new PoptfjsError(`${file}: the file holds no executable`, { type: 'file' });
+    return {
+      executable: executableFromMessage(m.executable, file),
+      parameters: parameterSpecsFromMessages(m.parameters, file),
+      options: parseLossless(m.options_json, `${file} options`),
+      ...(m.optimizer ? { optimizer: optimizerConfigFromMessage(m.optimizer, file) } : {}),
+      ...(m.model ? { model: exportedModelFromMessage(m.model, file) } : {}),
+      ...(m.device_state ? { deviceState: deviceStateFromMessage(m.device_state, file) } : {}),
+      backend: m.backend,
+      createdUnixMs: m.created_unix_ms,
+    };
+  } catch (error) {
+    if (error instanceof PoptfjsError) throw error;
+    throw new PoptfjsError(`${file}: the executable cannot be read (${error instanceof Error ? error.message : String(error)})`, { type: 'file', location: file, cause: error });
+  }
+}
+
+/** Writes an executable file atomically. */
+export function writeExecutableFile(path: string, contents: ExecutableFileContents): void {
+  writeFileAtomic(path, encodeExecutableFile(contents));
+}
+
+/** Reads and verifies an executable file. */
+export function readExecutableFile(path: string): ExecutableFileContents {
+  return decodeExecutableFile(readFileBytes(path), path);
+}

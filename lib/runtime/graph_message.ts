@@ -1,0 +1,179 @@
+/**
+ * The IR graph as a protobuf `Graph` message, and back. Constants are stored
+ * as raw little-endian tensors; kernel attributes as `AttrValue` trees, so
+ * every number (NaN, infinities, -0) comes back exactly. A decoded graph is
+ * checked for references that point nowhere, so a graph read from a file
+ * cannot make the interpreter fail on a missing value.
+ */
+import type { DataType } from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
+import type { AttrValue, Graph, Node, NodeAnnotations, Value, ValueSource } from '../ir/graph.js';
+import {
+  PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type NodeAnnotationsMessage, type ValueMessage,
+} from './executable_proto.js';
+import { tensorData, tensorMessage } from './tensor_bytes.js';
+
+const DTYPES: ReadonlySet<string> = new Set(['float32', 'int32', 'bool', 'string', 'complex64']);
+
+function fileError(where: string, message: string): PoptfjsError {
+  return new PoptfjsError(`${where}: ${message}`, { type: 'file' });
+}
+
+/** A tfjs dtype read from a file; an error naming `where` for anything else. */
+export function checkedDtype(dtype: string, where: string): DataType {
+  if (!DTYPES.has(dtype)) throw fileError(where, `unknown dtype '${dtype}'`);
+  return dtype as DataType;
+}
+
+function attrMessage(value: AttrValue): AttrValueMessage {
+  if (value === null) return { null_value: true };
+  if (typeof value === 'boolean') return { bool_value: value };
+  if (typeof value === 'number') return { number_value: value };
+  if (typeof value === 'string') return { string_value: value };
+  if (Array.isArray(value)) return { list_value: { items: value.map(attrMessage) } };
+  return { map_value: { entries: attrEntries(value) } };
+}
+
+function attrEntries(attrs: Readonly<Record<string, AttrValue>>): AttrEntryMessage[] {
+  return Object.entries(attrs).map(([key, value]) => ({ key, value: attrMessage(value) }));
+}
+
+function attrValue(message: AttrValueMessage | undefined, where: string): AttrValue {
+  if (message === undefined) throw fileError(where, 'attribute without a value');
+  if (message.null_value !== undefined) return null;
+  if (message.bool_value !== undefined) return message.bool_value;
+  if (message.number_value !== undefined) return message.number_value;
+  if (message.string_value !== undefined) return message.string_value;
+  if (message.list_value !== undefined) return message.list_value.items.map((item) => attrValue(item, where));
+  if (message.map_value !== undefined) return attrRecord(message.map_value.entries, where);
+  throw fileError(where, 'attribute without a value');
+}
+
+function attrRecord(entries: readonly AttrEntryMessage[], where: string): Record<string, AttrValue> {
+  const out: Record<string, AttrValue> = {};
+  for (const entry of entries) out[entry.key] = attrValue(entry.value, `${where} attribute '${entry.key}'`);
+  return out;
+}
+
+function valueMessage(value: Value): ValueMessage {
+  const base = { id: value.id, shape: [...value.shape], dtype: value.dtype, ...(value.precision !== undefined ? { precision: value.precision } : {}) };
+  const s = value.source;
+  switch (s.kind) {
+    case 'input':
+      return { ...base, input: { index: s.index, name: s.name } };
+    case 'param':
+      return { ...base, param: { name: s.name, trainable: s.trainable } };
+    case 'constant':
+      return { ...base, constant: tensorMessage({ shape: value.shape, dtype: value.dtype, data: s.data }) };
+    case 'node':
+      return { ...base, node: { node: s.node, output: s.output } };
+  }
+}
+
+function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
+  return {
+    pass: a.pass === 'forward' ? PassMessage.FORWARD : PassMessage.BACKWARD,
+    ...(a.layer !== undefined ? { layer: a.layer } : {}),
+    ...(a.gradOf !== undefined ? { grad_of: a.gradOf } : {}),
+    ...(a.block !== undefined ? { block: a.block } : {}),
+    ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
+    ...(a.loss !== undefined ? { loss: a.loss } : {}),
+  };
+}
+
+/** The `Graph` message of a graph. */
+export function graphMessage(graph: Graph): GraphMessage {
+  return {
+    values: graph.values.map(valueMessage),
+    nodes: graph.nodes.map((n) => ({
+      id: n.id,
+      kernel: n.kernel,
+      positional_inputs: n.inputNames === null,
+      input_names: n.inputNames ? [...n.inputNames] : [],
+      inputs: [...n.inputs],
+      attrs: attrEntries(n.attrs),
+      outputs: [...n.outputs],
+      annotations: annotationsMessage(n.annotations),
+    })),
+    inputs: [...graph.inputs],
+    roles: {
+      outputs: [...graph.roles.outputs],
+      ...(graph.roles.loss !== undefined ? { loss: graph.roles.loss } : {}),
+      ...(graph.roles.gradients ? { gradients: { entries: Object.entries(graph.roles.gradients).map(([param, value]) => ({ param, value })) } } : {}),
+      ...(graph.roles.lossScale !== undefined ? { loss_scale: graph.roles.lossScale } : {}),
+    },
+    assignments: graph.assignments.map((a) => ({ param: a.param, value: a.value })),
+  };
+}
+
+/** Parses the graph of a `Graph` message, checking every reference; `where` names it in errors. */
+export function graphFromMessage(message: GraphMessage, where: string): Graph {
+  const valueCount = message.values.length;
+  const nodeCount = message.nodes.length;
+  const valueRef = (id: number, what: string): number => {
+    if (!Number.isInteger(id) || id < 0 || id >= valueCount) throw fileError(where, `${what} refers to value %${id}, but the graph has ${valueCount} values`);
+    return id;
+  };
+  const values: Value[] = message.values.map((v, i) => {
+    const at = `${where} value %${i}`;
+    if (v.id !== i) throw fileError(where, `value ${i} has id ${v.id}`);
+    const dtype = checkedDtype(v.dtype, at);
+    let source: ValueSource;
+    if (v.input) source = { kind: 'input', index: v.input.index, name: v.input.name };
+    else if (v.param) source = { kind: 'param', name: v.param.name, trainable: v.param.trainable };
+    else if (v.constant) source = { kind: 'constant', data: tensorData(v.constant, at).data };
+    else if (v.node) {
+      if (v.node.node >= nodeCount) throw fileError(where, `value %${i} is made by node #${v.node.node}, but the graph has ${nodeCount} nodes`);
+      source = { kind: 'node', node: v.node.node, output: v.node.output };
+    } else throw fileError(where, `value %${i} has no source`);
+    if (v.precision !== undefined && v.precision !== 'float16') throw fileError(where, `value %${i} has unknown precision '${v.precision}'`);
+    return { id: i, shape: v.shape, dtype, source, ...(v.precision !== undefined ? { precision: v.precision } : {}) };
+  });
+  const nodes: Node[] = message.nodes.map((n, i) => {
+    const at = `node #${i} (${n.kernel})`;
+    if (n.id !== i) throw fileError(where, `node ${i} has id ${n.id}`);
+    const a = n.annotations;
+    if (!a || (a.pass !== PassMessage.FORWARD && a.pass !== PassMessage.BACKWARD)) throw fileError(where, `${at} has no pass annotation`);
+    if (!n.positional_inputs && n.input_names.length !== n.inputs.length) {
+      throw fileError(where, `${at} has ${n.inputs.length} inputs but ${n.input_names.length} input names`);
+    }
+    n.outputs.forEach((id, k) => {
+      const source = values[valueRef(id, `${at} output ${k}`)]!.source;
+      if (source.kind !== 'node' || source.node !== i || source.output !== k) throw fileError(where, `${at} output ${k} is %${id}, which another source makes`);
+    });
+    const annotations: NodeAnnotations = {
+      pass: a.pass === PassMessage.FORWARD ? 'forward' : 'backward',
+      ...(a.layer !== undefined ? { layer: a.layer } : {}),
+      ...(a.grad_of !== undefined ? { gradOf: a.grad_of } : {}),
+      ...(a.block !== undefined ? { block: a.block } : {}),
+      ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
+      ...(a.loss !== undefined ? { loss: a.loss } : {}),
+    };
+    return {
+      id: i,
+      kernel: n.kernel,
+      inputNames: n.positional_inputs ? null : n.input_names,
+      inputs: n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`)),
+      attrs: attrRecord(n.attrs, at),
+      outputs: n.outputs,
+      annotations,
+    };
+  });
+  const inputs = message.inputs.map((id, k) => valueRef(id, `graph input ${k}`));
+  const roles = message.roles;
+  if (!roles) throw fileError(where, 'the graph has no roles');
+  return {
+    values,
+    nodes,
+    inputs,
+    roles: {
+      outputs: roles.outputs.map((id, k) => valueRef(id, `output ${k}`)),
+      ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, 'the loss') } : {}),
+      ...(roles.gradients
+        ? { gradients: Object.fromEntries(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, `the gradient of '${e.param}'`)])) }
+        : {}),
+      ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, 'the loss scale') } : {}),
+    },
+    assignments: message.assignments.map((a) => ({ param: a.param, value: valueRef(a.value, `the assignment of '${a.param}'`) })),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Renaming the parameters of a graph or executable. An executable refers to
+ * the model's weights by tf.Variable name; attached to another instance of
+ * the model (whose variables tfjs numbered differently), its parameters take
+ * that instance's names, so the optimizer, the host copies and the device
+ * state all agree on them.
+ */
+import type { Graph } from '../ir/graph.js';
+import type { Executable } from './executable.js';
+
+/** `graph` with every parameter name passed through `rename`. */
+export function renameGraphParameters(graph: Graph, rename: (name: string) => string): Graph {
+  return {
+    ...graph,
+    values: graph.values.map((v) => (v.source.kind === 'param' ? { ...v, source: { ...v.source, name: rename(v.source.name) } } : v)),
+    roles: {
+      ...graph.roles,
+      ...(graph.roles.gradients ? { gradients: Object.fromEntries(Object.entries(graph.roles.gradients).map(([k, v]) => [rename(k), v])) } : {}),
+    },
+    assignments: graph.assignments.map((a) => ({ ...a, param: rename(a.param) })),
+  };
+}
+
+/** `executable` with every parameter name (graph, gradients, buffers, replica groupings) passed through `rename`. */
+export function renameExecutableParameters(executable: Executable, rename: (name: string) => string): Executable {
+  return {
+    ...executable,
+    graph: renameGraphParameters(executable.graph, rename),
+    replicaGroupings: Object.fromEntries(Object.entries(executable.replicaGroupings).map(([k, g]) => [rename(k), g])),
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * The parameters of a compiled model as the host holds them: name, shape,
+ * dtype and whether they are trained, in the order the trace first met them.
+ * Files list them so an executable or checkpoint can be matched to a freshly
+ * wrapped model, whose tf.Variable names differ (tfjs numbers them).
+ */
+import type * as tf from '@tensorflow/tfjs';
+import type { ParameterSpecMessage } from './executable_proto.js';
+import { checkedDtype } from './graph_message.js';
+
+/** One parameter of a compiled model. */
+export interface ParameterSpec {
+  readonly name: string;
+  /** The host tf.Variable's shape (stacked slices for a weight split across replica groups). */
+  readonly shape: readonly number[];
+  readonly dtype: tf.DataType;
+  readonly trainable: boolean;
+}
+
+/** The specs of traced variables, in the order given. */
+export function parameterSpecs(variables: ReadonlyMap<string, tf.Variable>): ParameterSpec[] {
+  return [...variables].map(([name, v]) => ({ name, shape: [...v.shape], dtype: v.dtype, trainable: v.trainable }));
+}
+
+/** The `ParameterSpec` messages of parameter specs. */
+export function parameterSpecMessages(specs: readonly ParameterSpec[]): ParameterSpecMessage[] {
+  return specs.map((p) => ({ name: p.name, shape: [...p.shape], dtype: p.dtype, trainable: p.trainable }));
+}
+
+/** Parameter specs from their messages; `where` names the file in errors. */
+export function parameterSpecsFromMessages(messages: readonly ParameterSpecMessage[], where: string): ParameterSpec[] {
+  return messages.map((p) => ({ name: p.name, shape: p.shape, dtype: checkedDtype(p.dtype, `${where} parameter '${p.name}'`), trainable: p.trainable }));
+}
+
+/** `dtype[shape]`, as messages print a parameter. */
+export function describeParameter(p: ParameterSpec): string {
+  return `${p.dtype}[${p.shape.join(',')}]${p.trainable ? '' : ' (not trained)'}`;
+}

@@ -1,0 +1,32 @@
+/**
+ * `InferenceSession`: runs an ONNX model's forward pass on a device, as
+ * PopART's (see {@link Session}).
+ *
+ * ```ts
+ * const session = await InferenceSession.create({ model: 'model.onnx', dataFlow, deviceInfo: new DeviceManager().createCpuDevice() });
+ * await session.prepareDevice();
+ * const anchors = session.initAnchorArrays();
+ * session.run(new StepIO({ input: data }, anchors));
+ * ```
+ */
+import type { Optimizer } from '../../optim/optimizer.js';
+import { Session, type SessionArguments } from './session.js';
+
+/** A session that runs a model's forward pass. */
+export class InferenceSession extends Session {
+  /** Imports the model and places it; compile and load it with `prepareDevice()`. */
+  static async create(args: SessionArguments): Promise<InferenceSession> {
+    const setup = { args, kind: 'inference' as const };
+    const imported = await Session.importFor(setup, 'InferenceSession.create');
+    try {
+      return new InferenceSession(setup, imported);
+    } catch (error) {
+      imported.dispose();
+      throw error;
+    }
+  }
+
+  protected override trainingOptimizer(): Optimizer | undefined {
+    return undefined;
+  }
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describePoptfjsFile, inferenceModel, Options, tf, trainingModel } from 'poptfjs';
+import { runProgram } from '../run_program.js';
+import { linearModel, sample } from './fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'poptfjs-cli-'));
+const exported = join(dir, 'model.poptfjs');
+const checkpoint = join(dir, 'state.ckpt');
+const cacheDir = join(dir, 'cache');
+
+beforeAll(async () => {
+  const [x, y] = sample();
+  const exporter = trainingModel(linearModel(), { options: new Options().useOfflineIpuTarget(2).deviceIterations(1), loss: 'meanSquaredError' });
+  await exporter.compileAndExport(exported, x, y);
+  exporter.destroy();
+  const trainer = trainingModel(linearModel(), { loss: 'meanSquaredError' });
+  tf.dispose(await trainer(x, y));
+  trainer.saveCheckpoint(checkpoint);
+  trainer.destroy();
+  const cached = inferenceModel(linearModel(4), { options: new Options().enableExecutableCaching(cacheDir) });
+  await cached.compile(x);
+  cached.destroy();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(...args: string[]) {
+  return runProgram('bin/poptfjs.ts', args);
+}
+
+describe('npx poptfjs inspect', () => {
+  it('prints what an exported executable holds, without running it', () => {
+    const { status, stdout, stderr } = cli('inspect', exported);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^content +exported executable, with its model \(load\(\) restores it\)$/m);
+    expect(stdout).toMatch(/^poptfjs +0\.\d+\.\d+.* \(content hash verified\)$/m);
+    expect(stdout).toMatch(/^model +'sequential_\d+', training$/m);
+    expect(stdout).toMatch(/^inputs +input 0: float32\[1,10\], input 1: float32\[1,10\]$/m);
+    expect(stdout).toMatch(/^parameters +2 \(440 B\)$/m);
+    expect(stdout).toMatch(/^ +offlineIpuVersion: 2$/m);
+    expect(stdout).toContain('PipelinedExecution: 1 stage(s) on 1 IPU(s) per replica');
+    expect(stdout).toContain('Memory per IPU');
+  });
+
+  it('refuses a corrupted file with an error naming it, and a non-zero exit status', () => {
+    const bytes = readFileSync(exported);
+    const broken = join(dir, 'broken.poptfjs');
+    writeFileSync(broken, bytes.subarray(0, bytes.length - 7));
+    const { status, stdout, stderr } = cli('inspect', broken);
+    expect(status).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`poptfjs: ${broken}: the file is corrupted or truncated`);
+  });
+
+  it('describes a checkpoint: parameters, optimizer state, random generator and iterations', () => {
+    const text = describePoptfjsFile(checkpoint);
+    expect(text).toMatch(/^content +checkpoint$/m);
+    expect(text).toMatch(/^iterations +1 device iteration\(s\) run$/m);
+    expect(text).toMatch(/^weights +2 parameter\(s\) on 1 replica\(s\)/m);
+    expect(text).toMatch(/^random state +\[0x[0-9a-f]{8}, /m);
+  });
+});
+
+describe('npx poptfjs cache', () => {
+  it('lists the entries of a cache directory, then clears them', () => {
+    const ls = cli('cache', 'ls', cacheDir);
+    expect(ls.status).toBe(0);
+    expect(ls.stdout).toMatch(/[0-9a-f]{64}\.poptfjs {2}'sequential_\d+' inference \((wasm|cpu|tensorflow)\)/);
+    expect(ls.stdout).toMatch(/^1 entry, \d+ bytes in /m);
+    const clear = cli('cache', 'clear', cacheDir);
+    expect(clear.status).toBe(0);
+    expect(clear.stdout).toMatch(/^removed 1 entry \(\d+ bytes\) from /m);
+  });
+});
