@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import type { Graph } from '../ir/graph.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
-import { analyseHardware, optimizerStateSlots } from '../ipu/hardware_analysis.js';
+import { analyseHardware } from '../ipu/hardware_analysis.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import type { OptionsSettings } from '../options/options_settings.js';
@@ -116,7 +116,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     samplesPerCall: hostBatchSize(factors, request.microBatchSize),
     microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
     trainedWeights: new Set(optimizer?.parameterNames ?? []),
-    optimizerSlots: optimizerStateSlots(optimizer?.type, optimizer?.hyperParameters() ?? {}),
+    optimizerSlots: optimizer?.stateSlots() ?? [],
     availableMemoryProportion: settings.availableMemoryProportion,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);

@@ -9,6 +9,7 @@ import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import { memoryPlan, type MemoryPlan } from './memory_plan.js';
 import type { IpuTargetSpec } from './target_spec.js';
+import type { OptimizerSlot } from './memory_plan.js';
 import { simulateTimeline, type Timeline } from './timeline.js';
 
 /** The memory and time of a compiled model on its target. */
@@ -34,7 +35,8 @@ export interface HardwareRequest {
   /** Micro-batches each replica runs per call. */
   readonly microBatchesPerReplica: number;
   readonly trainedWeights: ReadonlySet<string>;
-  readonly optimizerSlots: number;
+  /** The state tensors the optimizer keeps per trained weight (their precision sets their size). */
+  readonly optimizerSlots: readonly OptimizerSlot[];
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
 }
 
@@ -69,22 +71,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     hostBytesIn: inputBytes * request.microBatchesPerReplica,
     hostBytesOut: outputBytes * request.microBatchesPerReplica,
     trainedWeights: request.trainedWeights,
-    optimizerSlots: request.optimizerSlots,
+    optimizerSlots: request.optimizerSlots.length,
   });
   return { spec: request.spec, memory, timeline };
-}
-
-/** Optimizer state tensors per trained weight, from the optimizer's type and hyper-parameters. */
-export function optimizerStateSlots(type: string | undefined, hyperParameters: Readonly<Record<string, unknown>>): number {
-  switch (type) {
-    case undefined:
-      return 0;
-    case 'SGD':
-      return hyperParameters.momentum ? 1 : 0;
-    case 'RMSprop':
-      return 1 + (hyperParameters.momentum ? 1 : 0) + (hyperParameters.centered ? 1 : 0);
-    default:
-      // Adam, AdamW and LAMB keep first and second moments.
-      return 2;
-  }
 }

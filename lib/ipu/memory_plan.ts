@@ -7,7 +7,7 @@
  * temporary memory of its largest kernel (capped by the available-memory
  * proportion), and an estimate of code and exchange buffers.
  */
-import { paramValues, type Graph, type ValueId } from '../ir/graph.js';
+import { paramValues, sizeOf, type Graph, type ValueId } from '../ir/graph.js';
 import { VIEW_KERNELS, valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
@@ -19,6 +19,11 @@ export const CODE_BYTES_PER_KERNEL_TILE = 20;
 export const EXCHANGE_BUFFER_FRACTION = 0.05;
 /** Temporary memory a matmul or convolution may take by default, as a fraction of IPU memory (Poplar's default). */
 export const DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6;
+
+/** An optimizer state tensor kept per weight, in float32, float16 or the weight's own precision. */
+export interface OptimizerSlot {
+  readonly precision: 'float32' | 'float16' | 'parameter';
+}
 
 /** What kind of thing occupies memory. */
 export type MemoryKind = 'weights' | 'optimizer state' | 'gradient accumulators' | 'activations' | 'temporary' | 'code and exchange';
@@ -56,8 +61,8 @@ export interface MemoryRequest {
   readonly training: boolean;
   /** Gradient accumulation steps (accumulators are needed above 1). */
   readonly gradientAccumulation: number;
-  /** Optimizer state tensors per trainable weight (e.g. 0 for plain SGD, 2 for Adam). */
-  readonly optimizerSlots: number;
+  /** The state tensors the optimizer keeps per trained weight (none for plain SGD, two moments for Adam). */
+  readonly optimizerSlots: readonly OptimizerSlot[];
   /** Names of the weights the optimizer trains. */
   readonly trainedWeights: ReadonlySet<string>;
   /** Temporary memory proportion per IPU (default {@link DEFAULT_AVAILABLE_MEMORY_PROPORTION}). */
@@ -104,7 +109,12 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     for (const ipu of ipus) {
       if (!weightsStream) items[ipu]!.push({ kind: 'weights', name, bytes });
       if (request.training && request.trainedWeights.has(name)) {
-        if (request.optimizerSlots > 0) items[ipu]!.push({ kind: 'optimizer state', name, bytes: bytes * request.optimizerSlots });
+        const elements = sizeOf(params.get(name)!.shape);
+        const stateBytes = request.optimizerSlots.reduce(
+          (sum, slot) => sum + (slot.precision === 'parameter' ? bytes : elements * (slot.precision === 'float16' ? 2 : 4)),
+          0,
+        );
+        if (stateBytes > 0) items[ipu]!.push({ kind: 'optimizer state', name, bytes: stateBytes });
         if (request.gradientAccumulation > 1) items[ipu]!.push({ kind: 'gradient accumulators', name, bytes });
       }
     }

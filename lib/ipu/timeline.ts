@@ -3,7 +3,8 @@
  * IPU of a replica, from the cost model.
  *
  * - A kernel takes its launch overhead plus the longer of its FLOPs at peak
- *   rate and its bytes at on-tile memory bandwidth.
+ *   rate (fp16 when it computes in float16, else fp32) and its bytes at
+ *   on-tile memory bandwidth.
  * - A value read on another IPU than the one that made it is copied over the
  *   IPU-Links before the reader's compute in that step.
  * - Streaming-memory transfers of phased execution overlap compute or not, as
@@ -18,7 +19,7 @@
  * Replicas run the same timeline at the same time on their own IPUs.
  */
 import { paramValues, type Graph } from '../ir/graph.js';
-import { nodeCost, valueBytes } from '../ir/node_cost.js';
+import { computesInFloat16, nodeCost, valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
@@ -101,7 +102,8 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   const nodeTime = graph.nodes.map((node) => {
     const cost = nodeCost(graph, node);
     if (cost.flops === 0 && cost.bytes === 0) return 0;
-    return overhead + Math.max(cost.flops / spec.peakFlopsFp32, cost.bytes / memoryBandwidth);
+    const peak = computesInFloat16(graph, node) ? spec.peakFlopsFp16 : spec.peakFlopsFp32;
+    return overhead + Math.max(cost.flops / peak, cost.bytes / memoryBandwidth);
   });
   const unitNodes = placement.units.map(() => [] as number[]);
   graph.nodes.forEach((n) => unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));

@@ -6,7 +6,7 @@
  * a few); reductions one per input element. Bytes are what the node reads and
  * writes. Counts depend only on shapes, so they are exact for a static graph.
  */
-import { bytesPerElement, sizeOf, type Graph, type Node, type Value } from './graph.js';
+import { sizeOf, valueElementBytes, type Graph, type Node, type Value } from './graph.js';
 
 /** The work of one node. */
 export interface NodeCost {
@@ -79,10 +79,16 @@ export function nodeFlops(graph: Graph, node: Node): number {
   return out;
 }
 
-/** Bytes a value occupies. */
+/** Bytes a value occupies on the device (float16 values take two bytes an element). */
 export function valueBytes(graph: Graph, id: number): number {
   const v = valueOf(graph, id);
-  return sizeOf(v.shape) * bytesPerElement(v.dtype);
+  return sizeOf(v.shape) * valueElementBytes(v);
+}
+
+/** True if the node computes in float16 (all its floating-point inputs are float16 values). */
+export function computesInFloat16(graph: Graph, node: Node): boolean {
+  const floats = node.inputs.map((id) => valueOf(graph, id)).filter((v) => v.dtype === 'float32' && sizeOf(v.shape) > 1);
+  return floats.length > 0 && floats.every((v) => v.precision === 'float16');
 }
 
 /** The FLOPs and bytes of one node (nothing for views such as Reshape). */

@@ -12,7 +12,8 @@
  *   activations it reads from other phases are loaded, and after it what later
  *   phases need (and, after a backward phase, its weights) is stored.
  */
-import { bytesPerElement, sizeOf, type Graph, type ValueId } from '../ir/graph.js';
+import type { Graph, ValueId } from '../ir/graph.js';
+import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from './placement.js';
 import type { Schedule } from './schedule.js';
 
@@ -28,11 +29,6 @@ export interface StreamingTransfer {
   readonly bytes: number;
   /** Whether the transfer can overlap the compute of other phases. */
   readonly overlapsCompute: boolean;
-}
-
-function valueBytes(graph: Graph, id: ValueId): number {
-  const v = graph.values[id]!;
-  return sizeOf(v.shape) * bytesPerElement(v.dtype);
 }
 
 /** What each stage reads and makes, in bytes. */

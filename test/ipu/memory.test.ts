@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, Liveness, Options, OutOfMemoryError, Phase, PipelinedExecution, SerialPhasedExecution, Stage, inferenceModel, trainingModel } from 'poptfjs';
+import { Block, Liveness, Options, OutOfMemoryError, half, Phase, PipelinedExecution, SerialPhasedExecution, Stage, inferenceModel, trainingModel } from 'poptfjs';
 
 /** A model of four equal dense layers of 128 × 128 (64 KiB of weights each), each in its own block. */
 function fourLayerModel() {
@@ -95,5 +95,17 @@ describe('memory: will it fit', () => {
     };
     expect(await temporary()).toBe(0.6 * 64 * 1024);
     expect(await temporary(0.25)).toBe(0.25 * 64 * 1024);
+  });
+
+  it('counts float16 weights at two bytes an element', async () => {
+    const weights = async (toHalf: boolean) => {
+      const model = tf.sequential({ layers: [tf.layers.dense({ units: 64, inputShape: [64], useBias: false })] });
+      if (toHalf) half(model);
+      const executor = inferenceModel(model);
+      await executor.compile(tf.ones([1, 64]));
+      return executor.executable.hardware.memory.ipus[0]!.byKind.weights;
+    };
+    expect(await weights(false)).toBe(64 * 64 * 4);
+    expect(await weights(true)).toBe(64 * 64 * 2);
   });
 });
