@@ -1,13 +1,61 @@
 /**
  * `npm run bench`: the benchmarks, each measured side by side with its
- * baseline in one process, printed as median step times and ratios.
+ * baseline in one process, printed as median step times and ratios and
+ * written to bench/RESULTS.md with a description of the machine.
+ *
+ * A benchmark is a {@link Benchmark} in `benchmarks()` below; to add one
+ * (e.g. a pipelined model on 4 simulated IPUs against 1, in-process and
+ * with worker IPUs; the load time of an executable-cache hit), write a
+ * module exporting it and add it to the list. `BENCH_ROUNDS` sets the timed
+ * rounds (default 20); `BENCH_ONLY` keeps the benchmarks whose title
+ * contains it (the file is then not written).
  */
-import { currentBackend } from 'poptfjs';
-import { mlpTrainingCases } from './mlp_training_step.js';
-import { wasmKernelCases } from './wasm_kernels.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { currentBackend, initBackend } from 'poptfjs';
+import { benchDirectory } from './bench_directory.js';
+import type { Benchmark, BenchmarkTable } from './benchmark.js';
+import { cnnTrainingBenchmark } from './cnn_training_step.js';
+import { compileTimeBenchmark } from './compile_time.js';
+import { describeMachine } from './machine.js';
+import { mlpTrainingBenchmark } from './mlp_training_step.js';
+import { PyTorchReference } from './pytorch_reference_process.js';
+import { resultsMarkdown } from './results_markdown.js';
 import { formatResults, runSideBySide } from './side_by_side.js';
+import { wasmKernelBenchmarks } from './wasm_kernels.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
-console.log(`poptfjs benchmarks on the tfjs '${currentBackend()}' backend, ${rounds} rounds, median of each case\n`);
-console.log(formatResults('MLP 784-512-512-10 training step, batch 64, SGD', await runSideBySide(mlpTrainingCases(), rounds)));
-for (const b of await wasmKernelCases()) console.log(`\n${formatResults(b.title, await runSideBySide(b.cases, b.rounds, b.warmup))}`);
+const only = process.env.BENCH_ONLY;
+
+function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
+  return [
+    mlpTrainingBenchmark(pytorch, rounds),
+    cnnTrainingBenchmark(pytorch, rounds),
+    compileTimeBenchmark(Math.max(3, Math.round(rounds / 4))),
+    ...wasmKernelBenchmarks(rounds),
+  ];
+}
+
+await initBackend();
+const started = await PyTorchReference.start();
+const pytorch = started instanceof PyTorchReference ? started : undefined;
+const notes = [pytorch ? `PyTorch reference: bench/pytorch_reference.py in a subprocess, steps timed in Python` : `PyTorch reference skipped: ${(started as { skipped: string }).skipped}`];
+console.log(`poptfjs benchmarks on the tfjs '${currentBackend()}' backend, ${rounds} rounds, median of each case`);
+console.log(notes.join('\n'));
+const tables: BenchmarkTable[] = [];
+try {
+  for (const b of benchmarks(pytorch).filter((b) => only === undefined || b.title.includes(only))) {
+    const results = await runSideBySide(await b.cases(), b.rounds, b.warmup);
+    const table: BenchmarkTable = { title: b.title, results, ...(b.verdict ? { verdict: b.verdict(results) } : {}) };
+    tables.push(table);
+    console.log(`\n${formatResults(table.title, table.results)}${table.verdict ? `\n${table.verdict}` : ''}`);
+  }
+} finally {
+  pytorch?.close();
+}
+if (only === undefined) {
+  const machine = describeMachine(pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : []);
+  const path = join(benchDirectory(), 'RESULTS.md');
+  writeFileSync(path, resultsMarkdown(tables, machine, notes));
+  console.log(`\nwritten to ${path}`);
+}

@@ -5,14 +5,27 @@
 
 /** A case: one step of work, timed from start to a synchronous result. */
 export interface BenchCase {
+  /** The case's row name in the table. */
   readonly name: string;
-  step(): Promise<void> | void;
+  /**
+   * The most rounds this case steps in (the first ones), for cases too slow
+   * to run every round; every round when absent.
+   */
+  readonly rounds?: number;
+  /**
+   * Runs one step. A step that measures itself (work in another process)
+   * returns its time in milliseconds; otherwise the call is timed.
+   */
+  step(): Promise<number | void> | number | void;
 }
 
 /** The median step time of a case, in milliseconds. */
 export interface BenchResult {
+  /** The case's name. */
   readonly name: string;
+  /** The median of its timed steps. */
   readonly medianMs: number;
+  /** How many steps were timed. */
   readonly samples: number;
 }
 
@@ -22,27 +35,36 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Runs `warmup` untimed rounds, then `rounds` timed rounds in which every case steps once, in turn. */
+async function timedStep(c: BenchCase): Promise<number> {
+  const start = performance.now();
+  const reported = await c.step();
+  return typeof reported === 'number' ? reported : performance.now() - start;
+}
+
+/**
+ * Runs `warmup` untimed rounds, then `rounds` timed rounds in which every case
+ * steps once, in turn (a case with fewer `rounds` of its own sits out the
+ * last ones).
+ */
 export async function runSideBySide(cases: readonly BenchCase[], rounds: number, warmup = 3): Promise<BenchResult[]> {
-  for (let i = 0; i < warmup; i++) for (const c of cases) await c.step();
+  const limit = (c: BenchCase) => Math.min(rounds, c.rounds ?? rounds);
+  for (let i = 0; i < warmup; i++) for (const c of cases) if (limit(c) > 0) await c.step();
   const times = cases.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < cases.length; i++) {
-      const start = performance.now();
-      await cases[i]!.step();
-      times[i]!.push(performance.now() - start);
+      if (r < limit(cases[i]!)) times[i]!.push(await timedStep(cases[i]!));
     }
   }
-  return cases.map((c, i) => ({ name: c.name, medianMs: median(times[i]!), samples: rounds }));
+  return cases.map((c, i) => ({ name: c.name, medianMs: median(times[i]!), samples: times[i]!.length }));
 }
 
 /** A table of results with each case's ratio to the baseline (the first case). */
 export function formatResults(title: string, results: readonly BenchResult[]): string {
   const baseline = results[0]!.medianMs;
   const width = Math.max(...results.map((r) => r.name.length), 4);
-  const lines = [title, `${'case'.padEnd(width)}  median ms/step  ratio to ${results[0]!.name}`];
+  const lines = [title, `${'case'.padEnd(width)}  median ms  samples  ratio to ${results[0]!.name}`];
   for (const r of results) {
-    lines.push(`${r.name.padEnd(width)}  ${r.medianMs.toFixed(2).padStart(14)}  ${(r.medianMs / baseline).toFixed(3).padStart(8)}`);
+    lines.push(`${r.name.padEnd(width)}  ${r.medianMs.toFixed(2).padStart(9)}  ${String(r.samples).padStart(7)}  ${(r.medianMs / baseline).toFixed(3).padStart(8)}`);
   }
   return lines.join('\n');
 }

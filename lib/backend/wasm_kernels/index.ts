@@ -1,34 +1,76 @@
 /**
- * The training kernels the tfjs wasm backend lacks, built from its own fast
- * (XNNPACK and C++) kernels, so that convolutional nets and embeddings can
- * train on wasm.
+ * Training kernels for the tfjs wasm backend, built from its own fast
+ * (XNNPACK and C++) kernels, so that convolutional nets and embeddings
+ * train on wasm, and train fast.
+ *
+ * Two lists:
+ * - the kernels the wasm backend lacks (`Conv2DBackpropFilter`, the
+ *   depthwise backprops, `UnsortedSegmentSum`), added when missing, so that a
+ *   later tfjs that ships its own keeps it;
+ * - {@link WASM_KERNEL_OVERRIDES}, kernels the wasm backend has but runs as
+ *   naive loops, replaced by ours (`tf.unregisterKernel` then
+ *   `tf.registerKernel`): `Conv2DBackpropInput` (a plain loop: 50-80 ms
+ *   against 5 ms as an XNNPACK convolution on a small CNN's second layer),
+ *   `MaxPoolGrad` (20-40 ms against about 3 ms) and `AvgPoolGrad` (8 ms
+ *   against about 1 ms). Each gives the cpu backend's results (tested over
+ *   strides, paddings, formats and ties).
  */
 import * as tf from '@tensorflow/tfjs';
+import { avgPoolGradConfig } from './avg_pool_grad.js';
 import { conv2DBackpropFilterConfig } from './conv2d_backprop_filter.js';
+import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
+import { maxPoolGradConfig } from './max_pool_grad.js';
 import { unsortedSegmentSumConfig } from './unsorted_segment_sum.js';
 
-/** The kernels this module can add to the wasm backend. */
-const WASM_TRAINING_KERNELS: readonly tf.KernelConfig[] = [
+/** The kernels this module adds to the wasm backend where it has none. */
+const WASM_MISSING_KERNELS: readonly tf.KernelConfig[] = [
   conv2DBackpropFilterConfig,
   depthwiseConv2dNativeBackpropFilterConfig,
   depthwiseConv2dNativeBackpropInputConfig,
   unsortedSegmentSumConfig,
 ];
 
+/** The kernels this module registers in place of the wasm backend's own, slower ones. */
+export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig];
+
+/** The kernels the overrides replaced, by kernel name. */
+const replaced = new Map<string, tf.KernelConfig>();
+
 /**
- * Registers each training kernel (`Conv2DBackpropFilter`,
- * `DepthwiseConv2dNativeBackpropFilter`, `DepthwiseConv2dNativeBackpropInput`,
- * `UnsortedSegmentSum`) the wasm backend does not already have, so a later
- * tfjs that ships its own keeps it, and returns the names of the kernels this
- * call registered. Calling it again registers nothing. It does not need the
- * wasm backend to be initialised.
+ * The wasm backend's own kernels that {@link WASM_KERNEL_OVERRIDES}
+ * replaced, by kernel name, for comparisons (the benchmarks). Such a kernel
+ * needs its `setupFunc` run on the wasm backend before use when it was
+ * replaced before the backend was initialised.
+ */
+export function replacedWasmKernels(): ReadonlyMap<string, tf.KernelConfig> {
+  return replaced;
+}
+
+/**
+ * Registers the training kernels on the wasm backend and returns the names
+ * of the kernels this call registered: each missing kernel of the first list
+ * (one the backend already has is kept), and each override of
+ * {@link WASM_KERNEL_OVERRIDES} in place of whatever is registered under its
+ * name. Calling it again registers nothing. It does not need the wasm
+ * backend to be initialised; the overridden kernels' setup functions are not
+ * needed by any other wasm kernel.
  */
 export function registerWasmTrainingKernels(): string[] {
   const registered: string[] = [];
-  for (const config of WASM_TRAINING_KERNELS) {
+  for (const config of WASM_MISSING_KERNELS) {
     if (tf.getKernel(config.kernelName, config.backendName) !== undefined) continue;
+    tf.registerKernel(config);
+    registered.push(config.kernelName);
+  }
+  for (const config of WASM_KERNEL_OVERRIDES) {
+    const current = tf.getKernel(config.kernelName, config.backendName);
+    if (current?.kernelFunc === config.kernelFunc) continue;
+    if (current !== undefined) {
+      replaced.set(config.kernelName, current);
+      tf.unregisterKernel(config.kernelName, config.backendName);
+    }
     tf.registerKernel(config);
     registered.push(config.kernelName);
   }

@@ -38,13 +38,17 @@ export class KernelCallScope {
     }
   }
 
-  /** Runs the backend's kernel `kernelName` and returns its (single) output, an intermediate of this scope. */
-  call(kernelName: string, inputs: tf.NamedTensorInfoMap, attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
+  /**
+   * Runs the backend's kernel `kernelName` and returns its (single) output,
+   * an intermediate of this scope. `inputs` is a list for the kernels that
+   * take one (`Concat`, `AddN`).
+   */
+  call(kernelName: string, inputs: tf.NamedTensorInfoMap | readonly tf.TensorInfo[], attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
     const kernel = tf.getKernel(kernelName, this.backendName);
     if (kernel === undefined) {
       throw new PoptfjsError(`kernel '${kernelName}' is not registered for backend '${this.backendName}'`, { type: 'backend' });
     }
-    const output = kernel.kernelFunc({ inputs, attrs, backend: this.backend });
+    const output = kernel.kernelFunc({ inputs: inputs as tf.NamedTensorInfoMap, attrs, backend: this.backend });
     if (Array.isArray(output)) {
       for (const info of output) this.backend.disposeData(info.dataId);
       throw new PoptfjsError(`kernel '${kernelName}' returned ${output.length} outputs where one was expected`, { type: 'backend' });
@@ -58,8 +62,19 @@ export class KernelCallScope {
     return this.call(tf.Reshape, { x }, { shape: [...shape] });
   }
 
-  /** `x` with its axes permuted: axis `i` of the result is axis `perm[i]` of `x`. */
+  /**
+   * `x` with its axes permuted: axis `i` of the result is axis `perm[i]` of
+   * `x`. Keep to rank 4 or less: the wasm `Transpose` has fast paths up to
+   * rank 4 only, and a generic one about a hundred times slower.
+   */
   transpose(x: tf.TensorInfo, perm: readonly number[]): tf.TensorInfo {
     return this.call(tf.Transpose, { x }, { perm: [...perm] });
+  }
+
+  /** A new float32 tensor holding `values`, an intermediate of this scope. */
+  constant(values: Float32Array, shape: readonly number[]): tf.TensorInfo {
+    const info: tf.TensorInfo = { dataId: this.backend.write(values, [...shape], 'float32'), shape: [...shape], dtype: 'float32' };
+    this.intermediates.push(info);
+    return info;
   }
 }

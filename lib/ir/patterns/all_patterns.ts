@@ -3,12 +3,14 @@
  * `applyPatterns`: clean-ups first, then lowerings, then merges, and
  * dead-code elimination last so each round ends with a pruned graph.
  */
+import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
 import { constantFolding } from './constant_folding.js';
 import { deadCodeElimination } from './dead_code_elimination.js';
 import { fusedKernelLowering } from './fused_kernel_lowering.js';
 import { noOpRemoval } from './no_op_removal.js';
 import type { Pattern } from './pattern.js';
+import { sumAsAveragePool } from './sum_as_average_pool.js';
 import { transposedMatMul } from './transposed_matmul.js';
 import { weightLayoutCaching } from './weight_layout_caching.js';
 
@@ -18,6 +20,8 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   constantFolding,
   fusedKernelLowering,
   transposedMatMul,
+  sumAsAveragePool,
+  broadcastWidening,
   weightLayoutCaching,
   commonSubexpression,
   deadCodeElimination,

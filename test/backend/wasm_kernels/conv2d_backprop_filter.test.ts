@@ -12,7 +12,7 @@ interface Case {
   dimRoundingMode?: 'floor' | 'round' | 'ceil';
 }
 
-/** Shapes are NHWC; the NCHW runs permute them. */
+/** Shapes are NHWC; the NCHW runs permute them. One input channel takes the depthwise path. */
 const CASES: Case[] = [
   { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
   { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
@@ -24,6 +24,10 @@ const CASES: Case[] = [
   { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
   { x: [2, 8, 9, 3], filter: [3, 3, 3, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
   { x: [1, 4, 4, 2], filter: [3, 3, 2, 2], strides: 1, pad: [[0, 0], [4, 1], [0, 5], [0, 0]] },
+  { x: [4, 9, 9, 1], filter: [3, 3, 1, 6], strides: 1, pad: 'same' },
+  { x: [2, 9, 8, 1], filter: [3, 2, 1, 4], strides: [2, 3], pad: 'valid' },
+  { x: [2, 8, 8, 1], filter: [3, 3, 1, 5], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
+  { x: [2, 8, 9, 1], filter: [3, 3, 1, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
 ];
 
 const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];

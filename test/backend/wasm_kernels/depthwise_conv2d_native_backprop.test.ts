@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { convOutShape, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend, type KernelResult } from './kernel_reference.js';
+import { convOutShape, denseFilter, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend, type KernelResult } from './kernel_reference.js';
 
 interface Case {
   x: [number, number, number, number];
@@ -35,20 +35,6 @@ const CASES: Case[] = [
   { x: [2, 9, 8, 2], filter: [3, 2, 2, 2], strides: 1, dilations: [2, 3], pad: 'valid' },
   { x: [1, 10, 10, 2], filter: [3, 3, 2, 1], strides: 2, dilations: [2, 2], pad: 'same' },
 ];
-
-/** `filter` with `dilation - 1` zero taps between its taps, on the cpu backend's values. */
-function denseFilter(filter: tf.Tensor, [dh, dw]: [number, number]): tf.Tensor {
-  const [fh, fw, c, m] = filter.shape as [number, number, number, number];
-  const shape = [(fh - 1) * dh + 1, (fw - 1) * dw + 1, c, m];
-  const values = new Float32Array(shape.reduce((a, b) => a * b));
-  const src = filter.dataSync();
-  for (let i = 0; i < fh; i++) {
-    for (let j = 0; j < fw; j++) {
-      values.set(src.subarray((i * fw + j) * c * m, (i * fw + j + 1) * c * m), (i * dh * shape[1]! + j * dw) * c * m);
-    }
-  }
-  return tf.tensor(values, shape);
-}
 
 /** The taps of a dense filter gradient that are taps of the dilated filter. */
 function dilatedTaps(dense: KernelResult, filterShape: number[], [dh, dw]: [number, number]): KernelResult {

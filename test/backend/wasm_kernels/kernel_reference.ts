@@ -84,3 +84,20 @@ export function convOutShape(
     attrs.dataFormat === 'NCHW' ? 'channelsFirst' : 'channelsLast',
   ).outShape;
 }
+
+/**
+ * `filter` (`[height, width, ...]`) with `dilation - 1` zero taps between
+ * its taps: undilated, it computes what `filter` computes dilated.
+ */
+export function denseFilter(filter: tf.Tensor, [dh, dw]: [number, number]): tf.Tensor {
+  const [fh, fw, c, m] = filter.shape as [number, number, number, number];
+  const shape = [(fh - 1) * dh + 1, (fw - 1) * dw + 1, c, m];
+  const values = new Float32Array(shape.reduce((a, b) => a * b));
+  const src = filter.dataSync();
+  for (let i = 0; i < fh; i++) {
+    for (let j = 0; j < fw; j++) {
+      values.set(src.subarray((i * fw + j) * c * m, (i * fw + j + 1) * c * m), (i * dh * shape[1]! + j * dw) * c * m);
+    }
+  }
+  return tf.tensor(values, shape);
+}

@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
-import { registerWasmTrainingKernels } from '../../../lib/backend/wasm_kernels/index.js';
+import { registerWasmTrainingKernels, replacedWasmKernels, WASM_KERNEL_OVERRIDES } from '../../../lib/backend/wasm_kernels/index.js';
 import { expectRelativelyClose, type KernelResult } from './kernel_reference.js';
 
 const TRAINING_KERNELS = ['Conv2DBackpropFilter', 'DepthwiseConv2dNativeBackpropFilter', 'DepthwiseConv2dNativeBackpropInput', 'UnsortedSegmentSum'];
@@ -42,6 +42,21 @@ describe('training on the wasm backend', () => {
     expect(registerWasmTrainingKernels()).toEqual([]);
   });
 
+  it('runs its overrides in place of the wasm backend\'s own kernels, and puts them back over whatever replaced them', () => {
+    for (const config of WASM_KERNEL_OVERRIDES) {
+      expect(tf.getKernel(config.kernelName, 'wasm')?.kernelFunc).toBe(config.kernelFunc);
+      expect(replacedWasmKernels().get(config.kernelName)?.kernelFunc).not.toBe(config.kernelFunc);
+    }
+    expect(WASM_KERNEL_OVERRIDES.map((c) => c.kernelName)).toEqual(['Conv2DBackpropInput', 'MaxPoolGrad', 'AvgPoolGrad']);
+    const original = replacedWasmKernels().get('MaxPoolGrad')!;
+    tf.unregisterKernel('MaxPoolGrad', 'wasm');
+    tf.registerKernel(original);
+    expect(registerWasmTrainingKernels()).toEqual(['MaxPoolGrad']);
+    expect(tf.getKernel('MaxPoolGrad', 'wasm')?.kernelFunc).not.toBe(original.kernelFunc);
+    expect(replacedWasmKernels().get('MaxPoolGrad')).toBe(original);
+    expect(registerWasmTrainingKernels()).toEqual([]);
+  });
+
   it('gives the gradients of conv2d → relu → depthwiseConv2d → mean the cpu backend gives', async () => {
     const xs = values([2, 9, 9, 3], 1);
     const w1s = values([3, 3, 3, 4], 2);
@@ -70,6 +85,33 @@ describe('training on the wasm backend', () => {
       return [tf.grad(lookup)(tf.tensor(tables, [10, 4])), tf.grad(byColumn)(tf.tensor(tables, [4, 10]))];
     });
     expectAllClose(await on('wasm', grads), await on('cpu', grads));
+  });
+
+  it('takes the training step of a CNN with max and average pooling as the cpu backend does', async () => {
+    const xs = values([4, 12, 12, 1], 7);
+    const labels = tf.tidy(() => tf.oneHot(tf.tensor1d([3, 0, 1, 3], 'int32'), 4).dataSync().slice());
+    const step = async () => {
+      const init = (seed: number) => tf.initializers.glorotUniform({ seed });
+      const model = tf.sequential({
+        layers: [
+          tf.layers.conv2d({ inputShape: [12, 12, 1], filters: 4, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: init(1) }),
+          tf.layers.maxPooling2d({ poolSize: 2 }),
+          tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: init(2) }),
+          tf.layers.averagePooling2d({ poolSize: 3, strides: 2, padding: 'same' }),
+          tf.layers.flatten(),
+          tf.layers.dense({ units: 4, activation: 'softmax', kernelInitializer: init(3) }),
+        ],
+      });
+      model.compile({ optimizer: tf.train.sgd(0.1), loss: 'categoricalCrossentropy' });
+      const x = tf.tensor(xs, [4, 12, 12, 1]);
+      const y = tf.tensor(labels, [4, 4]);
+      const loss = tf.scalar((await model.trainOnBatch(x, y)) as number);
+      const after = model.getWeights().map((w) => w.clone());
+      model.dispose();
+      tf.dispose([x, y]);
+      return [...after, loss];
+    };
+    expectAllClose(await on('wasm', step), await on('cpu', step));
   });
 
   it('takes the training step of a small CNN with an SGD optimizer as the cpu backend does', async () => {
