@@ -52,6 +52,7 @@ export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';
 export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';
 export { planText } from './strategy/plan_text.js';
+export { RecomputationType, planRecomputation, type RecomputationPlan } from './strategy/recomputation.js';
 export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOptions } from './ipu/device_manager.js';
 export { Device, type DeviceKind } from './ipu/device.js';
 export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.js';

@@ -2,3 +2,4 @@
  * PopTorch's helper ops for use inside models.
  */
 export { identityLoss, type LossReduction } from './identity_loss.js';
+export { recomputationCheckpoint } from './recomputation_checkpoint.js';

@@ -118,6 +118,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     trainedWeights: new Set(optimizer?.parameterNames ?? []),
     optimizerSlots: optimizer?.stateSlots() ?? [],
     availableMemoryProportion: settings.availableMemoryProportion,
+    recomputation: settings.autoRecomputation,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);
   progress.step();

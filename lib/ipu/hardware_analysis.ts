@@ -5,6 +5,7 @@
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
+import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import { memoryPlan, type MemoryPlan } from './memory_plan.js';
@@ -17,6 +18,8 @@ export interface HardwareAnalysis {
   readonly spec: IpuTargetSpec;
   readonly memory: MemoryPlan;
   readonly timeline: Timeline;
+  /** What the backward pass recomputes, when recomputation is on: how many activations, and how many forward nodes it re-runs. */
+  readonly recomputation?: { readonly type: RecomputationType; readonly values: number; readonly rerunNodes: number };
 }
 
 /** What the analysis needs. */
@@ -38,6 +41,8 @@ export interface HardwareRequest {
   /** The state tensors the optimizer keeps per trained weight (their precision sets their size). */
   readonly optimizerSlots: readonly OptimizerSlot[];
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
+  /** Which activations a training step recomputes (default `None`). */
+  readonly recomputation?: RecomputationType;
 }
 
 /** Analyses a placed and scheduled graph on its target. */
@@ -47,6 +52,8 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     .filter((id) => graph.values[id]!.source.kind === 'input' && id !== graph.roles.lossScale)
     .reduce((sum, id) => sum + valueBytes(graph, id), 0);
   const outputBytes = [...graph.roles.outputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
+  const type = request.training ? (request.recomputation ?? 'None') : 'None';
+  const recomputation = planRecomputation(graph, request.placement, type);
   const memory = memoryPlan({
     graph,
     placement: request.placement,
@@ -57,6 +64,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     optimizerSlots: request.optimizerSlots,
     trainedWeights: request.trainedWeights,
     availableMemoryProportion: request.availableMemoryProportion,
+    recomputation,
   });
   const timeline = simulateTimeline({
     graph,
@@ -72,6 +80,13 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     hostBytesOut: outputBytes * request.microBatchesPerReplica,
     trainedWeights: request.trainedWeights,
     optimizerSlots: request.optimizerSlots.length,
+    recomputation,
   });
-  return { spec: request.spec, memory, timeline };
+  const rerunNodes = [...recomputation.unitNodes.values()].reduce((n, nodes) => n + nodes.length, 0);
+  return {
+    spec: request.spec,
+    memory,
+    timeline,
+    ...(type !== 'None' ? { recomputation: { type, values: recomputation.recomputed.size, rerunNodes } } : {}),
+  };
 }

@@ -3,13 +3,17 @@
  * stages, the optimizer state and gradient accumulators of its trainable
  * weights, the activations live at the schedule's peak (found by walking the
  * schedule: pipelining keeps the activations of micro-batches in flight,
- * phased liveness sends the stash and weights to streaming memory), the
+ * phased liveness sends the stash and weights to streaming memory,
+ * recomputation keeps only the stored activations between the passes and
+ * remakes the others in the backward pass just before they are read), the
  * temporary memory of its largest kernel (capped by the available-memory
  * proportion), and an estimate of code and exchange buffers.
  */
 import { paramValues, sizeOf, type Graph, type ValueId } from '../ir/graph.js';
 import { VIEW_KERNELS, valueBytes } from '../ir/node_cost.js';
+import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from '../strategy/placement.js';
+import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import { ipuMemory, type IpuTargetSpec } from './target_spec.js';
 
@@ -69,6 +73,17 @@ export interface MemoryRequest {
   readonly availableMemoryProportion?: Readonly<Record<number, number>>;
   /** Bytes per value, when some values are stored in fewer bytes than their dtype (fp16). */
   readonly valueBytes?: (id: ValueId) => number;
+  /** What the backward pass recomputes (default: nothing). */
+  readonly recomputation?: RecomputationPlan;
+}
+
+/** A node run by a unit: its own node, or a forward node re-run by a backward unit for recomputation. */
+interface Execution {
+  readonly node: number;
+  readonly forward: boolean;
+  /** Value ids; a recomputed copy of value `v` is `v + graph.values.length`. */
+  readonly inputs: readonly number[];
+  readonly outputs: readonly number[];
 }
 
 const KINDS: MemoryKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations', 'temporary', 'code and exchange'];
@@ -81,7 +96,10 @@ function temporaryBytes(kernel: string, outputBytes: number): number {
 /** Computes what each IPU of a replica holds. */
 export function memoryPlan(request: MemoryRequest): MemoryPlan {
   const { graph, placement, schedule, spec } = request;
-  const bytesOf = request.valueBytes ?? ((id: ValueId) => valueBytes(graph, id));
+  const valueCount = graph.values.length;
+  const base = (id: number) => (id >= valueCount ? id - valueCount : id);
+  const ownBytes = request.valueBytes ?? ((id: ValueId) => valueBytes(graph, id));
+  const bytesOf = (id: number) => ownBytes(base(id));
   const ipuCount = placement.ipusPerReplica;
   const capacity = ipuMemory(spec);
   const items: MemoryItem[][] = Array.from({ length: ipuCount }, () => []);
@@ -134,14 +152,33 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
 
   // Values that depend only on weights and constants (a transposed weight) are made once per step,
   // not per micro-batch; views (Reshape, ...) alias their input and take no memory.
-  const perStep = new Array<boolean>(graph.values.length).fill(false);
-  for (const v of graph.values) if (v.source.kind === 'param' || v.source.kind === 'constant') perStep[v.id] = true;
-  for (const node of graph.nodes) {
-    const fromWeights = !node.kernel.startsWith('poptfjs.') && node.inputs.length > 0 && node.inputs.every((id) => perStep[id]);
-    for (const id of node.outputs) perStep[id] = fromWeights;
-  }
+  const perStep = weightDerivedValues(graph);
   const isView = new Array<boolean>(graph.values.length).fill(false);
   for (const node of graph.nodes) if (VIEW_KERNELS.has(node.kernel)) for (const id of node.outputs) isView[id] = true;
+
+  // What each unit runs: under recomputation a backward unit first re-runs forward nodes into
+  // recomputed copies, and its nodes read those copies.
+  const recomputed = request.recomputation?.recomputed ?? new Set<ValueId>();
+  const copyOf = (id: number) => (recomputed.has(id) ? id + valueCount : id);
+  // A forward node is re-run just before the first node that needs what it remakes, so a
+  // recomputed copy lives from there to its last reader (segment by segment between stored values).
+  const unitExecutions: Execution[][] = placement.units.map(() => []);
+  const rerun = new Set<number>();
+  const rerunMaking = (unit: number, id: number): void => {
+    const source = graph.values[id]!.source;
+    if (!recomputed.has(id) || source.kind !== 'node' || rerun.has(source.node)) return;
+    rerun.add(source.node);
+    const node = graph.nodes[source.node]!;
+    for (const input of node.inputs) rerunMaking(unit, input);
+    unitExecutions[unit]!.push({ node: node.id, forward: false, inputs: node.inputs.map(copyOf), outputs: node.outputs.map((v) => v + valueCount) });
+  };
+  for (const node of graph.nodes) {
+    const unit = placement.nodeUnits[node.id]!;
+    const forward = node.annotations.pass === 'forward';
+    if (!forward) for (const id of node.inputs) rerunMaking(unit, id);
+    unitExecutions[unit]!.push({ node: node.id, forward, inputs: forward ? node.inputs : node.inputs.map(copyOf), outputs: node.outputs });
+  }
+  const madeByNode = (id: number) => graph.values[base(id)]!.source.kind === 'node';
 
   // Activations: walk the schedule, keeping each value on an IPU from its production (or copy)
   // until its last reader there has run for that micro-batch.
@@ -149,7 +186,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
   const readers = new Map<string, { all: number; forward: number }>();
   const key = (value: number, ipu: number) => `${value}@${ipu}`;
   const producerIpu = (value: number) => {
-    const source = graph.values[value]!.source;
+    const source = graph.values[base(value)]!.source;
     return source.kind === 'node' ? ipuOfNode(source.node) : -1;
   };
   const countReader = (value: number, ipu: number, forward: boolean) => {
@@ -159,11 +196,11 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     readers.set(key(value, ipu), r);
   };
   const copies = new Set<string>();
-  for (const node of graph.nodes) {
-    const ipu = ipuOfNode(node.id);
-    for (const id of new Set(node.inputs)) {
-      if (graph.values[id]!.source.kind !== 'node') continue;
-      const forward = node.annotations.pass === 'forward';
+  for (const execution of unitExecutions.flat()) {
+    const ipu = ipuOfNode(execution.node);
+    const forward = execution.forward;
+    for (const id of new Set(execution.inputs)) {
+      if (!madeByNode(id)) continue;
       countReader(id, ipu, forward);
       const from = producerIpu(id);
       if (from !== ipu && !copies.has(key(id, ipu))) {
@@ -172,8 +209,6 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
       }
     }
   }
-  const unitNodes = placement.units.map(() => [] as number[]);
-  graph.nodes.forEach((n) => unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));
   const stashOffChip = phasedLiveness !== 'AlwaysLive';
   const live = new Array<number>(ipuCount).fill(0);
   const peak = new Array<number>(ipuCount).fill(0);
@@ -195,19 +230,20 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     peak[h.ipu] = Math.max(peak[h.ipu]!, live[h.ipu]!);
   };
   const hold = (mb: number, value: number, ipu: number, forward: boolean) => {
-    const k = perStep[value] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
+    const once = perStep[base(value)]!;
+    const k = once ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
     if (held.has(k)) return;
     const r = readers.get(key(value, ipu)) ?? { all: 0, forward: 0 };
     // A value made once per step stays until the step ends (its readers span the micro-batches).
-    const readersLeft = perStep[value] ? Number.POSITIVE_INFINITY : r.all;
-    const h: Held = { bytes: isView[value] ? 0 : bytesOf(value), ipu, microBatch: perStep[value] ? -1 : mb, readers: readersLeft, forwardReaders: r.forward, onChip: false };
+    const readersLeft = once ? Number.POSITIVE_INFINITY : r.all;
+    const h: Held = { bytes: isView[base(value)] ? 0 : bytesOf(value), ipu, microBatch: once ? -1 : mb, readers: readersLeft, forwardReaders: r.forward, onChip: false };
     held.set(k, h);
     setOnChip(h, true);
     const from = producerIpu(value);
     if (from >= 0 && from !== ipu) read(mb, value, from, forward);
   };
   function read(mb: number, value: number, ipu: number, forward: boolean): void {
-    const k = perStep[value] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
+    const k = perStep[base(value)] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
     const h = held.get(k);
     if (!h) return;
     h.readers--;
@@ -222,17 +258,16 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
       const unit = placement.units[work.unit]!;
       // With off-chip liveness the stash of this micro-batch comes back for the backward pass.
       if (stashOffChip && unit.pass === 'backward') for (const h of held.values()) if (h.microBatch === work.microBatch) setOnChip(h, true);
-      for (const nodeId of unitNodes[work.unit]!) {
-        const node = graph.nodes[nodeId]!;
-        const ipu = ipuOfNode(nodeId);
-        const forward = node.annotations.pass === 'forward';
-        for (const id of node.inputs) if (graph.values[id]!.source.kind === 'node') hold(work.microBatch, id, ipu, forward);
-        const outBytes = node.outputs.reduce((s, id) => s + bytesOf(id), 0);
-        temporary[ipu] = Math.max(temporary[ipu]!, Math.min(temporaryBytes(node.kernel, outBytes), proportion(ipu) * capacity));
-        for (const id of node.outputs) hold(work.microBatch, id, ipu, forward);
-        for (const id of new Set(node.inputs)) read(work.microBatch, id, ipu, forward);
-        for (const id of node.outputs) {
-          const k = perStep[id] ? `step:${key(id, ipu)}` : `${work.microBatch}:${key(id, ipu)}`;
+      for (const execution of unitExecutions[work.unit]!) {
+        const ipu = ipuOfNode(execution.node);
+        const forward = execution.forward;
+        for (const id of execution.inputs) if (madeByNode(id)) hold(work.microBatch, id, ipu, forward);
+        const outBytes = execution.outputs.reduce((s, id) => s + bytesOf(id), 0);
+        temporary[ipu] = Math.max(temporary[ipu]!, Math.min(temporaryBytes(graph.nodes[execution.node]!.kernel, outBytes), proportion(ipu) * capacity));
+        for (const id of execution.outputs) hold(work.microBatch, id, ipu, forward);
+        for (const id of new Set(execution.inputs)) read(work.microBatch, id, ipu, forward);
+        for (const id of execution.outputs) {
+          const k = perStep[base(id)] ? `step:${key(id, ipu)}` : `${work.microBatch}:${key(id, ipu)}`;
           const h = held.get(k);
           if (h && h.readers <= 0) {
             setOnChip(h, false);

@@ -14,7 +14,7 @@ function remedies(over: IpuMemoryUse, microBatch: number, ipusUsed: number): str
     advice.push('use SerialPhasedExecution with Liveness.OffChipAfterEachPhase, so only one phase\'s weights are on chip at a time');
   }
   if (byKind.activations > 0) {
-    advice.push(`recompute activations or send them off chip (phased Liveness.OffChipAfterFwd), or use a smaller micro-batch (it is ${microBatch} now)`);
+    advice.push(`recompute activations (opts.autoRecomputation(RecomputationType.Standard)) or send them off chip (phased Liveness.OffChipAfterFwd), or use a smaller micro-batch (it is ${microBatch} now)`);
   }
   if (byKind.temporary > 0) advice.push('lower the available memory proportion for temporary memory (Options.setAvailableMemoryProportion)');
   return advice;

@@ -5,6 +5,8 @@
  * - A kernel takes its launch overhead plus the longer of its FLOPs at peak
  *   rate (fp16 when it computes in float16, else fp32) and its bytes at
  *   on-tile memory bandwidth.
+ * - Under recomputation, a backward unit first re-runs the forward nodes
+ *   that remake the activations it recomputes.
  * - A value read on another IPU than the one that made it is copied over the
  *   IPU-Links before the reader's compute in that step.
  * - Streaming-memory transfers of phased execution overlap compute or not, as
@@ -21,6 +23,7 @@
 import { paramValues, type Graph } from '../ir/graph.js';
 import { computesInFloat16, nodeCost, valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
+import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import { tileMemoryBandwidth, type IpuTargetSpec } from './target_spec.js';
@@ -90,6 +93,8 @@ export interface TimelineRequest {
   readonly trainedWeights: ReadonlySet<string>;
   /** Optimizer state tensors per trained weight. */
   readonly optimizerSlots: number;
+  /** What the backward pass recomputes (default: nothing). */
+  readonly recomputation?: RecomputationPlan;
 }
 
 /** Simulates one call. */
@@ -141,6 +146,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       const labels = allIpus.map(() => [] as string[]);
       for (const work of step.work) {
         const unit = placement.units[work.unit]!;
+        for (const nodeId of request.recomputation?.unitNodes.get(work.unit) ?? []) compute[ipuOfNode(nodeId)]! += nodeTime[nodeId]!;
         for (const nodeId of unitNodes[work.unit]!) {
           const ipu = ipuOfNode(nodeId);
           compute[ipu]! += nodeTime[nodeId]!;

@@ -57,6 +57,8 @@ export interface NodeAnnotations {
   ipu?: number;
   /** True for nodes of the loss poptfjs computes after the model (placed with the model's last stage). */
   loss?: boolean;
+  /** True if recomputation keeps this node's outputs (`ops.recomputationCheckpoint`) instead of recomputing them. */
+  checkpoint?: boolean;
 }
 
 /** A kernel call. */

@@ -52,6 +52,12 @@ export class GraphBuilder {
     return outputIds;
   }
 
+  /** Adds annotations to a node already built. */
+  annotateNode(id: NodeId, annotations: Partial<NodeAnnotations>): void {
+    const node = this.node(id);
+    this.nodes[id] = { ...node, annotations: { ...node.annotations, ...annotations } };
+  }
+
   /** Records that the model writes `value` into parameter `param`. */
   addAssignment(param: string, value: ValueId): void {
     const existing = this.assignments.findIndex((a) => a.param === param);

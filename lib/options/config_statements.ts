@@ -57,6 +57,7 @@ const OPTIONS_METHODS = {
   parallelIpus: ['enabled'],
   patterns: ['level', 'overrides'],
   allowOutOfMemory: ['allow'],
+  autoRecomputation: ['type'],
 } as const satisfies Partial<Record<Exclude<keyof Options, 'toString'>, Parameters>>;
 
 /** The option groups and the methods a config file may call on each. */

@@ -49,6 +49,7 @@ import { TrainingOptions } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import { patternsFromSetting } from '../ir/patterns/patterns.js';
 import { targetSpec, type IpuTargetSpec } from '../ipu/target_spec.js';
+import { RecomputationType } from '../strategy/recomputation.js';
 
 const logger = getLogger('options');
 
@@ -58,6 +59,7 @@ const connectionTypeRule = enumRule(ConnectionType, 'ConnectionType');
 const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
 const backendRule = oneOfValues(Object.values(TfjsBackendName), 'string');
 const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
+const recomputationRule = enumRule(RecomputationType, 'RecomputationType');
 const strategyRule: ArgumentRule<ExecutionStrategy> = {
   schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
   jsType: 'object',
@@ -437,6 +439,20 @@ export class Options {
       byIpu[Number(match[1])] = value;
     }
     return this.#set({ availableMemoryProportion: byIpu });
+  }
+
+  /**
+   * Chooses which activations the backward pass of a training model
+   * recomputes instead of storing from the forward pass (PopART's
+   * `autoRecomputation`; default `None`): `Standard` (√n checkpointing per
+   * stage, or the stage's own `ops.recomputationCheckpoint`s), `NormOnly`,
+   * `Pipeline` or `RecomputeAll` (each stage stores only its inputs and its
+   * checkpoints). Less activation memory for more compute: the memory report
+   * and the timeline show both; the numbers computed are the same.
+   */
+  autoRecomputation(type: RecomputationType): this {
+    const where = this.#check('autoRecomputation');
+    return this.#set({ autoRecomputation: checkArgument(recomputationRule, type, where) });
   }
 
   /**

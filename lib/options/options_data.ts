@@ -36,6 +36,7 @@ const GENERAL_SETTERS = {
   parallelIpus: 'parallelIpus',
   ipuTarget: 'ipuTarget',
   allowOutOfMemory: 'allowOutOfMemory',
+  autoRecomputation: 'autoRecomputation',
 } as const satisfies Partial<Record<keyof GeneralSettings, keyof Options>>;
 
 /** Group data keys with the group method that sets each. */

@@ -61,6 +61,7 @@ const GENERAL_LINES: { readonly [K in keyof GeneralSettings]-?: (value: GeneralS
   parallelIpus: plain,
   ipuTarget: (t) => (Object.keys(t).length === 0 ? 'Mk2 GC200' : `Mk2 GC200 with ${Object.entries(t).map(([k, v]) => `${k} ${v}`).join(', ')}`),
   allowOutOfMemory: plain,
+  autoRecomputation: plain,
   availableMemoryProportion: (p) => (Object.keys(p).length === 0 ? 'default' : Object.entries(p).map(([ipu, v]) => `IPU${ipu} ${v}`).join(', ')),
   patterns: (p) => {
     const overrides = Object.entries(p.overrides).map(([name, on]) => `${on ? '+' : '-'}${name}`);

@@ -11,6 +11,7 @@ import type { TensorLocationsSettings } from './tensor_locations_options.js';
 import type { TrainingSettings } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import type { IpuTargetSpec } from '../ipu/target_spec.js';
+import type { RecomputationType } from '../strategy/recomputation.js';
 
 /** How the replicas share the input data (see `Options.inputReplicaGrouping`). */
 export interface InputReplicaGrouping {
@@ -92,6 +93,8 @@ export interface GeneralSettings {
   readonly ipuTarget: Readonly<Partial<IpuTargetSpec>>;
   /** Whether a model that does not fit still compiles, for the report (default false). */
   readonly allowOutOfMemory: boolean;
+  /** Which activations training recomputes in the backward pass (default `None`). */
+  readonly autoRecomputation: RecomputationType;
   /** The proportion of each IPU's memory that kernels may use as temporary memory, by IPU (default 0.6). */
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
 }
@@ -142,6 +145,7 @@ export function defaultGeneralSettings(): GeneralSettings {
     patterns: { level: 'Default', overrides: {} },
     ipuTarget: {},
     allowOutOfMemory: false,
+    autoRecomputation: 'None',
     availableMemoryProportion: {},
   };
 }

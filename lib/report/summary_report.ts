@@ -30,6 +30,8 @@ export function memoryTable(executable: Executable): string {
         `${m.used > m.capacity ? `  OUT OF MEMORY by ${formatBytes(m.used - m.capacity)}` : ''}`,
     );
   }
+  const recomputation = executable.hardware.recomputation;
+  if (recomputation) lines.push(`  recomputation ${recomputation.type}: ${recomputation.values} activations recomputed by ${recomputation.rerunNodes} re-run forward nodes`);
   return lines.join('\n');
 }
 

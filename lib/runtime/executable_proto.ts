@@ -91,6 +91,7 @@ export interface NodeAnnotationsMessage {
   block?: string;
   ipu?: number;
   loss?: boolean;
+  checkpoint?: boolean;
 }
 
 /** `Node`. */

@@ -279,6 +279,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "loss"
               ]
+            },
+            "_checkpoint": {
+              "oneof": [
+                "checkpoint"
+              ]
             }
           },
           "fields": {
@@ -317,6 +322,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "loss": {
               "type": "bool",
               "id": 6,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "checkpoint": {
+              "type": "bool",
+              "id": 7,
               "options": {
                 "proto3_optional": true
               }

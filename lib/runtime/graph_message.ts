@@ -78,6 +78,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.block !== undefined ? { block: a.block } : {}),
     ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
     ...(a.loss !== undefined ? { loss: a.loss } : {}),
+    ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
   };
 }
 
@@ -148,6 +149,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.block !== undefined ? { block: a.block } : {}),
       ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
       ...(a.loss !== undefined ? { loss: a.loss } : {}),
+      ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
     };
     return {
       id: i,

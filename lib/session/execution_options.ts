@@ -63,6 +63,7 @@ export function executionOptions(request: ExecutionOptionsRequest): Options {
     .ipuTarget(request.device.spec)
     .useIpuModel(request.device.kind === 'IpuModel')
     .allowOutOfMemory(engine.allowOutOfMemory)
+    .autoRecomputation(settings.autoRecomputation)
     .modelName(request.modelName)
     .showCompilationProgressBar(false);
   if (request.training) {

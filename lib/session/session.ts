@@ -181,9 +181,6 @@ export abstract class Session {
     });
     this.microBatch = this.checkInputBatching(where);
     this.checkAnchors(where);
-    if (this.settings.autoRecomputation !== 'None') {
-      log.warnOnce('autoRecomputation', `autoRecomputation ${this.settings.autoRecomputation}: the simulated engine keeps every activation, so recomputation changes nothing yet`);
-    }
   }
 
   /** Imports the model of `setup` (after checking the arguments); subclasses construct the session from it. */

@@ -19,20 +19,7 @@ export const VirtualGraphMode = {
 export type VirtualGraphMode = (typeof VirtualGraphMode)[keyof typeof VirtualGraphMode];
 
 /** Which activations are recomputed in the backward pass instead of stored (PopART's `RecomputationType`). */
-export const RecomputationType = {
-  /** Nothing is recomputed. */
-  None: 'None',
-  /** Cheap operations are recomputed. */
-  Standard: 'Standard',
-  /** Normalisations are recomputed. */
-  NormOnly: 'NormOnly',
-  /** Everything but pipeline stage boundaries is recomputed. */
-  Pipeline: 'Pipeline',
-  /** Everything is recomputed. */
-  RecomputeAll: 'RecomputeAll',
-} as const;
-/** A member of {@link RecomputationType}. */
-export type RecomputationType = (typeof RecomputationType)[keyof typeof RecomputationType];
+export { RecomputationType } from '../strategy/recomputation.js';
 
 /** How Adam computes its update (PopART's `AdamMode`). */
 export const AdamMode = {

@@ -45,6 +45,13 @@ interface PendingAlias {
   original: tf.Tensor;
 }
 
+let activeRecorder: KernelRecorder | undefined;
+
+/** The recorder of the trace in progress, if any. */
+export function currentRecorder(): KernelRecorder | undefined {
+  return activeRecorder;
+}
+
 /** Records kernel calls into a {@link GraphBuilder}. Use {@link KernelRecorder.record}. */
 export class KernelRecorder {
   /** The graph being built. */
@@ -74,13 +81,22 @@ export class KernelRecorder {
   static record<T>(fn: (recorder: KernelRecorder) => T): { recorder: KernelRecorder; result: T } {
     const recorder = new KernelRecorder(engine());
     const restore = recorder.install();
+    const enclosing = activeRecorder;
+    activeRecorder = recorder;
     try {
       const result = fn(recorder);
       return { recorder, result };
     } finally {
+      activeRecorder = enclosing;
       restore();
       recorder.restoreAssignedVariables();
     }
+  }
+
+  /** Marks the node that made `tensor` as a recomputation checkpoint (its outputs are kept, not recomputed). */
+  markCheckpoint(tensor: tf.Tensor): void {
+    const source = this.builder.value(this.valueFor(tensor)).source;
+    if (source.kind === 'node') this.builder.annotateNode(source.node, { checkpoint: true });
   }
 
   /** Binds `tensor` to a new graph input. */

@@ -18,6 +18,26 @@ describe('simulated IPU examples', () => {
     expect(out.match(/^ {2}\d {4}[\d.]+ MiB/gm)).toHaveLength(2 + 4);
   });
 
+  it('recomputation.ts: the model fits only with recomputation, which costs simulated time and changes no number', () => {
+    const out = run('recomputation');
+    const rows = [...out.matchAll(/^(None|Standard|RecomputeAll \+ checkpoint after layer 8)\s+([\d.]+) MiB\s+([\d.]+) MiB\s+([\d.]+) µs\s+(yes|no)\s+(.+)$/gm)].map((m) => ({
+      label: m[1],
+      activations: Number(m[2]),
+      time: Number(m[4]),
+      fits: m[5] === 'yes',
+      loss: m[6],
+    }));
+    expect(rows.map((r) => [r.label, r.fits])).toEqual([['None', false], ['Standard', true], ['RecomputeAll + checkpoint after layer 8', true]]);
+    const [none, standard, checkpointed] = rows;
+    expect(none!.loss).toBe('not run: does not fit');
+    expect(standard!.loss).toMatch(/^\d\.\d{6}$/);
+    expect(checkpointed!.loss).toBe(standard!.loss);
+    for (const r of [standard!, checkpointed!]) {
+      expect(r.activations).toBeLessThan(none!.activations);
+      expect(r.time).toBeGreaterThan(none!.time);
+    }
+  });
+
   it('pipeline-timeline.ts: throughput and bubble; more micro-batches shrink the bubble', () => {
     const out = run('pipeline-timeline');
     const rows = [...out.matchAll(/^(\d)\s+(\d+)\s+(\d+)\s+([\d.]+)%/gm)].map((m) => ({ ipus: Number(m[1]), accumulation: Number(m[2]), throughput: Number(m[3]), bubble: Number(m[4]) }));

@@ -50,6 +50,7 @@ function everythingSet(): Options {
     .patterns('All', { TransposedMatMul: false })
     .ipuTarget({ tiles: 4, memoryPerTile: 1024 })
     .allowOutOfMemory(true)
+    .autoRecomputation('Standard')
     .setAvailableMemoryProportion({ IPU0: 0.3, IPU2: 0.5 });
   opts.Training.gradientAccumulation(6)
     .accumulationAndReplicationReductionType(ReductionType.Sum)
