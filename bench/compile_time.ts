@@ -10,11 +10,15 @@ import { inferenceModel, optim, Options, tf, trainingModel } from 'poptfjs';
 import { medianOf, targetVerdict, type Benchmark } from './benchmark.js';
 import type { BenchCase } from './side_by_side.js';
 
-const LAYERS = 200;
-const WIDTH = 32;
-const BATCH = 16;
+/** Layers of the benchmark's model. */
+export const LAYERS = 200;
+/** Their width. */
+export const WIDTH = 32;
+/** The batch it is compiled for. */
+export const BATCH = 16;
 
-function deepModel(): tf.Sequential {
+/** The benchmark's model: {@link LAYERS} dense layers of {@link WIDTH}, relu. */
+export function deepModel(): tf.Sequential {
   const model = tf.sequential();
   model.add(tf.layers.dense({ units: WIDTH, inputShape: [WIDTH], activation: 'relu' }));
   for (let i = 1; i < LAYERS; i++) model.add(tf.layers.dense({ units: WIDTH, activation: 'relu' }));

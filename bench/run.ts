@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { currentBackend, initBackend } from 'poptfjs';
 import { benchDirectory } from './bench_directory.js';
+import { cacheHitLoadBenchmark } from './cache_hit_load.js';
 import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
@@ -32,6 +33,7 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
     mlpTrainingBenchmark(pytorch, rounds),
     cnnTrainingBenchmark(pytorch, rounds),
     compileTimeBenchmark(Math.max(3, Math.round(rounds / 4))),
+    cacheHitLoadBenchmark(Math.max(3, Math.round(rounds / 4))),
     ...wasmKernelBenchmarks(rounds),
   ];
 }

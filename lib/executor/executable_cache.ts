@@ -12,6 +12,7 @@
  * Nothing is ever deleted automatically: `poptfjs cache ls|clear` lists and
  * removes entries.
  */
+import { createHash } from 'node:crypto';
 import * as tf from '@tensorflow/tfjs';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,11 +22,12 @@ import type { Options } from '../options/options.js';
 import { isTemporaryFileName } from '../runtime/atomic_file.js';
 import type { Executable } from '../runtime/executable.js';
 import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
-import { optimizerConfig } from '../runtime/optimizer_config.js';
+import { optimizerConfig, renameOptimizerConfig } from '../runtime/optimizer_config.js';
+import { renameExecutableParameters, renameGraphLayers } from '../runtime/parameter_renaming.js';
 import type { ParameterSpec } from '../runtime/parameter_spec.js';
 import { EntryLock, lockHolder, staleReason } from './cache_entry_lock.js';
 import { COMPILE_STEPS } from './compile_progress.js';
-import { executableCacheKey } from './executable_cache_key.js';
+import { canonicalNames, executableCacheKey, type KeyNames } from './executable_cache_key.js';
 import { compileGraph, type GraphCompileRequest } from './graph_compiler.js';
 
 const log = getLogger('poptfjs');
@@ -58,10 +60,16 @@ export class ExecutableCache {
   readonly statistics: ExecutableCacheStatistics = { compilations: 0, memoryHits: 0, diskHits: 0, discardedEntries: 0 };
 
   /**
-   * The executable of `key`: from memory, from `dir` (when given), or made
-   * by `compile`, which returns the entry to store (its executable is used).
+   * The executable of `keys`: from memory (by `keys.memory`), from `dir`
+   * (when given, by `keys.disk`), or made by `compile`, which returns the
+   * entry to store (its executable is used).
    */
-  async obtain(key: string, dir: string | undefined, compile: () => ExecutableFileContents): Promise<{ executable: Executable; source: ExecutableSource }> {
+  async obtain(
+    keys: { readonly memory: string; readonly disk: string },
+    dir: string | undefined,
+    compile: () => ExecutableFileContents,
+  ): Promise<{ executable: Executable; source: ExecutableSource }> {
+    const key = keys.memory;
     const remembered = this.memory.get(key);
     if (remembered) {
       this.remember(key, remembered);
@@ -69,7 +77,7 @@ export class ExecutableCache {
       return { executable: remembered, source: 'memory cache' };
     }
     if (dir === undefined) return { executable: this.compiled(key, compile().executable), source: 'compiled' };
-    const entry = entryPath(dir, key);
+    const entry = entryPath(dir, keys.disk);
     const found = this.readEntry(entry);
     if (found) return this.hit(key, found);
     // A discarded entry is not read again unless another process replaces it.
@@ -78,7 +86,7 @@ export class ExecutableCache {
     let lock: EntryLock | undefined;
     try {
       ensureDirectory(dir);
-      lock = await EntryLock.acquire(`${join(dir, key)}.lock`, replaced);
+      lock = await EntryLock.acquire(`${join(dir, keys.disk)}.lock`, replaced);
     } catch (error) {
       if (!(error instanceof PoptfjsError)) throw error;
       log.warn(`the executable cache in ${dir} cannot be used (${error.message}); compiling without it`);
@@ -143,6 +151,13 @@ const COMPILE_GRAPH_STEPS = COMPILE_STEPS.indexOf('load') - COMPILE_STEPS.indexO
  * Compiles `request` (made with `options`) through the executable cache of
  * this process; `parameters` are the traced model's, stored with a cache
  * entry. Returns the executable and where it came from.
+ *
+ * Entries on disk name parameters and layers canonically (`param0`,
+ * `layer0`, ... in graph order), so another instance of the same model, whose
+ * layers and tf.Variables tfjs numbered differently (a second instance in
+ * this process), hits the entry; the in-process memory cache only serves the
+ * same model again. The executable returned uses the request's names and
+ * model name.
  */
 export async function compileWithCache(
   request: GraphCompileRequest,
@@ -150,17 +165,31 @@ export async function compileWithCache(
   parameters: readonly ParameterSpec[],
 ): Promise<{ executable: Executable; source: ExecutableSource }> {
   const optionsData = options.toJSON();
-  const key = executableCacheKey(request, optionsData);
-  const result = await executableCache.obtain(key, request.settings.executableCachePath, () => ({
-    executable: compileGraph(request),
-    parameters,
+  const canonical = canonicalNames(request.graph);
+  const toKey: KeyNames = { param: (n) => canonical.params.get(n) ?? n, layer: (n) => canonical.layers.get(n) ?? n };
+  const ownParams = new Map([...canonical.params].map(([own, name]) => [name, own]));
+  const ownLayers = new Map([...canonical.layers].map(([own, name]) => [name, own]));
+  const fromKey: KeyNames = { param: (n) => ownParams.get(n) ?? n, layer: (n) => ownLayers.get(n) ?? n };
+  const disk = executableCacheKey(request, optionsData, toKey);
+  // The same graph under its own names: the disk key and the names in graph order.
+  const memory = createHash('sha256').update(disk).update(JSON.stringify([[...canonical.params.keys()], [...canonical.layers.keys()]])).digest('hex');
+  const keys = { memory, disk };
+  const result = await executableCache.obtain(keys, request.settings.executableCachePath, () => ({
+    executable: renamedExecutable(compileGraph(request), toKey),
+    parameters: parameters.map((p) => ({ ...p, name: toKey.param(p.name) })),
     options: optionsData,
-    ...(request.optimizer ? { optimizer: optimizerConfig(request.optimizer) } : {}),
+    ...(request.optimizer ? { optimizer: renameOptimizerConfig(optimizerConfig(request.optimizer), toKey.param) } : {}),
     backend: tf.getBackend(),
     createdUnixMs: Date.now(),
   }));
   if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS; i++) request.progress.step();
-  return result;
+  return { executable: { ...renamedExecutable(result.executable, fromKey), modelName: request.modelName }, source: result.source };
+}
+
+/** `executable` with its parameters and layers renamed. */
+function renamedExecutable(executable: Executable, names: KeyNames): Executable {
+  const renamed = renameExecutableParameters(executable, names.param);
+  return { ...renamed, graph: renameGraphLayers(renamed.graph, names.layer) };
 }
 
 /** What the executable cache did so far in this process: compilations, hits in memory and on disk, discarded entries. */

@@ -3,13 +3,15 @@
  * what compiling produces. Any change in these misses the cache:
  *
  * - the traced IR, in its serialized form (every node, attribute,
- *   annotation, shape, parameter name and constant);
+ *   annotation, shape and constant; parameters and layers by the names
+ *   `names` gives them, so another instance of the same model, whose layers
+ *   and tf.Variables tfjs numbered differently, can have the same key);
  * - the input signature (shapes and dtypes of one micro-batch) and the
  *   execution settings (batching, output mode, gradient reduction);
  * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`);
  * - the optimizer's type, constant attribute values, state slots and trained weights;
- * - the kind (training or inference), the model's name, the replica
- *   groupings and the float16 declarations;
+ * - the kind (training or inference), the replica groupings and the
+ *   float16 declarations;
  * - the device target (the resolved IPU spec) and the tfjs backend (patterns
  *   depend on it);
  * - the poptfjs version.
@@ -17,11 +19,13 @@
 import { createHash } from 'node:crypto';
 import * as tf from '@tensorflow/tfjs';
 import type { Optimizer } from '../../optim/optimizer.js';
+import type { Graph } from '../ir/graph.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
 import { encodeMessage, Messages } from '../runtime/executable_proto.js';
 import { graphMessage } from '../runtime/graph_message.js';
 import { stringifyLossless } from '../runtime/lossless_json.js';
+import { renameGraphLayers, renameGraphParameters } from '../runtime/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../runtime/poptfjs_version.js';
 import type { GraphCompileRequest } from './graph_compiler.js';
 
@@ -32,7 +36,7 @@ export function compileAffectingOptions(options: object): Record<string, unknown
 }
 
 /** The optimizer's part of the key: its type, constant attribute values, state slots (they take device memory) and trained weights. */
-function optimizerPart(optimizer: Optimizer | undefined): unknown {
+function optimizerPart(optimizer: Optimizer | undefined, rename: (name: string) => string): unknown {
   if (!optimizer) return null;
   const settings = optimizer.settings();
   const variable = new Set(optimizer.variableAttrs.variableNames());
@@ -43,7 +47,7 @@ function optimizerPart(optimizer: Optimizer | undefined): unknown {
     groups: settings.groups.map(constants),
     variable: [...variable].sort(),
     slots: optimizer.stateSlots(),
-    groupParams: settings.groupParams,
+    groupParams: settings.groupParams.map((names) => names.map(rename)),
   };
 }
 
@@ -58,25 +62,51 @@ function canonical(value: unknown): unknown {
   );
 }
 
-/** The cache key (64 hex digits) of compiling `request` with the options `options` (`Options.toJSON()`). */
-export function executableCacheKey(request: GraphCompileRequest, options: object): string {
+/** How a cache key names parameters and layers. */
+export interface KeyNames {
+  readonly param: (name: string) => string;
+  readonly layer: (name: string) => string;
+}
+
+/** Names as they are. */
+const OWN_NAMES: KeyNames = { param: (name) => name, layer: (name) => name };
+
+/**
+ * Names for the parameters and layers of `graph` that do not depend on how
+ * tfjs numbered them: `param0`, `param1`, ... and `layer0`, `layer1`, ... in
+ * graph order.
+ */
+export function canonicalNames(graph: Graph): { params: Map<string, string>; layers: Map<string, string> } {
+  const params = new Map<string, string>();
+  for (const v of graph.values) if (v.source.kind === 'param' && !params.has(v.source.name)) params.set(v.source.name, `param${params.size}`);
+  const layers = new Map<string, string>();
+  for (const n of graph.nodes) if (n.annotations.layer !== undefined && !layers.has(n.annotations.layer)) layers.set(n.annotations.layer, `layer${layers.size}`);
+  return { params, layers };
+}
+
+/**
+ * The cache key (64 hex digits) of compiling `request` with the options
+ * `options` (`Options.toJSON()`), its parameters and layers named by `names`
+ * (default: as they are).
+ */
+export function executableCacheKey(request: GraphCompileRequest, options: object, names: KeyNames = OWN_NAMES): string {
+  const rename = names.param;
   const material = {
     version: POPTFJS_VERSION,
     kind: request.kind,
-    modelName: request.modelName,
     inputSignature: request.inputSignature.map((s) => ({ shape: [...s.shape], dtype: s.dtype })),
     microBatchSize: request.microBatchSize,
     execution: request.execution,
     options: compileAffectingOptions(options),
-    optimizer: optimizerPart(request.optimizer),
-    replicaGroupings: request.replicaGroupings,
-    float16: { params: [...(request.float16?.params ?? [])].sort(), inputs: [...(request.float16?.inputs ?? [])].sort((a, b) => a - b) },
+    optimizer: optimizerPart(request.optimizer, rename),
+    replicaGroupings: Object.fromEntries(Object.entries(request.replicaGroupings).map(([name, grouping]) => [rename(name), grouping])),
+    float16: { params: [...(request.float16?.params ?? [])].map(rename).sort(), inputs: [...(request.float16?.inputs ?? [])].sort((a, b) => a - b) },
     target: targetSpec(request.settings.ipuTarget),
     backend: tf.getBackend(),
   };
   return createHash('sha256')
     .update(stringifyLossless(canonical(material)))
     .update('\0')
-    .update(encodeMessage(Messages.Graph, graphMessage(request.graph)))
+    .update(encodeMessage(Messages.Graph, graphMessage(renameGraphLayers(renameGraphParameters(request.graph, rename), names.layer))))
     .digest('hex');
 }

@@ -1,5 +1,5 @@
 /**
- * Renaming the parameters of a graph or executable. An executable refers to
+ * Renaming the parameters (and layers) of a graph or executable. An executable refers to
  * the model's weights by tf.Variable name; attached to another instance of
  * the model (whose variables tfjs numbered differently), its parameters take
  * that instance's names, so the optimizer, the host copies and the device
@@ -18,6 +18,14 @@ export function renameGraphParameters(graph: Graph, rename: (name: string) => st
       ...(graph.roles.gradients ? { gradients: Object.fromEntries(Object.entries(graph.roles.gradients).map(([k, v]) => [rename(k), v])) } : {}),
     },
     assignments: graph.assignments.map((a) => ({ ...a, param: rename(a.param) })),
+  };
+}
+
+/** `graph` with the layer every node is annotated with passed through `rename`. */
+export function renameGraphLayers(graph: Graph, rename: (name: string) => string): Graph {
+  return {
+    ...graph,
+    nodes: graph.nodes.map((n) => (n.annotations.layer === undefined ? n : { ...n, annotations: { ...n.annotations, layer: rename(n.annotations.layer) } })),
   };
 }
 

@@ -297,10 +297,10 @@ export abstract class Session {
       return this.executable;
     }
     const key = executableCacheKey(request, this.options.toJSON());
-    const { executable, source } = await executableCache.obtain(key, this.settings.cachePath, () => executableFileContents(this.sessionGraph(), this.compileNow(request)));
+    const { executable, source } = await executableCache.obtain({ memory: key, disk: key }, this.settings.cachePath, () => executableFileContents(this.sessionGraph(), this.compileNow(request)));
     log.info(`executable of '${this.name}' from the ${source === 'compiled' ? 'compiler (now cached)' : source} (${this.settings.cachePath})`);
-    this.executable = executable;
-    return executable;
+    this.executable = { ...executable, modelName: this.name };
+    return this.executable;
   }
 
   /**

@@ -88,9 +88,39 @@ describe('the executable cache in one process', () => {
     expect(await compileStats(train((m) => new optim.SGD(m, { lr: 0.01, momentum: 0.9 })))).toMatchObject({ compilations: 1 });
   });
 
+  it('another instance of the same model, whose variables tfjs named differently, hits the cache directory and trains its own weights', async () => {
+    const cacheDir = join(dir, 'instances');
+    const first = linearModel(11, 11);
+    const second = linearModel(11, 11);
+    expect(second.weights[0]!.name).not.toBe(first.weights[0]!.name);
+    const target = tf.zeros([x.shape[0]!, 11]);
+    const train = (model: tf.LayersModel, cache: string | null) =>
+      trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }), options: new Options().enableExecutableCaching(cache) });
+    const a = train(first, cacheDir);
+    expect(await compileStats(() => a.compile(x, target))).toMatchObject({ compilations: 1 });
+    // Without a cache directory only the same model again is served from memory.
+    const uncached = train(linearModel(11, 11), null);
+    expect(await compileStats(() => uncached.compile(x, target))).toMatchObject({ compilations: 1 });
+    uncached.destroy();
+    const b = train(second, cacheDir);
+    expect(await compileStats(() => b.compile(x, target))).toMatchObject({ compilations: 0, diskHits: 1 });
+    expect(b.executable.modelName).toBe(second.name);
+    const paramNames = b.executable.graph.values.flatMap((v) => (v.source.kind === 'param' ? [v.source.name] : []));
+    expect(paramNames.sort()).toEqual(second.weights.map((w) => w.name).sort());
+    expect(b.irText()).toContain(`# ${second.layers[0]!.name}`);
+    const [, lossA] = (await a(x, target)) as [tf.Tensor, tf.Tensor];
+    const [, lossB] = (await b(x, target)) as [tf.Tensor, tf.Tensor];
+    expect(lossB.dataSync()[0]).toBe(lossA.dataSync()[0]);
+    a.copyWeightsToHost();
+    b.copyWeightsToHost();
+    expect(second.getWeights()[0]!.dataSync()).toEqual(first.getWeights()[0]!.dataSync());
+    a.destroy();
+    b.destroy();
+  });
+
   it('with a cache directory, writes entries atomically and lists and clears them', async () => {
     const cacheDir = join(dir, 'in-process');
-    const executor = inferenceModel(linearModel(7), { options: new Options().enableExecutableCaching(cacheDir) });
+    const executor = inferenceModel(linearModel(7, 7), { options: new Options().enableExecutableCaching(cacheDir) });
     expect(await compileStats(() => executor.compile(x))).toMatchObject({ compilations: 1 });
     executor.destroy();
     const entries = listExecutableCache(cacheDir);
@@ -106,7 +136,7 @@ describe('the executable cache in one process', () => {
   it('compiles without the cache, with a warning, when the cache directory cannot be used', async () => {
     const blocker = join(dir, 'a-file');
     writeFileSync(blocker, 'not a directory');
-    const executor = inferenceModel(linearModel(9), { options: new Options().enableExecutableCaching(join(blocker, 'cache')) });
+    const executor = inferenceModel(linearModel(9, 9), { options: new Options().enableExecutableCaching(join(blocker, 'cache')) });
     const warnings: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((line) => (warnings.push(String(line)), true));
     const stats = await compileStats(() => executor.compile(x));
@@ -118,7 +148,7 @@ describe('the executable cache in one process', () => {
 
   it('discards a corrupted entry with a warning, compiles again and replaces it; never deletes on its own', async () => {
     const cacheDir = join(dir, 'corrupted');
-    const executor = inferenceModel(linearModel(8), { options: new Options().enableExecutableCaching(cacheDir) });
+    const executor = inferenceModel(linearModel(8, 8), { options: new Options().enableExecutableCaching(cacheDir) });
     await executor.compile(x);
     executor.destroy();
     const [name] = readdirSync(cacheDir);
@@ -133,7 +163,7 @@ describe('the executable cache in one process', () => {
     const warnings: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((line) => (warnings.push(String(line)), true));
     let compiles = 0;
-    const result = await cache.obtain(key, cacheDir, () => {
+    const result = await cache.obtain({ memory: key, disk: key }, cacheDir, () => {
       compiles++;
       return decodeExecutableFile(good, 'the good entry');
     });
@@ -143,7 +173,7 @@ describe('the executable cache in one process', () => {
     expect(cache.statistics).toMatchObject({ compilations: 1, discardedEntries: 1, diskHits: 0 });
     expect(warnings.join('')).toMatch(/discarding the executable cache entry .*\.poptfjs, which cannot be used \(.*corrupted or truncated.*\); compiling again/);
     expect(readExecutableFile(entryPath(cacheDir, key)).executable).toStrictEqual(result.executable);
-    expect(await new ExecutableCache().obtain(key, cacheDir, () => {
+    expect(await new ExecutableCache().obtain({ memory: key, disk: key }, cacheDir, () => {
       throw new Error('must not compile');
     })).toMatchObject({ source: 'disk cache' });
   });

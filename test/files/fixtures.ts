@@ -3,9 +3,13 @@
  */
 import { Block, Options, SerialPhasedExecution, Phase, Stage, tf, trainingModel, inferenceModel, optim, type PoplarExecutor } from 'poptfjs';
 
-/** PopTorch's `ExampleModelWithLoss` forward part: Linear(10, 10), with seeded weights. */
-export function linearModel(seed = 0): tf.LayersModel {
-  return tf.sequential({ layers: [tf.layers.dense({ units: 10, inputShape: [10], kernelInitializer: tf.initializers.glorotUniform({ seed }) })] });
+/**
+ * PopTorch's `ExampleModelWithLoss` forward part: Linear(10, 10), with seeded
+ * weights (`units` other than 10 makes another architecture, for another
+ * executable-cache entry).
+ */
+export function linearModel(seed = 0, units = 10): tf.LayersModel {
+  return tf.sequential({ layers: [tf.layers.dense({ units, inputShape: [10], kernelInitializer: tf.initializers.glorotUniform({ seed }) })] });
 }
 
 /** A model with dropout (random state) and a ReLU, for checkpoints. */
