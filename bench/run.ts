@@ -20,6 +20,7 @@ import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
+import { pipelinedIpusBenchmark } from './pipelined_ipus.js';
 import { PyTorchReference } from './pytorch_reference_process.js';
 import { resultsMarkdown } from './results_markdown.js';
 import { formatResults, runSideBySide } from './side_by_side.js';
@@ -35,6 +36,7 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
     compileTimeBenchmark(Math.max(3, Math.round(rounds / 4))),
     cacheHitLoadBenchmark(Math.max(3, Math.round(rounds / 4))),
     ...wasmKernelBenchmarks(rounds),
+    pipelinedIpusBenchmark(Math.max(3, Math.round(rounds / 4))),
   ];
 }
 

@@ -21,6 +21,7 @@ import { summaryReport } from '../report/summary_report.js';
 import { batchFormula, hostBatchSize, microBatchesPerCall, microBatchSize } from '../runtime/batch_plan.js';
 import type { Executable, TensorSignature } from '../runtime/executable.js';
 import { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { planText } from '../strategy/plan_text.js';
 import type { LossSpec } from '../trace/loss_function.js';
@@ -221,6 +222,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (!device.isAttached) throw new PoptfjsError('detachFromDevice: the device is not attached', { type: 'device' });
     if (this.training && device.pendingRecovery === undefined) this.copyWeightsToHost();
     device.detach();
+    this.compiled!.loaded.stopWorkerIpus();
     this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';
   }
 
@@ -266,8 +268,18 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `POPTFJS_ENGINE_OPTIONS`), the simulated execution.
    */
   getSummaryReport(): string {
-    const { executable } = this.requireCompiled('getSummaryReport');
-    return summaryReport(executable, profileDirectory(this.options.settings.profileDir) !== undefined);
+    const { executable, loaded } = this.requireCompiled('getSummaryReport');
+    return summaryReport(executable, profileDirectory(this.options.settings.profileDir) !== undefined, loaded.measuredOverlap());
+  }
+
+  /**
+   * With `opts.parallelIpus(true)`, what the worker IPUs measured over the
+   * last call: each IPU's busy time, the call's wall time and their overlap
+   * (sum of busy time / wall time). Undefined before a call, or when the
+   * model runs its IPUs in-process.
+   */
+  measuredOverlap(): MeasuredOverlap | undefined {
+    return this.requireCompiled('measuredOverlap').loaded.measuredOverlap();
   }
 
   /** The optimizer of a training executor. */
@@ -401,7 +413,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
     const settings = this.options.settings;
     const binding = DeviceBinding.acquire(executable, settings);
-    const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed);
+    const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
     try {
       loaded.loadWeights(variables);
       this.optimizer?.attachStateStore(loaded);

@@ -457,8 +457,26 @@ export class Options {
 
   /**
    * Runs the simulated IPUs of a multi-IPU model concurrently on the host
-   * instead of one after another (default false). Runtime only. Stored and
-   * reported; has no effect on the simulated engine yet.
+   * instead of one after another (default false). Runtime only: the
+   * executable and the simulated timeline do not change.
+   *
+   * Each IPU that runs nodes gets a `node:worker_threads` thread with its own
+   * tfjs backend (the main thread's choice), started on the first call and
+   * ended by `detachFromDevice()` and `destroy()` (threads never keep the
+   * process alive). The main thread dispatches the schedule's work items in
+   * order with the inputs, weights and random numbers they need, so the items
+   * of a pipeline step run at the same time on real cores; outputs,
+   * gradient accumulation, loss scaling and the optimizer stay on the main
+   * thread, and the numbers are the same, bit for bit, as in-process.
+   * `executor.measuredOverlap()` and the summary report give the busy time of
+   * each worker over the last call next to its wall time.
+   *
+   * Replicas run one after another on the same worker threads (one per IPU
+   * of a replica), not in parallel. Phased units spanning several IPUs run on
+   * the thread of their first IPU. A model on one IPU runs in-process, and so
+   * does, with a WARN saying why, one whose numbers workers could not
+   * reproduce (stochastic rounding draws random bits inside nodes) or whose
+   * worker threads fail to start.
    */
   parallelIpus(enabled: boolean): this {
     const where = this.#check('parallelIpus');

@@ -3,11 +3,14 @@
  * each IPU (used and available, largest items), the placement and schedule,
  * and, when profiling is enabled, the simulated execution (cycles,
  * throughput, utilization, pipeline bubble). Without profiling it says
- * 'Execution profiling not enabled', as Poplar does.
+ * 'Execution profiling not enabled', as Poplar does. When the IPUs ran on
+ * worker threads (`parallelIpus`), it ends with what was measured on the
+ * host over the last call, next to the simulated utilization.
  */
 import { formatBytes } from '../ipu/byte_size.js';
 import { ipuMemory } from '../ipu/target_spec.js';
 import type { Executable } from '../runtime/executable.js';
+import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import { planText } from '../strategy/plan_text.js';
 
 function percent(x: number): string {
@@ -55,13 +58,38 @@ export function executionSummary(executable: Executable): string {
   return lines.join('\n');
 }
 
-/** The whole summary report. */
-export function summaryReport(executable: Executable, profiling: boolean): string {
+/**
+ * What the worker IPUs measured over the last call (wall-clock, on the
+ * host), each IPU next to its simulated utilization: busy time, its share of
+ * the wall time, and the overlap (sum of busy time / wall time).
+ */
+export function measuredOverlapSummary(executable: Executable, measured: MeasuredOverlap): string {
+  const ms = (x: number) => `${x.toFixed(1)} ms`;
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  const lines = [
+    'Measured on the host, last call, IPUs on worker threads (parallelIpus):',
+    `  wall: ${ms(measured.wallMs)}, overlap ${measured.overlap.toFixed(2)} (sum of busy time / wall time)`,
+    `  main thread packing and unpacking: ${ms(measured.mainTransferMs)}; ${mb(measured.bytesToWorkers)} to the workers, ${mb(measured.bytesFromWorkers)} back`,
+    '  IPU  busy         of wall  computing    work items  simulated utilization',
+  ];
+  for (const m of measured.ipus) {
+    const simulated = executable.hardware.timeline.ipus.find((a) => a.ipu === m.ipu);
+    lines.push(
+      `  ${String(m.ipu).padEnd(4)} ${ms(m.busyMs).padEnd(12)} ${percent(measured.wallMs > 0 ? m.busyMs / measured.wallMs : 0).padEnd(8)} ` +
+        `${ms(m.computeMs).padEnd(12)} ${String(m.workItems).padEnd(11)} ${simulated ? percent(simulated.utilization) : '-'}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The whole summary report; `measured`, when the IPUs ran on worker threads, adds what the last call measured. */
+export function summaryReport(executable: Executable, profiling: boolean, measured?: MeasuredOverlap): string {
   const sections = [
     `Model '${executable.modelName}' compiled for ${executable.kind}, on ${executable.placement.ipusReserved} IPU(s)`,
     memoryTable(executable),
     planText(executable.placement, executable.schedule, executable.streamingTransfers),
     profiling ? executionSummary(executable) : 'Execution profiling not enabled',
+    ...(measured ? [measuredOverlapSummary(executable, measured)] : []),
   ];
   return sections.join('\n\n');
 }

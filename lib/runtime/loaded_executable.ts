@@ -8,6 +8,11 @@
  * reduction of the gradients over accumulation steps and replicas and the
  * optimizer step; in inference, once over the device iterations. Every
  * replica runs the schedule on its own micro-batches and its own weights.
+ *
+ * With `parallelIpus`, the units of a multi-IPU executable run on worker
+ * threads, one per IPU ({@link WorkerIpuExecution}); everything else (inputs,
+ * random draws, output collection, gradient accumulation, loss scaling, the
+ * optimizer step, the replicas' weights) stays here, in the same order.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
@@ -24,16 +29,52 @@ import { markFloat16 } from '../precision/half.js';
 import { microBatchesPerCall, microBatchIndex } from './batch_plan.js';
 import type { DeviceState, OptimizerStateSnapshot } from './device_state.js';
 import type { Executable } from './executable.js';
+import type { ScheduledWork } from '../strategy/schedule.js';
 import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
 import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
 import type { RunObserver } from './run_observer.js';
 import { ReplicaWeights } from './replica_weights.js';
+import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
+import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
 
 /** What one call returns: the outputs (per output mode) and, for training, the loss. */
 export interface CallResult {
   outputs: tf.Tensor[];
   loss?: tf.Tensor;
+}
+
+/** How a loaded executable runs. */
+export interface LoadOptions {
+  /** Run the units of each IPU on a worker thread of its own (`Options.parallelIpus`). */
+  readonly parallelIpus?: boolean;
+}
+
+/** A micro-batch being run: its environment and the inputs sliced for it. */
+interface MicroBatchRun {
+  readonly env: GraphEnvironment;
+  readonly inputs: tf.Tensor[];
+}
+
+/**
+ * The (device) inputs of one call, from which each micro-batch is copied.
+ * Their elements are read once per call: the wasm backend's slice kernel
+ * reads the whole tensor for every slice, which made splitting a batch into
+ * many micro-batches cost the whole batch per micro-batch.
+ */
+class HostBatch {
+  private readonly data: Array<tf.TypedArray | undefined> = [];
+
+  constructor(readonly tensors: readonly tf.Tensor[]) {}
+
+  /** `size` samples of input `i` from sample `start` on (the same values `tf.slice` gives). */
+  slice(i: number, start: number, size: number): tf.Tensor {
+    const x = this.tensors[i]!;
+    if (x.dtype !== 'float32' && x.dtype !== 'int32' && x.dtype !== 'bool') return tf.slice(x, [start], [size]);
+    const data = (this.data[i] ??= x.dataSync() as tf.TypedArray);
+    const row = x.shape.slice(1).reduce((a, b) => a * b, 1);
+    return tf.tensor(data.subarray(start * row, (start + size) * row), [size, ...x.shape.slice(1)], x.dtype);
+  }
 }
 
 /** Summed (or running-mean) gradients of one parameter for each of its replica groups. */
@@ -67,8 +108,10 @@ export class LoadedExecutable implements OptimizerStateStore {
   /** Where in the schedule each micro-batch is last worked on: `step * maxWork + index`. */
   private readonly lastWorkOf: number[];
   private readonly maxWork: number;
+  /** The worker IPUs, when `parallelIpus` is on and they can run this executable. */
+  private readonly workerIpus: WorkerIpuExecution | undefined;
 
-  constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number) {
+  constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number, options: LoadOptions = {}) {
     const { graph, placement, schedule } = executable;
     const numerics = executable.numerics ?? { ...DEFAULT_FLOAT16_ARITHMETIC, automaticLossScaling: false };
     this.interpreter = new GraphInterpreter(graph, { float16: numerics });
@@ -88,6 +131,21 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.maxWork = Math.max(1, ...schedule.steps.map((s) => s.work.length));
     this.lastWorkOf = new Array(schedule.microBatches).fill(-1);
     schedule.steps.forEach((step, t) => step.work.forEach((w, i) => (this.lastWorkOf[w.microBatch] = t * this.maxWork + i)));
+    this.workerIpus = WorkerIpuExecution.forExecutable(executable, this.random, options.parallelIpus ?? false);
+  }
+
+  /**
+   * What the worker IPUs measured over the last call that ran on them (busy
+   * time per IPU, wall time, overlap); undefined when this executable runs
+   * in-process.
+   */
+  measuredOverlap(): MeasuredOverlap | undefined {
+    return this.workerIpus?.measuredOverlap();
+  }
+
+  /** Ends the worker IPU threads, if any (on detach); the next call starts them again. */
+  stopWorkerIpus(): void {
+    this.workerIpus?.stop();
   }
 
   /** Names of the graph's parameters. */
@@ -202,12 +260,15 @@ export class LoadedExecutable implements OptimizerStateStore {
     const collector = new OutputCollector(executable.outputMode, executable.outputReturnPeriod, f, executable.outputCount + (training ? 1 : 0));
     const gradients = new Map<string, GroupGradients>();
     const runs = training ? f.deviceIterations : 1;
+    const workers = this.workerIpus?.ready() ? this.workerIpus : undefined;
+    workers?.beginCall();
     const inputs = this.deviceInputs(hostInputs);
+    const batch = new HostBatch(inputs);
     try {
       for (let d = 0; d < runs; d++) {
         const lossScale = training ? tf.scalar(this.lossScale) : undefined;
         try {
-          for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(inputs, d, r, lossScale, collector, gradients, observer);
+          for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(batch, d, r, lossScale, collector, gradients, observer, workers);
         } finally {
           lossScale?.dispose();
         }
@@ -217,6 +278,7 @@ export class LoadedExecutable implements OptimizerStateStore {
       this.iterations += f.deviceIterations;
       const combined = this.hostOutputs(collector.finish());
       const loss = training ? combined.pop() : undefined;
+      workers?.endCall();
       return loss ? { outputs: combined, loss } : { outputs: combined };
     } catch (error) {
       collector.dispose();
@@ -241,51 +303,65 @@ export class LoadedExecutable implements OptimizerStateStore {
   }
 
   /** The inputs of micro-batch `mb` of schedule run `d` on `replica`. */
-  private microBatchInputs(hostInputs: readonly tf.Tensor[], d: number, mb: number, replica: number): tf.Tensor[] {
+  private microBatchInputs(batch: HostBatch, d: number, mb: number, replica: number): tf.Tensor[] {
     const { executable } = this;
     const f = executable.factors;
-    if (microBatchesPerCall(f) === 1) return [...hostInputs];
+    if (microBatchesPerCall(f) === 1) return [...batch.tensors];
     const [iteration, step] = executable.kind === 'training' ? [d, mb] : [mb, 0];
     const index = microBatchIndex(f, iteration, step, replica);
-    return hostInputs.map((x) => tf.slice(x, [index * executable.microBatchSize], [executable.microBatchSize]));
+    return batch.tensors.map((_, i) => batch.slice(i, index * executable.microBatchSize, executable.microBatchSize));
   }
 
   private runSchedule(
-    hostInputs: readonly tf.Tensor[],
+    batch: HostBatch,
     d: number,
     replica: number,
     lossScale: tf.Tensor | undefined,
     collector: OutputCollector,
     gradients: Map<string, GroupGradients>,
     observer: RunObserver | undefined,
+    workers: WorkerIpuExecution | undefined,
   ): void {
     const { executable } = this;
     const training = executable.kind === 'training';
     const split = microBatchesPerCall(executable.factors) > 1;
-    const envs = new Map<number, { env: GraphEnvironment; inputs: tf.Tensor[] }>();
+    const envs = new Map<number, MicroBatchRun>();
+    const open = (microBatch: number): MicroBatchRun => {
+      let run = envs.get(microBatch);
+      if (!run) {
+        const inputs = this.microBatchInputs(batch, d, microBatch, replica);
+        const env = this.interpreter.environment({
+          inputs: lossScale ? [...inputs, lossScale] : inputs,
+          params: this.weights.of(replica),
+          random: this.random,
+        });
+        run = { env, inputs };
+        envs.set(microBatch, run);
+      }
+      return run;
+    };
+    // What follows a unit's nodes: its buffer writes, then, after the micro-batch's last unit, its outputs and gradients.
+    const complete = (work: ScheduledWork, t: number, i: number): void => {
+      const run = envs.get(work.microBatch)!;
+      for (const a of this.unitAssignments[work.unit]!) this.weights.set(a.param, replica, run.env.take(a.value));
+      if (this.lastWorkOf[work.microBatch] === t * this.maxWork + i) {
+        this.finishMicroBatch(run.env, training ? d : work.microBatch, training ? work.microBatch : 0, replica, collector, gradients);
+        run.env.dispose();
+        if (split) tf.dispose(run.inputs);
+        envs.delete(work.microBatch);
+      }
+    };
     try {
+      if (workers) {
+        workers.runSchedule(replica, { open: (mb) => open(mb).env, beforeWork: (unit) => observer?.beforeWork(unit, replica), complete });
+        return;
+      }
       executable.schedule.steps.forEach((step, t) => {
         step.work.forEach((work, i) => {
-          let run = envs.get(work.microBatch);
-          if (!run) {
-            const inputs = this.microBatchInputs(hostInputs, d, work.microBatch, replica);
-            const env = this.interpreter.environment({
-              inputs: lossScale ? [...inputs, lossScale] : inputs,
-              params: this.weights.of(replica),
-              random: this.random,
-            });
-            run = { env, inputs };
-            envs.set(work.microBatch, run);
-          }
+          const run = open(work.microBatch);
           observer?.beforeWork(work.unit, replica);
           this.interpreter.runNodes(this.unitNodes[work.unit]!, run.env);
-          for (const a of this.unitAssignments[work.unit]!) this.weights.set(a.param, replica, run.env.take(a.value));
-          if (this.lastWorkOf[work.microBatch] === t * this.maxWork + i) {
-            this.finishMicroBatch(run.env, training ? d : work.microBatch, training ? work.microBatch : 0, replica, collector, gradients);
-            run.env.dispose();
-            if (split) tf.dispose(run.inputs);
-            envs.delete(work.microBatch);
-          }
+          complete(work, t, i);
         });
       });
     } finally {
@@ -454,8 +530,9 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.iterations = state.iterations;
   }
 
-  /** Frees the device state. */
+  /** Frees the device state and ends the worker IPU threads. */
   dispose(): void {
+    this.workerIpus?.stop();
     this.weights.dispose();
     this.resetOptimizerState();
     this.interpreter.dispose();
