@@ -1,6 +1,6 @@
 /** The machine and software a benchmark run measured, as label/value rows. */
 import { cpus, release, totalmem, type } from 'node:os';
-import { currentBackend, tf } from 'poptfjs';
+import { currentBackend, tf, wasmThreads } from 'poptfjs';
 
 /** What is described for each run. */
 export interface MachineRow {
@@ -19,7 +19,7 @@ export function describeMachine(extra: readonly MachineRow[] = []): MachineRow[]
     { label: 'memory', value: `${(totalmem() / 2 ** 30).toFixed(1)} GiB` },
     { label: 'OS', value: `${type()} ${release()}` },
     { label: 'Node.js', value: process.version },
-    { label: 'tfjs', value: `${tf.version.tfjs}, backend '${currentBackend()}' (one thread: the wasm backend has no threads in Node)` },
+    { label: 'tfjs', value: `${tf.version.tfjs}, backend '${currentBackend()}'${currentBackend() === 'wasm' ? ` on ${wasmThreads()} thread(s)` : ''}` },
     ...extra,
     { label: 'date', value: new Date().toISOString() },
   ];

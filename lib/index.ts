@@ -12,6 +12,7 @@ await initBackend();
 
 export { tf };
 export { initBackend, currentBackend, BACKEND_NAMES, type BackendName } from './backend/backend_selection.js';
+export { wasmThreads, MAX_WASM_THREADS } from './backend/wasm_threads.js';
 export {
   PoptfjsError,
   PoptfjsError as Error,

@@ -13,6 +13,7 @@ import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import { registerCpuFallbacks } from './cpu_fallback.js';
 import { registerWasmTrainingKernels } from './wasm_kernels/index.js';
+import { registerThreadedWasmBackend } from './wasm_threads.js';
 
 /** The backends poptfjs can run on. */
 export const BACKEND_NAMES = ['tensorflow', 'wasm', 'cpu'] as const;
@@ -55,6 +56,7 @@ async function withoutNewProcessHandlers<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function tryBackend(name: BackendName): Promise<string | undefined> {
+  if (name === 'wasm') registerThreadedWasmBackend(); // throws on a bad POPTFJS_WASM_THREADS
   try {
     if (name === 'tensorflow') await import(TFJS_NODE);
     const ok = await withoutNewProcessHandlers(async () => (await tf.setBackend(name)) && (await tf.ready(), true));

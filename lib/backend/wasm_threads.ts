@@ -1,0 +1,167 @@
+/**
+ * The wasm backend on several threads in Node.
+ *
+ * tfjs's wasm package ships a build with threads (XNNPACK's thread pool on
+ * Emscripten pthreads) but starts it only in browsers: in Node it would hand
+ * `worker_threads` the worker script as a `blob:` URL, which Node refuses,
+ * and it sizes the thread pool at half the logical cores (one thread on a
+ * 2-core machine). Here that build is started directly: its worker script is
+ * written to a private temporary directory (removed once the workers have
+ * loaded it), the module is told a core count that gives the pool the
+ * threads asked for, and the backend is registered as 'wasm', so the wasm
+ * kernels (tfjs's and poptfjs's) run on it unchanged. Results do not depend
+ * on the thread count: XNNPACK splits an operator's output among the
+ * threads, never a sum.
+ *
+ * Threads: `POPTFJS_WASM_THREADS` if set, else the machine's cores on the
+ * main thread and one in a worker thread (a worker IPU is already one of
+ * several threads), at most 8 (the pool the build preloads). With one
+ * thread, or when the threaded build cannot start (no shared memory, no
+ * wasm threads), tfjs's own one-thread wasm backend is used; the reason is
+ * logged.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { BackendWasm, getThreadsCount, setThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isMainThread, type Worker } from 'node:worker_threads';
+import { PoptfjsError } from '../errors.js';
+import { getLogger } from '../log.js';
+
+const log = getLogger('poptfjs');
+const require = createRequire(import.meta.url);
+
+/** The most threads the threaded build runs (the workers it preloads). */
+export const MAX_WASM_THREADS = 8;
+
+/** The threaded build's files, in the wasm package. */
+const BUILD = 'tfjs-backend-wasm-threaded-simd';
+
+/**
+ * The threads the wasm backend is to compute with: `POPTFJS_WASM_THREADS`
+ * if set (an integer from 1 to {@link MAX_WASM_THREADS}), else the cores of
+ * the machine (at most {@link MAX_WASM_THREADS}) on the main thread and 1 in
+ * a worker thread.
+ */
+function requestedWasmThreads(): number {
+  const setting = process.env.POPTFJS_WASM_THREADS;
+  if (setting === undefined || setting === '') return isMainThread ? Math.min(availableParallelism(), MAX_WASM_THREADS) : 1;
+  const threads = Number(setting);
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WASM_THREADS) {
+    throw new PoptfjsError(`POPTFJS_WASM_THREADS is '${setting}'; expected an integer from 1 to ${MAX_WASM_THREADS}`, { type: 'backend' });
+  }
+  return threads;
+}
+
+/** The parts of the Emscripten module of the threaded build used here. */
+interface ThreadedModule {
+  cwrap(name: string, returnType: string | null, argTypes: string[]): (...args: number[]) => number;
+  PThread: { unusedWorkers: Worker[]; runningWorkers: Worker[] };
+  tfjs?: unknown;
+}
+
+type ModuleFactory = (config: object) => Promise<ThreadedModule>;
+
+/** An instantiated WebAssembly module (the WebAssembly API is not in this project's type libraries). */
+interface Instantiated {
+  instance: unknown;
+  module: unknown;
+}
+
+const webAssembly = (globalThis as unknown as { WebAssembly: { instantiate(binary: Uint8Array, imports: object): Promise<Instantiated> } }).WebAssembly;
+
+/** What the Emscripten glue passes to `instantiateWasm`: the imports of the module. */
+interface WasmImports {
+  env: Record<string, unknown>;
+  wasi_snapshot_preview1: Record<string, unknown>;
+}
+
+/**
+ * Starts the threaded build on `threads` threads and returns it as a tfjs
+ * wasm backend. Throws if the build cannot start or its pool has fewer
+ * threads.
+ */
+async function threadedBackend(threads: number): Promise<BackendWasm> {
+  const folder = join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'wasm-out');
+  const script = join(folder, `${BUILD}.js`);
+  const binary = readFileSync(join(folder, `${BUILD}.wasm`));
+  const directory = mkdtempSync(join(tmpdir(), 'poptfjs-wasm-'));
+  let module: ThreadedModule | undefined;
+  try {
+    // The worker script is shipped as a string; its `\n` escapes were unescaped by the template literal that holds it.
+    const workerScript = join(directory, `${BUILD}.worker.cjs`);
+    writeFileSync(workerScript, (require(join(folder, `${BUILD}.worker.js`)) as { wasmWorkerContents: string }).wasmWorkerContents.replace(/\n/g, '\\n'));
+    const factory = require(script) as ModuleFactory;
+    module = await factory({
+      // Workers load the module's script from its path (the default is a `blob:` URL).
+      mainScriptUrlOrBlob: script,
+      locateFile: (path: string) => (path.endsWith('.worker.js') ? workerScript : join(folder, path)),
+      // The backend sizes its pool at half the logical cores it is told of.
+      instantiateWasm(imports: WasmImports, receive: (instance: unknown, module: unknown) => void) {
+        const env = { ...imports.env, emscripten_num_logical_cores: () => 2 * threads };
+        void webAssembly.instantiate(binary, { env, wasi_snapshot_preview1: env }).then(({ instance, module: compiled }) => receive(instance, compiled));
+        return {};
+      },
+    });
+    module.tfjs = {
+      init: module.cwrap('init', null, []),
+      initWithThreadsCount: module.cwrap('init_with_threads_count', null, ['number']),
+      getThreadsCount: module.cwrap('get_threads_count', 'number', []),
+      registerTensor: module.cwrap('register_tensor', null, ['number', 'number', 'number']),
+      disposeData: module.cwrap('dispose_data', null, ['number']),
+      dispose: module.cwrap('dispose', null, []),
+    };
+    setThreadsCount(threads);
+    const backend = new BackendWasm(module as never);
+    // The pool's threads wait for work; they must not keep the process alive.
+    for (const worker of [...module.PThread.runningWorkers, ...module.PThread.unusedWorkers]) worker.unref();
+    const running = module.cwrap('get_threads_count', 'number', [])();
+    if (running !== threads) throw new Error(`its thread pool has ${running} thread(s), not ${threads}`);
+    return backend;
+  } catch (error) {
+    for (const worker of [...(module?.PThread.runningWorkers ?? []), ...(module?.PThread.unusedWorkers ?? [])]) void worker.terminate();
+    throw error;
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+let registered = false;
+
+/**
+ * Makes the 'wasm' backend start on the threads asked for (see
+ * the module's description), falling back to tfjs's own wasm backend.
+ * Call before the wasm backend is initialised; calling it again does nothing.
+ */
+export function registerThreadedWasmBackend(): void {
+  const single = tf.findBackendFactory('wasm');
+  if (!single || registered) return;
+  const threads = requestedWasmThreads();
+  registered = true;
+  if (threads === 1 || typeof SharedArrayBuffer === 'undefined') return;
+  tf.removeBackend('wasm');
+  tf.registerBackend(
+    'wasm',
+    async () => {
+      try {
+        const backend = await threadedBackend(threads);
+        log.info(`the wasm backend computes on ${threads} threads`);
+        return backend;
+      } catch (error) {
+        log.warn(`the wasm backend runs on one thread: its threaded build did not start (${error instanceof Error ? error.message : String(error)})`);
+        return single();
+      }
+    },
+    2,
+  );
+}
+
+/**
+ * The threads the wasm backend computes with once initialised (1 before, and
+ * when another backend is in use).
+ */
+export function wasmThreads(): number {
+  return tf.getBackend() === 'wasm' ? Math.max(1, getThreadsCount()) : 1;
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { runProgram } from '../run_program.js';
+
+const PROGRAM = 'test/fixtures/backend/train_on_wasm_threads.ts';
+
+/** Trains the fixture's CNN with `POPTFJS_WASM_THREADS=threads`; returns what it printed. */
+function train(threads: string, env: Record<string, string> = {}) {
+  const result = runProgram(PROGRAM, [], { POPTFJS_BACKEND: 'wasm', POPTFJS_WASM_THREADS: threads, ...env }, 120_000);
+  expect(result.status, result.stderr).toBe(0);
+  return { ...(JSON.parse(result.stdout.trim().split('\n').pop()!) as { threads: number; losses: number[] }), stderr: result.stderr };
+}
+
+describe('the wasm backend on several threads', () => {
+  it('computes on the threads asked for, with the same losses, bit for bit, as on one thread, and lets the process exit', () => {
+    const one = train('1');
+    const two = train('2', { POPTFJS_LOG_LEVEL: 'INFO' });
+    expect(one.threads).toBe(1);
+    expect(two.threads).toBe(2);
+    expect(two.stderr).toContain('the wasm backend computes on 2 threads');
+    expect(one.losses).toHaveLength(4);
+    expect(one.losses[3]).toBeLessThan(one.losses[0]!);
+    expect(two.losses).toEqual(one.losses);
+  });
+
+  it('rejects a thread count that is not an integer from 1 to 8, naming the variable', () => {
+    for (const bad of ['0', '9', '1.5', 'many']) {
+      const { status, stderr } = runProgram(PROGRAM, [], { POPTFJS_BACKEND: 'wasm', POPTFJS_WASM_THREADS: bad }, 60_000);
+      expect(status).not.toBe(0);
+      expect(stderr).toContain(`POPTFJS_WASM_THREADS is '${bad}'; expected an integer from 1 to 8`);
+    }
+  });
+});
