@@ -26,11 +26,13 @@ export class WorkerIpu {
    * @param ipu the IPU (within a replica) it simulates
    * @param script the program it runs
    * @param setup the worker's setup without its port
+   * @param wasmThreads the threads of its wasm backend (`POPTFJS_WASM_THREADS` in its environment)
    */
   constructor(
     readonly ipu: number,
     script: WorkerScript,
     setup: Omit<WorkerSetup, 'port'>,
+    wasmThreads: number,
   ) {
     const channel = new MessageChannel();
     this.port = channel.port1;
@@ -38,7 +40,8 @@ export class WorkerIpu {
     this.signal = new Int32Array(setup.signal);
     this.slot = setup.slot;
     const workerData: WorkerSetup = { ...setup, port: channel.port2 };
-    this.thread = new Worker(script.filename, { eval: script.eval, workerData, transferList: [channel.port2] });
+    const env = { ...process.env, POPTFJS_WASM_THREADS: String(wasmThreads) };
+    this.thread = new Worker(script.filename, { eval: script.eval, workerData, transferList: [channel.port2], env });
     this.thread.unref();
     // A thread that fails reports it through its channel and its state word; the event itself must not become uncaught here.
     this.thread.on('error', (error) => log.debug(`the worker thread of IPU ${ipu} failed: ${error instanceof Error ? error.message : String(error)}`));

@@ -5,6 +5,7 @@
  * `receiveMessageOnPort`), which keeps a call synchronous like in-process
  * execution. A thread that exits is noticed through its state word.
  */
+import { wasmThreads } from '../../backend/wasm_threads.js';
 import { PoptfjsError } from '../../errors.js';
 import type { Executable } from '../executable.js';
 import { encodeMessage, Messages } from '../executable_proto.js';
@@ -53,12 +54,14 @@ export class WorkerIpuPool {
     this.signal = new Int32Array(shared);
     const graph = encodeMessage(Messages.Graph, graphMessage(executable.graph));
     const float16 = float16Of(executable);
+    // The main thread's wasm threads are shared among the worker IPUs, at least one each.
+    const threads = Math.max(1, Math.floor(wasmThreads() / dataflow.ipus.length));
     dataflow.ipus.forEach((ipu, slot) => {
       const unitNodes: Record<number, number[]> = {};
       dataflow.units.forEach((flow, u) => {
         if (flow.ipu === ipu && flow.nodes.length > 0) unitNodes[u] = flow.nodes.map((n) => n.id);
       });
-      this.workers.set(ipu, new WorkerIpu(ipu, script, { ipu, slot, backend, graph, float16, unitNodes, signal: shared }));
+      this.workers.set(ipu, new WorkerIpu(ipu, script, { ipu, slot, backend, graph, float16, unitNodes, signal: shared }, threads));
     });
   }
 
