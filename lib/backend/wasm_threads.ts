@@ -133,11 +133,12 @@ let registered = false;
 /**
  * Makes the 'wasm' backend start on the threads asked for (see
  * the module's description), falling back to tfjs's own wasm backend.
- * Call before the wasm backend is initialised; calling it again does nothing.
+ * Does nothing once the wasm backend is initialised, or when called again.
  */
 export function registerThreadedWasmBackend(): void {
   const single = tf.findBackendFactory('wasm');
-  if (!single || registered) return;
+  // A wasm backend already initialised (by the program itself) is kept.
+  if (!single || registered || tf.findBackend('wasm')) return;
   const threads = requestedWasmThreads();
   registered = true;
   if (threads === 1 || typeof SharedArrayBuffer === 'undefined') return;
