@@ -40,6 +40,8 @@ export interface EngineInternals {
   state: EngineState;
   backend: tf.KernelBackend;
   backendName: string;
+  /** The backends initialised so far, by name. */
+  registry: Record<string, tf.KernelBackend>;
   runKernel(kernelName: string, inputs: KernelInputs, attrs?: Record<string, unknown>): tf.Tensor | tf.Tensor[];
   clone(x: tf.Tensor): tf.Tensor;
   addTapeNode(

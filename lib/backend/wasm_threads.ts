@@ -28,6 +28,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { PoptfjsError } from '../errors.js';
+import { engine } from './tfjs_internals.js';
 import { getLogger } from '../log.js';
 
 const log = getLogger('poptfjs');
@@ -138,7 +139,7 @@ let registered = false;
 export function registerThreadedWasmBackend(): void {
   const single = tf.findBackendFactory('wasm');
   // A wasm backend already initialised (by the program itself) is kept.
-  if (!single || registered || tf.findBackend('wasm')) return;
+  if (!single || registered || 'wasm' in engine().registry) return;
   const threads = requestedWasmThreads();
   registered = true;
   if (threads === 1 || typeof SharedArrayBuffer === 'undefined') return;
