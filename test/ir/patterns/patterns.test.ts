@@ -8,7 +8,7 @@ import { expectSameResults, nodesOf, onWasmBackend, paramsOf } from './graph_res
 onWasmBackend();
 
 const MINIMAL = ['NoOpRemoval', 'DeadCodeElimination'];
-const DEFAULT = ['NoOpRemoval', 'ConstantFolding', 'FusedKernelLowering', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'DeadCodeElimination'];
+const DEFAULT = ['NoOpRemoval', 'ConstantFolding', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'DeadCodeElimination'];
 const ALL = ['NoOpRemoval', 'ConstantFolding', 'FusedKernelLowering', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'CommonSubexpression', 'DeadCodeElimination'];
 
 describe('Patterns', () => {
