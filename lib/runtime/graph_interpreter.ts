@@ -139,10 +139,10 @@ export class GraphEnvironment {
     if (this.remaining[id] === 0 && !this.interpreter.isRoot(id)) this.release(id);
   }
 
-  /** @internal Counts one use of a value by a node and frees it after its last use. */
+  /** @internal Counts one use of a value by a node and frees it after its last use (a root value once it is also taken). */
   used(id: ValueId): void {
     if (!this.live.has(id)) return;
-    if (--this.remaining[id]! <= 0 && !this.interpreter.isRoot(id)) this.release(id);
+    if (--this.remaining[id]! <= 0 && (!this.interpreter.isRoot(id) || this.takesLeft.get(id) === 0)) this.release(id);
   }
 
   private release(id: ValueId): void {
@@ -159,14 +159,16 @@ export class GraphEnvironment {
    * Hands a computed root value (or a copy of an input, parameter or
    * constant) to the caller. A value that is several roots at once (an output
    * that is also written to a buffer) is handed out once per role: copies
-   * first, the tensor itself last.
+   * first, the tensor itself last. A value that nodes still to run read (a
+   * buffer written by one unit and read by a later one) is handed out as a
+   * copy and freed after its last use.
    */
   take(id: ValueId): tf.Tensor {
     const t = this.live.get(id);
     if (!t) return tf.clone(this.interpreter.external(id, this.feeds));
     const left = (this.takesLeft.get(id) ?? 1) - 1;
     this.takesLeft.set(id, left);
-    if (left > 0) return tf.clone(t);
+    if (left > 0 || this.remaining[id]! > 0) return tf.clone(t);
     this.live.delete(id);
     return t;
   }

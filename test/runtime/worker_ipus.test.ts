@@ -146,6 +146,29 @@ describe('worker IPUs give the same numbers as in-process execution', () => {
     expect(inProcess.at(-1)).toEqual([8]);
     expect(await run(true)).toEqual(inProcess);
   });
+
+  it('a buffer written on IPU 0 and read on IPU 1: each micro-batch reads the value its own write made', async () => {
+    const run = async (parallel: boolean) => {
+      const counter = tf.variable(tf.tensor1d([0]), false, `written_first_${parallel}`);
+      const forward = (x: tf.Tensor) => {
+        const h = Block.run({ ipuId: 0 }, () => {
+          counter.assign(tf.add(counter, 1));
+          return tf.mul(x, 2);
+        });
+        return Block.run({ ipuId: 1 }, () => tf.add(h, counter));
+      };
+      const executor = inferenceModel(forward, { options: new Options().deviceIterations(2).parallelIpus(parallel) });
+      const outputs: number[][] = [];
+      for (let call = 0; call < 2; call++) outputs.push([...((await executor(tf.ones([4, 1]))) as tf.Tensor).dataSync()]);
+      executor.copyWeightsToHost();
+      outputs.push([...counter.dataSync()]);
+      executor.destroy();
+      return outputs;
+    };
+    const inProcess = await run(false);
+    expect(inProcess).toEqual([[3, 3, 4, 4], [5, 5, 6, 6], [4]]);
+    expect(await run(true)).toEqual(inProcess);
+  });
 });
 
 describe('worker IPU lifecycle and failures', () => {
