@@ -13,9 +13,10 @@
  * on the thread count: XNNPACK splits an operator's output among the
  * threads, never a sum.
  *
- * Threads: `POPTFJS_WASM_THREADS` if set, else the machine's cores on the
- * main thread and one in a worker thread (a worker IPU is already one of
- * several threads), at most 8 (the pool the build preloads). With one
+ * Threads: `POPTFJS_WASM_THREADS` if set, else the cores the process may
+ * use (a cgroup CPU quota counts) on the main thread and one in a worker
+ * thread (a worker IPU is already one of several threads), at most 8 (the
+ * pool the build preloads). With one
  * thread, or when the threaded build cannot start (no shared memory, no
  * wasm threads), tfjs's own one-thread wasm backend is used; the reason is
  * logged.
@@ -40,15 +41,44 @@ export const MAX_WASM_THREADS = 8;
 /** The threaded build's files, in the wasm package. */
 const BUILD = 'tfjs-backend-wasm-threaded-simd';
 
+/** Reads a text file, or undefined if it cannot be read. */
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The CPUs a cgroup CPU quota lets this process use, rounded up (a
+ * container started with `--cpus=2` on a larger machine: 2), or undefined
+ * when there is no quota. Reads cgroup v2's `cpu.max` (`<quota> <period>` or
+ * `max <period>`), else cgroup v1's `cpu.cfs_quota_us` (-1 for none) and
+ * `cpu.cfs_period_us`, through `read` (a path to its text, or undefined).
+ * @internal Exported for tests.
+ */
+export function cgroupCpuLimit(read: (path: string) => string | undefined = readText): number | undefined {
+  const limit = (quota: number, period: number) => (quota > 0 && period > 0 ? Math.max(1, Math.ceil(quota / period)) : undefined);
+  const v2 = read('/sys/fs/cgroup/cpu.max')?.trim().split(/\s+/);
+  if (v2) return v2[0] === 'max' ? undefined : limit(Number(v2[0]), Number(v2[1]));
+  const quota = read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
+  const period = read('/sys/fs/cgroup/cpu/cpu.cfs_period_us');
+  return quota === undefined || period === undefined ? undefined : limit(Number(quota), Number(period));
+}
+
 /**
  * The threads the wasm backend is to compute with: `POPTFJS_WASM_THREADS`
- * if set (an integer from 1 to {@link MAX_WASM_THREADS}), else the cores of
- * the machine (at most {@link MAX_WASM_THREADS}) on the main thread and 1 in
- * a worker thread.
+ * if set (an integer from 1 to {@link MAX_WASM_THREADS}), else, on the main
+ * thread, the cores this process may use (the machine's, or fewer under a
+ * cgroup CPU quota; at most {@link MAX_WASM_THREADS}), and 1 in a worker
+ * thread.
  */
 function requestedWasmThreads(): number {
   const setting = process.env.POPTFJS_WASM_THREADS;
-  if (setting === undefined || setting === '') return isMainThread ? Math.min(availableParallelism(), MAX_WASM_THREADS) : 1;
+  if (setting === undefined || setting === '') {
+    return isMainThread ? Math.min(availableParallelism(), cgroupCpuLimit() ?? Infinity, MAX_WASM_THREADS) : 1;
+  }
   const threads = Number(setting);
   if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WASM_THREADS) {
     throw new PoptfjsError(`POPTFJS_WASM_THREADS is '${setting}'; expected an integer from 1 to ${MAX_WASM_THREADS}`, { type: 'backend' });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cgroupCpuLimit } from '../../lib/backend/wasm_threads.js';
 import { runProgram } from '../run_program.js';
 
 const EXAMPLE = 'examples/wasm-threads.ts';
@@ -29,5 +30,26 @@ describe('the wasm backend on several threads', () => {
       expect(status).not.toBe(0);
       expect(stderr).toContain(`POPTFJS_WASM_THREADS is '${bad}'; expected an integer from 1 to 8`);
     }
+  });
+});
+
+describe('the cores a cgroup CPU quota allows', () => {
+  const files = (contents: Record<string, string>) => (path: string) => contents[path];
+
+  it('reads cgroup v2 cpu.max, rounding a fractional quota up', () => {
+    expect(cgroupCpuLimit(files({ '/sys/fs/cgroup/cpu.max': '200000 100000\n' }))).toBe(2);
+    expect(cgroupCpuLimit(files({ '/sys/fs/cgroup/cpu.max': '150000 100000\n' }))).toBe(2);
+    expect(cgroupCpuLimit(files({ '/sys/fs/cgroup/cpu.max': '50000 100000\n' }))).toBe(1);
+    expect(cgroupCpuLimit(files({ '/sys/fs/cgroup/cpu.max': 'max 100000\n' }))).toBeUndefined();
+  });
+
+  it('reads cgroup v1 cfs quota and period, where -1 means no quota', () => {
+    const v1 = (quota: string) => files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': `${quota}\n`, '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' });
+    expect(cgroupCpuLimit(v1('400000'))).toBe(4);
+    expect(cgroupCpuLimit(v1('-1'))).toBeUndefined();
+  });
+
+  it('is undefined without cgroup files', () => {
+    expect(cgroupCpuLimit(files({}))).toBeUndefined();
   });
 });
