@@ -124,50 +124,52 @@ describe('worker IPUs give the same numbers as in-process execution', () => {
     });
   }
 
+  /**
+   * Two calls of an inference model that uses a buffer (from 0), with its
+   * IPUs in-process or on worker threads: each call's outputs, then the
+   * buffer copied to the host.
+   */
+  async function bufferRuns(
+    name: string,
+    forwardWith: (buffer: tf.Variable) => (x: tf.Tensor) => tf.Tensor,
+    deviceIterations: number,
+    inputShape: number[],
+    parallel: boolean,
+  ): Promise<number[][]> {
+    const buffer = tf.variable(tf.tensor1d([0]), false, `${name}_${parallel}`);
+    const executor = inferenceModel(forwardWith(buffer), { options: new Options().deviceIterations(deviceIterations).parallelIpus(parallel) });
+    const outputs: number[][] = [];
+    for (let call = 0; call < 2; call++) outputs.push([...((await executor(tf.ones(inputShape))) as tf.Tensor).dataSync()]);
+    executor.copyWeightsToHost();
+    outputs.push([...buffer.dataSync()]);
+    executor.destroy();
+    return outputs;
+  }
+
   it('a buffer read on IPU 0 and written on IPU 1: reads wait for earlier writes, as in-process', async () => {
-    const run = async (parallel: boolean) => {
-      const counter = tf.variable(tf.tensor1d([0]), false, `counter_${parallel}`);
-      const forward = (x: tf.Tensor) => {
-        const h = Block.run({ ipuId: 0 }, () => tf.mul(x, counter));
-        return Block.run({ ipuId: 1 }, () => {
-          counter.assign(tf.add(counter, 1));
-          return tf.add(h, 1);
-        });
-      };
-      const executor = inferenceModel(forward, { options: new Options().deviceIterations(4).parallelIpus(parallel) });
-      const outputs: number[][] = [];
-      for (let call = 0; call < 2; call++) outputs.push([...((await executor(tf.ones([4, 2]))) as tf.Tensor).dataSync()]);
-      executor.copyWeightsToHost();
-      outputs.push([...counter.dataSync()]);
-      executor.destroy();
-      return outputs;
+    const forwardWith = (counter: tf.Variable) => (x: tf.Tensor) => {
+      const h = Block.run({ ipuId: 0 }, () => tf.mul(x, counter));
+      return Block.run({ ipuId: 1 }, () => {
+        counter.assign(tf.add(counter, 1));
+        return tf.add(h, 1);
+      });
     };
-    const inProcess = await run(false);
+    const inProcess = await bufferRuns('counter', forwardWith, 4, [4, 2], false);
     expect(inProcess.at(-1)).toEqual([8]);
-    expect(await run(true)).toEqual(inProcess);
+    expect(await bufferRuns('counter', forwardWith, 4, [4, 2], true)).toEqual(inProcess);
   });
 
   it('a buffer written on IPU 0 and read on IPU 1: each micro-batch reads the value its own write made', async () => {
-    const run = async (parallel: boolean) => {
-      const counter = tf.variable(tf.tensor1d([0]), false, `written_first_${parallel}`);
-      const forward = (x: tf.Tensor) => {
-        const h = Block.run({ ipuId: 0 }, () => {
-          counter.assign(tf.add(counter, 1));
-          return tf.mul(x, 2);
-        });
-        return Block.run({ ipuId: 1 }, () => tf.add(h, counter));
-      };
-      const executor = inferenceModel(forward, { options: new Options().deviceIterations(2).parallelIpus(parallel) });
-      const outputs: number[][] = [];
-      for (let call = 0; call < 2; call++) outputs.push([...((await executor(tf.ones([4, 1]))) as tf.Tensor).dataSync()]);
-      executor.copyWeightsToHost();
-      outputs.push([...counter.dataSync()]);
-      executor.destroy();
-      return outputs;
+    const forwardWith = (counter: tf.Variable) => (x: tf.Tensor) => {
+      const h = Block.run({ ipuId: 0 }, () => {
+        counter.assign(tf.add(counter, 1));
+        return tf.mul(x, 2);
+      });
+      return Block.run({ ipuId: 1 }, () => tf.add(h, counter));
     };
-    const inProcess = await run(false);
+    const inProcess = await bufferRuns('written_first', forwardWith, 2, [4, 1], false);
     expect(inProcess).toEqual([[3, 3, 4, 4], [5, 5, 6, 6], [4]]);
-    expect(await run(true)).toEqual(inProcess);
+    expect(await bufferRuns('written_first', forwardWith, 2, [4, 1], true)).toEqual(inProcess);
   });
 });
 
