@@ -16,10 +16,9 @@
  * Threads: `POPTFJS_WASM_THREADS` if set, else the cores the process may
  * use (a cgroup CPU quota counts) on the main thread and one in a worker
  * thread (a worker IPU is already one of several threads), at most 8 (the
- * pool the build preloads). With one
- * thread, or when the threaded build cannot start (no shared memory, no
- * wasm threads), tfjs's own one-thread wasm backend is used; the reason is
- * logged.
+ * pool the build preloads). With one thread, or when the threaded build
+ * cannot start (no shared memory, no wasm threads), tfjs's own one-thread
+ * wasm backend is used; the reason is logged.
  */
 import * as tf from '@tensorflow/tfjs';
 import { BackendWasm, getThreadsCount, setThreadsCount } from '@tensorflow/tfjs-backend-wasm';
@@ -29,8 +28,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { PoptfjsError } from '../errors.js';
-import { engine } from './tfjs_internals.js';
 import { getLogger } from '../log.js';
+import { engine } from './tfjs_internals.js';
 
 const log = getLogger('poptfjs');
 const require = createRequire(import.meta.url);
@@ -95,6 +94,11 @@ interface ThreadedModule {
 
 type ModuleFactory = (config: object) => Promise<ThreadedModule>;
 
+/** The threads of the module's pthread pool, busy or idle. */
+function poolWorkers(module: ThreadedModule): Worker[] {
+  return [...module.PThread.runningWorkers, ...module.PThread.unusedWorkers];
+}
+
 /** An instantiated WebAssembly module (the WebAssembly API is not in this project's type libraries). */
 interface Instantiated {
   instance: unknown;
@@ -147,12 +151,12 @@ async function threadedBackend(threads: number): Promise<BackendWasm> {
     setThreadsCount(threads);
     const backend = new BackendWasm(module as never);
     // The pool's threads wait for work; they must not keep the process alive.
-    for (const worker of [...module.PThread.runningWorkers, ...module.PThread.unusedWorkers]) worker.unref();
-    const running = module.cwrap('get_threads_count', 'number', [])();
+    for (const worker of poolWorkers(module)) worker.unref();
+    const running = getThreadsCount();
     if (running !== threads) throw new Error(`its thread pool has ${running} thread(s), not ${threads}`);
     return backend;
   } catch (error) {
-    for (const worker of [...(module?.PThread.runningWorkers ?? []), ...(module?.PThread.unusedWorkers ?? [])]) void worker.terminate();
+    for (const worker of module ? poolWorkers(module) : []) void worker.terminate();
     throw error;
   } finally {
     rmSync(directory, { recursive: true, force: true });
