@@ -60,23 +60,40 @@ function kernelInputs(node: Node, inputs: tf.Tensor[]): KernelInputs {
   return named;
 }
 
-function randomRunner(node: Node): NodeRunner {
+/** True for the random pseudo-kernels (`poptfjs.RandomUniform`, ...), which draw from the run's generator. */
+export function isRandomNode(node: Node): boolean {
+  return node.kernel.startsWith('poptfjs.');
+}
+
+/**
+ * How a random pseudo-kernel draws its numbers from a generator: the one
+ * place that maps its attributes to `RandomSource` calls, so the numbers of
+ * worker IPUs, drawn on the main thread, are the interpreter's. Throws for an
+ * unknown pseudo-kernel.
+ */
+export function randomDraw(node: Node): (random: RandomSource) => Float32Array {
   const shape = node.attrs.shape as number[];
   const n = shape.reduce((a, b) => a * b, 1);
   switch (node.kernel) {
     case RANDOM_KERNELS.randomUniform: {
       const { minval, maxval } = node.attrs as { minval: number; maxval: number };
-      return (_, feeds) => [tf.tensor(feeds.random.uniform(n, minval, maxval), shape, 'float32')];
+      return (random) => random.uniform(n, minval, maxval);
     }
     case RANDOM_KERNELS.randomNormal:
     case RANDOM_KERNELS.truncatedNormal: {
       const { mean, stddev } = node.attrs as { mean: number; stddev: number };
       const truncated = node.kernel === RANDOM_KERNELS.truncatedNormal;
-      return (_, feeds) => [tf.tensor(feeds.random.normal(n, mean, stddev, truncated), shape, 'float32')];
+      return (random) => random.normal(n, mean, stddev, truncated);
     }
     default:
       throw new PoptfjsError(`unknown poptfjs kernel ${node.kernel} (${describeNode(node)})`, { type: 'runtime' });
   }
+}
+
+function randomRunner(node: Node): NodeRunner {
+  const draw = randomDraw(node);
+  const shape = node.attrs.shape as number[];
+  return (_, feeds) => [tf.tensor(draw(feeds.random), shape, 'float32')];
 }
 
 function directRunner(node: Node): NodeRunner {
@@ -199,7 +216,7 @@ export class GraphInterpreter {
     for (const node of graph.nodes) for (const id of node.inputs) this.uses[id]!++;
     const weak = options.float16 ? weakFloatValues(graph) : new Set<ValueId>();
     this.steps = graph.nodes.map((node) => {
-      const run = node.kernel.startsWith('poptfjs.') ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node);
+      const run = isRandomNode(node) ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node);
       return { node, run: options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run };
     });
     for (const v of graph.values) {

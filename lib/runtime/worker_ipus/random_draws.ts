@@ -10,36 +10,12 @@
  */
 import { PoptfjsError } from '../../errors.js';
 import type { Node } from '../../ir/graph.js';
-import { RANDOM_KERNELS } from '../../trace/random_distribution.js';
+import { isRandomNode, randomDraw } from '../graph_interpreter.js';
 import { RandomSource } from '../random_source.js';
-
-/** True for the random pseudo-kernels, which draw from the run's generator. */
-export function isRandomNode(node: Node): boolean {
-  return node.kernel.startsWith('poptfjs.');
-}
-
-/** The numbers one random pseudo-kernel draws: the same calls the interpreter's random runner makes. */
-function drawNode(node: Node, random: RandomSource): Float32Array {
-  const shape = node.attrs.shape as number[];
-  const n = shape.reduce((a, b) => a * b, 1);
-  switch (node.kernel) {
-    case RANDOM_KERNELS.randomUniform: {
-      const { minval, maxval } = node.attrs as { minval: number; maxval: number };
-      return random.uniform(n, minval, maxval);
-    }
-    case RANDOM_KERNELS.randomNormal:
-    case RANDOM_KERNELS.truncatedNormal: {
-      const { mean, stddev } = node.attrs as { mean: number; stddev: number };
-      return random.normal(n, mean, stddev, node.kernel === RANDOM_KERNELS.truncatedNormal);
-    }
-    default:
-      throw new PoptfjsError(`unknown poptfjs kernel ${node.kernel} (node #${node.id})`, { type: 'runtime' });
-  }
-}
 
 /** Draws the numbers of the random nodes among `nodes` (a unit's, in run order) from `random`. */
 export function drawUnitRandomNumbers(nodes: readonly Node[], random: RandomSource): Float32Array[] {
-  return nodes.filter(isRandomNode).map((node) => drawNode(node, random));
+  return nodes.filter(isRandomNode).map((node) => randomDraw(node)(random));
 }
 
 /**
