@@ -14,6 +14,20 @@ export { tf };
 export { initBackend, currentBackend, BACKEND_NAMES, type BackendName } from './backend/backend_selection.js';
 export { wasmThreads, MAX_WASM_THREADS } from './backend/wasm_threads.js';
 export {
+  withShapeOnlyBackend,
+  registerShapeOnlyBackend,
+  ShapeOnlyBackend,
+  ShapeOnlyError,
+  SHAPE_ONLY_BACKEND,
+  SHAPE_ONLY_BACKEND_PRIORITY,
+  SHAPE_ONLY_MAX_KEPT_ELEMENTS,
+  SHAPE_RULES,
+  VALUE_DEPENDENT_KERNELS,
+  type KernelShapeRule,
+  type KernelCall,
+  type OutputSpec,
+} from './backend/shape_only/index.js';
+export {
   PoptfjsError,
   PoptfjsError as Error,
   RecoverableError,

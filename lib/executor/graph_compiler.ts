@@ -12,6 +12,7 @@ import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware } from '../ipu/hardware_analysis.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
+import { tensorStorage } from '../ipu/tensor_storage.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import { checkBatchFactors, hostBatchSize, type BatchFactors } from '../runtime/batch_plan.js';
 import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
@@ -100,9 +101,11 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   });
   progress.step();
   const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
-  const transfers = streamingTransfers(graph, placement, schedule);
-  progress.step();
   const optimizer = request.optimizer;
+  const trainedWeights = new Set(optimizer?.parameterNames ?? []);
+  const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);
+  const transfers = streamingTransfers(graph, placement, schedule, { storage, training, trainedWeights, gradientAccumulation: factors.gradientAccumulation });
+  progress.step();
   const hardware = analyseHardware({
     graph,
     placement,
@@ -115,9 +118,12 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     replicationFactor: factors.replicationFactor,
     samplesPerCall: hostBatchSize(factors, request.microBatchSize),
     microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
-    trainedWeights: new Set(optimizer?.parameterNames ?? []),
+    trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
+    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()) } : {}),
     availableMemoryProportion: settings.availableMemoryProportion,
+    halfPartials: precision.partialsType === 'half',
+    storage,
     recomputation: settings.autoRecomputation,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);

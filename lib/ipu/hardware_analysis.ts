@@ -1,6 +1,7 @@
 /**
- * What the simulated hardware makes of a compiled model: the memory of each
- * IPU (and whether it fits) and the timeline of one call.
+ * What the simulated hardware makes of a compiled model: the cost of each
+ * kernel on its IPU, the memory of each IPU (and whether it fits) and the
+ * timeline of one call.
  */
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
@@ -8,10 +9,14 @@ import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
-import { memoryPlan, type MemoryPlan } from './memory_plan.js';
-import type { IpuTargetSpec } from './target_spec.js';
-import type { OptimizerSlot } from './memory_plan.js';
+import { kernelCost, type KernelCost } from './kernel_cycles.js';
+import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
+import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
+import { ON_CHIP_STORAGE, type TensorStorage } from './tensor_storage.js';
 import { simulateTimeline, type Timeline } from './timeline.js';
+
+/** Temporary memory a matmul or convolution may take by default, as a fraction of a tile's memory (Poplar's default). */
+export const DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6;
 
 /** The memory and time of a compiled model on its target. */
 export interface HardwareAnalysis {
@@ -40,38 +45,61 @@ export interface HardwareRequest {
   readonly trainedWeights: ReadonlySet<string>;
   /** The state tensors the optimizer keeps per trained weight (their precision sets their size). */
   readonly optimizerSlots: readonly OptimizerSlot[];
+  /** The precision gradients are accumulated in (default: the weight's own). */
+  readonly accumulatorPrecision?: StatePrecision;
+  /** Temporary memory proportion of matmuls and convolutions, by IPU (default {@link DEFAULT_AVAILABLE_MEMORY_PROPORTION}). */
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
+  /** Matrix products in float16 accumulate in float16 (default: float32). */
+  readonly halfPartials?: boolean;
+  /** Where each kind of tensor lives (default: everything on chip). */
+  readonly storage?: TensorStorage;
   /** Which activations a training step recomputes (default `None`). */
   readonly recomputation?: RecomputationType;
 }
 
 /** Analyses a placed and scheduled graph on its target. */
 export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
-  const { graph } = request;
+  const { graph, placement, spec } = request;
+  const storage = request.storage ?? ON_CHIP_STORAGE;
   const inputBytes = graph.inputs
     .filter((id) => graph.values[id]!.source.kind === 'input' && id !== graph.roles.lossScale)
     .reduce((sum, id) => sum + valueBytes(graph, id), 0);
   const outputBytes = [...graph.roles.outputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
   const type = request.training ? (request.recomputation ?? 'None') : 'None';
-  const recomputation = planRecomputation(graph, request.placement, type);
+  const recomputation = planRecomputation(graph, placement, type);
+  const macsPerCycle = ampMacsPerCycle(spec);
+  const tiles = spec.tiles - storage.ioTiles;
+  const nodeCosts: KernelCost[] = graph.nodes.map((node) => {
+    const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
+    return kernelCost(graph, node, {
+      tiles,
+      memoryPerTile: spec.memoryPerTile,
+      availableMemoryProportion: request.availableMemoryProportion[ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
+      macsPerCycle,
+      halfPartials: request.halfPartials ?? false,
+    });
+  });
   const memory = memoryPlan({
     graph,
-    placement: request.placement,
+    placement,
     schedule: request.schedule,
-    spec: request.spec,
+    spec,
     training: request.training,
     gradientAccumulation: request.gradientAccumulation,
     optimizerSlots: request.optimizerSlots,
+    ...(request.accumulatorPrecision ? { accumulatorPrecision: request.accumulatorPrecision } : {}),
     trainedWeights: request.trainedWeights,
-    availableMemoryProportion: request.availableMemoryProportion,
+    storage,
+    kernelTemporary: (node) => nodeCosts[node.id]!.temporaryBytes,
     recomputation,
   });
   const timeline = simulateTimeline({
     graph,
-    placement: request.placement,
+    placement,
     schedule: request.schedule,
     transfers: request.transfers,
-    spec: request.spec,
+    spec,
+    nodeCosts,
     training: request.training,
     scheduleRuns: request.training ? request.deviceIterations : 1,
     replicationFactor: request.replicationFactor,
@@ -79,12 +107,13 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     hostBytesIn: inputBytes * request.microBatchesPerReplica,
     hostBytesOut: outputBytes * request.microBatchesPerReplica,
     trainedWeights: request.trainedWeights,
-    optimizerSlots: request.optimizerSlots.length,
+    optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
+    storage,
     recomputation,
   });
   const rerunNodes = [...recomputation.unitNodes.values()].reduce((n, nodes) => n + nodes.length, 0);
   return {
-    spec: request.spec,
+    spec,
     memory,
     timeline,
     ...(type !== 'None' ? { recomputation: { type, values: recomputation.recomputed.size, rerunNodes } } : {}),

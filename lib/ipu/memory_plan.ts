@@ -1,36 +1,59 @@
 /**
- * What each simulated IPU holds, and whether it fits: the weights of its
- * stages, the optimizer state and gradient accumulators of its trainable
- * weights, the activations live at the schedule's peak (found by walking the
- * schedule: pipelining keeps the activations of micro-batches in flight,
- * phased liveness sends the stash and weights to streaming memory,
- * recomputation keeps only the stored activations between the passes and
- * remakes the others in the backward pass just before they are read), the
- * temporary memory of its largest kernel (capped by the available-memory
- * proportion), and an estimate of code and exchange buffers.
+ * What each simulated IPU holds, and whether it fits.
+ *
+ * Always live (for the whole run):
+ * - weights: the parameters and constants its nodes read (two bytes an
+ *   element in float16), or, when weights live off chip, the largest set of
+ *   them one schedule step loads;
+ * - optimizer state: each trained weight's state tensors, sharded over the
+ *   replicas with replicated tensor sharding; off chip, only the state of the
+ *   weight being updated is on chip;
+ * - gradient accumulators (gradient accumulation above 1), in the
+ *   optimizer's accumulation precision;
+ * - code and exchange buffers: an estimate per kernel and tile.
+ *
+ * Not always live, at the peak of the schedule: the activations (values of
+ * micro-batches, found by walking the schedule: each value lives from its
+ * kernel, or its copy from another IPU, to its last reader on that IPU;
+ * pipelining keeps the activations of micro-batches in flight; off-chip
+ * activations leave the chip after the forward pass and come back for the
+ * backward pass; recomputation keeps only the stored activations between the
+ * passes and remakes the others just before they are read) plus the
+ * temporary memory of the kernel running at that moment. Views (reshapes,
+ * transposes, slices, ...) take no memory of their own but keep what they
+ * look at alive; see {@link storageRoots}.
+ *
+ * Off-chip tensors are counted in the streaming memory of the IPU, which
+ * has its own capacity.
  */
-import { paramValues, sizeOf, type Graph, type ValueId } from '../ir/graph.js';
-import { VIEW_KERNELS, valueBytes } from '../ir/node_cost.js';
+import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
+import { valueBytes } from '../ir/node_cost.js';
+import { VIEW_KERNELS } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
-import { ipuMemory, type IpuTargetSpec } from './target_spec.js';
+import type { IpuTargetSpec } from './target_spec.js';
+import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from './tensor_storage.js';
 
 /** Estimated vertex code and control per kernel, per tile it is spread over, in bytes (≈ 29 KiB per kernel on a GC200). */
 export const CODE_BYTES_PER_KERNEL_TILE = 20;
 /** Exchange buffers, as a fraction of the peak activations of an IPU. */
 export const EXCHANGE_BUFFER_FRACTION = 0.05;
-/** Temporary memory a matmul or convolution may take by default, as a fraction of IPU memory (Poplar's default). */
-export const DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6;
 
-/** An optimizer state tensor kept per weight, in float32, float16 or the weight's own precision. */
+/** The precision of an optimizer state tensor or accumulator: float32, float16 or the weight's own. */
+export type StatePrecision = 'float32' | 'float16' | 'parameter';
+
+/** An optimizer state tensor kept per weight. */
 export interface OptimizerSlot {
-  readonly precision: 'float32' | 'float16' | 'parameter';
+  readonly precision: StatePrecision;
 }
 
 /** What kind of thing occupies memory. */
 export type MemoryKind = 'weights' | 'optimizer state' | 'gradient accumulators' | 'activations' | 'temporary' | 'code and exchange';
+
+/** What kind of thing can live in streaming memory. */
+export type StreamedKind = 'weights' | 'optimizer state' | 'gradient accumulators' | 'activations';
 
 /** One thing held by an IPU. */
 export interface MemoryItem {
@@ -39,20 +62,42 @@ export interface MemoryItem {
   readonly bytes: number;
 }
 
+/** The not-always-live memory of an IPU at its peak. */
+export interface MemoryPeak {
+  /** Forward values kept for the backward passes of the micro-batches in flight. */
+  readonly stashed: number;
+  /** How many micro-batches those stashed values belong to. */
+  readonly microBatchesInFlight: number;
+  /** The other values live at that moment: the running unit's inputs and outputs, gradients, values copied in. */
+  readonly working: number;
+  /** Temporary memory of the kernel running at that moment. */
+  readonly temporary: number;
+  /** The kernel running at that moment and its unit and micro-batch, e.g. `BatchMatMul in B0:3`. */
+  readonly during: string;
+}
+
 /** The memory of one IPU. */
 export interface IpuMemoryUse {
   readonly ipu: number;
+  /** In-Processor memory the model may use: the tiles that are not I/O tiles. */
   readonly capacity: number;
   readonly used: number;
   /** Bytes by kind. */
   readonly byKind: Readonly<Record<MemoryKind, number>>;
   /** The items, largest first. */
   readonly items: readonly MemoryItem[];
+  /** The activations and temporary memory at the peak, in detail. */
+  readonly peak: MemoryPeak;
+  /** What lives in the streaming memory of this IPU. */
+  readonly streaming: { readonly bytes: number; readonly byKind: Readonly<Record<StreamedKind, number>> };
 }
 
 /** The memory of every IPU of one replica. */
 export interface MemoryPlan {
   readonly ipus: readonly IpuMemoryUse[];
+  /** Streaming memory per IPU, bytes. */
+  readonly streamingCapacity: number;
+  /** Every IPU's In-Processor memory and streaming memory hold what they must. */
   readonly fits: boolean;
 }
 
@@ -67,15 +112,22 @@ export interface MemoryRequest {
   readonly gradientAccumulation: number;
   /** The state tensors the optimizer keeps per trained weight (none for plain SGD, two moments for Adam). */
   readonly optimizerSlots: readonly OptimizerSlot[];
+  /** The precision of gradient accumulators (default: the weight's own). */
+  readonly accumulatorPrecision?: StatePrecision;
   /** Names of the weights the optimizer trains. */
   readonly trainedWeights: ReadonlySet<string>;
-  /** Temporary memory proportion per IPU (default {@link DEFAULT_AVAILABLE_MEMORY_PROPORTION}). */
-  readonly availableMemoryProportion?: Readonly<Record<number, number>>;
+  /** Where each kind of tensor lives (default: everything on chip). */
+  readonly storage?: TensorStorage;
+  /** Temporary memory of a kernel on its IPU, in bytes (default: none). */
+  readonly kernelTemporary?: (node: Node) => number;
   /** Bytes per value, when some values are stored in fewer bytes than their dtype (fp16). */
   readonly valueBytes?: (id: ValueId) => number;
   /** What the backward pass recomputes (default: nothing). */
   readonly recomputation?: RecomputationPlan;
 }
+
+const KINDS: MemoryKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations', 'temporary', 'code and exchange'];
+const STREAMED: StreamedKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations'];
 
 /** A node run by a unit: its own node, or a forward node re-run by a backward unit for recomputation. */
 interface Execution {
@@ -86,82 +138,165 @@ interface Execution {
   readonly outputs: readonly number[];
 }
 
-const KINDS: MemoryKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations', 'temporary', 'code and exchange'];
+/** Storage that activations occupy on one IPU: a value made there, or a copy of a value made on another IPU. */
+interface Storage {
+  readonly key: string;
+  readonly ipu: number;
+  readonly bytes: number;
+  readonly elements: number;
+  /** Made once per step from weights and constants only (held for the whole step). */
+  readonly perStep: boolean;
+  /** For a copy: the storage it is copied from, on the producing IPU. */
+  readonly copyOf?: readonly Storage[];
+}
 
-/** Temporary memory a kernel asks for: its output again for products and convolutions (partial sums), else nothing. */
-function temporaryBytes(kernel: string, outputBytes: number): number {
-  return /MatMul|Conv|Pool/.test(kernel) ? outputBytes : 0;
+function bytesPerState(precision: StatePrecision, weightBytesPerElement: number): number {
+  return precision === 'parameter' ? weightBytesPerElement : precision === 'float16' ? 2 : 4;
 }
 
 /** Computes what each IPU of a replica holds. */
 export function memoryPlan(request: MemoryRequest): MemoryPlan {
   const { graph, placement, schedule, spec } = request;
+  const storage = request.storage ?? ON_CHIP_STORAGE;
+  const R = storage.replicationFactor;
   const valueCount = graph.values.length;
   const base = (id: number) => (id >= valueCount ? id - valueCount : id);
   const ownBytes = request.valueBytes ?? ((id: ValueId) => valueBytes(graph, id));
   const bytesOf = (id: number) => ownBytes(base(id));
   const ipuCount = placement.ipusPerReplica;
-  const capacity = ipuMemory(spec);
+  const capacity = (spec.tiles - storage.ioTiles) * spec.memoryPerTile;
   const items: MemoryItem[][] = Array.from({ length: ipuCount }, () => []);
+  const streamed: Array<Record<StreamedKind, number>> = Array.from({ length: ipuCount }, () => Object.fromEntries(STREAMED.map((k) => [k, 0])) as Record<StreamedKind, number>);
   const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
   const phasedLiveness = placement.phased?.liveness ?? 'AlwaysLive';
-  const weightsStream = phasedLiveness === 'OffChipAfterEachPhase';
 
-  // Weights, optimizer state and accumulators: on every IPU that reads the weight.
-  const params = paramValues(graph);
-  const weightIpus = new Map<string, Set<number>>();
-  const weightStages = new Map<string, Set<number>>();
+  // Weights and constants: on every IPU that reads them (through views too), with the stages that read them.
+  const readers = new Map<ValueId, { ipus: Set<number>; stages: Set<number> }>();
+  const residentRoots = (id: ValueId): ValueId[] => {
+    const source = graph.values[id]!.source;
+    if (source.kind === 'param' || source.kind === 'constant') return [id];
+    const node = source.kind === 'node' ? graph.nodes[source.node]! : undefined;
+    return node && VIEW_KERNELS.has(node.kernel) ? node.inputs.flatMap(residentRoots) : [];
+  };
   for (const node of graph.nodes) {
     for (const id of node.inputs) {
-      const source = graph.values[id]!.source;
-      if (source.kind !== 'param') continue;
-      if (!weightIpus.has(source.name)) weightIpus.set(source.name, new Set());
-      if (!weightStages.has(source.name)) weightStages.set(source.name, new Set());
-      weightIpus.get(source.name)!.add(ipuOfNode(node.id));
-      weightStages.get(source.name)!.add(placement.nodeStages[node.id]!);
+      for (const root of residentRoots(id)) {
+        const r = readers.get(root) ?? { ipus: new Set(), stages: new Set() };
+        r.ipus.add(ipuOfNode(node.id));
+        r.stages.add(placement.nodeStages[node.id]!);
+        readers.set(root, r);
+      }
     }
   }
-  const weightPeakPerIpu = new Array<number>(ipuCount).fill(0);
-  for (const [name, ipus] of weightIpus) {
-    const bytes = bytesOf(params.get(name)!.id);
+  const weightOffChip = (elements: number) => phasedLiveness === 'OffChipAfterEachPhase' || isOffChip(storage.weight, elements);
+  const offChipWeights: Array<{ id: ValueId; bytes: number; stages: Set<number> }> = [];
+  const largestStreamed = { optimizer: new Array<number>(ipuCount).fill(0), accumulator: new Array<number>(ipuCount).fill(0) };
+  for (const [id, { ipus, stages }] of readers) {
+    const value = graph.values[id]!;
+    const source = value.source;
+    const elements = sizeOf(value.shape);
+    const bytes = bytesOf(id);
+    const name = source.kind === 'param' ? source.name : `constant %${id} ${value.dtype}[${value.shape.join(',')}]`;
     for (const ipu of ipus) {
-      if (!weightsStream) items[ipu]!.push({ kind: 'weights', name, bytes });
-      if (request.training && request.trainedWeights.has(name)) {
-        const elements = sizeOf(params.get(name)!.shape);
-        const stateBytes = request.optimizerSlots.reduce(
-          (sum, slot) => sum + (slot.precision === 'parameter' ? bytes : elements * (slot.precision === 'float16' ? 2 : 4)),
-          0,
-        );
-        if (stateBytes > 0) items[ipu]!.push({ kind: 'optimizer state', name, bytes: stateBytes });
-        if (request.gradientAccumulation > 1) items[ipu]!.push({ kind: 'gradient accumulators', name, bytes });
+      if (weightOffChip(elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, R);
+      else items[ipu]!.push({ kind: 'weights', name, bytes });
+      if (source.kind !== 'param' || !request.training || !request.trainedWeights.has(source.name)) continue;
+      const perElement = bytes / Math.max(1, elements);
+      const stateBytes = request.optimizerSlots.reduce((sum, slot) => sum + elements * bytesPerState(slot.precision, perElement), 0);
+      if (stateBytes > 0) {
+        const shard = stateBytes * shardFraction(storage.optimizer, elements, R);
+        if (isOffChip(storage.optimizer, elements)) {
+          streamed[ipu]!['optimizer state'] += shard;
+          largestStreamed.optimizer[ipu] = Math.max(largestStreamed.optimizer[ipu]!, shard);
+        } else {
+          items[ipu]!.push({ kind: 'optimizer state', name, bytes: shard });
+        }
       }
+      if (request.gradientAccumulation > 1) {
+        const accumulator = elements * bytesPerState(request.accumulatorPrecision ?? 'parameter', perElement);
+        if (isOffChip(storage.accumulator, elements)) {
+          streamed[ipu]!['gradient accumulators'] += accumulator;
+          largestStreamed.accumulator[ipu] = Math.max(largestStreamed.accumulator[ipu]!, accumulator);
+        } else {
+          items[ipu]!.push({ kind: 'gradient accumulators', name, bytes: accumulator });
+        }
+      }
+    }
+    if (weightOffChip(elements)) offChipWeights.push({ id, bytes, stages });
+  }
+  for (let ipu = 0; ipu < ipuCount; ipu++) {
+    if (largestStreamed.optimizer[ipu]! > 0) items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largestStreamed.optimizer[ipu]! });
+    if (largestStreamed.accumulator[ipu]! > 0) {
+      items[ipu]!.push({ kind: 'gradient accumulators', name: 'accumulator being updated (streamed)', bytes: largestStreamed.accumulator[ipu]! });
     }
   }
-  if (weightsStream) {
-    // Only the weights of the phase running are on chip: the largest phase's weights, per IPU.
-    for (const unit of placement.units) {
+  if (offChipWeights.length > 0) {
+    // Off-chip weights are loaded for the steps that read them: on chip is the largest step's set, per IPU.
+    const onChip = new Array<number>(ipuCount).fill(0);
+    for (const step of schedule.steps) {
+      const running = new Set(step.work.flatMap((w) => placement.units[w.unit]!.stages));
       const perIpu = new Array<number>(ipuCount).fill(0);
-      for (const [name, stages] of weightStages) {
-        const ipusOfUnit = unit.stages.filter((s) => stages.has(s)).map((s) => placement.stages[s]!.ipu);
-        for (const ipu of new Set(ipusOfUnit)) perIpu[ipu]! += bytesOf(params.get(name)!.id);
+      for (const w of offChipWeights) {
+        for (const ipu of new Set([...w.stages].filter((s) => running.has(s)).map((s) => placement.stages[s]!.ipu))) perIpu[ipu]! += w.bytes;
       }
-      perIpu.forEach((b, ipu) => (weightPeakPerIpu[ipu] = Math.max(weightPeakPerIpu[ipu]!, b)));
+      perIpu.forEach((b, ipu) => (onChip[ipu] = Math.max(onChip[ipu]!, b)));
     }
-    weightPeakPerIpu.forEach((bytes, ipu) => bytes > 0 && items[ipu]!.push({ kind: 'weights', name: 'weights of the largest phase (streamed)', bytes }));
+    onChip.forEach((bytes, ipu) => bytes > 0 && items[ipu]!.push({ kind: 'weights', name: 'weights of the largest step (streamed)', bytes }));
   }
 
-  // Values that depend only on weights and constants (a transposed weight) are made once per step,
-  // not per micro-batch; views (Reshape, ...) alias their input and take no memory.
+  const { peaks, offChipStash } = activationPeaks(request, storage, bytesOf);
+  offChipStash.forEach((bytes, ipu) => (streamed[ipu]!.activations += bytes));
+
+  const ipus: IpuMemoryUse[] = items.map((list, ipu) => {
+    const peak = peaks[ipu]!;
+    if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
+    if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
+    if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
+    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu && !VIEW_KERNELS.has(n.kernel)).length;
+    const code = kernels * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
+    list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
+    const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
+    const used = Object.values(byKind).reduce((a, b) => a + b, 0);
+    const streamingBytes = Object.values(streamed[ipu]!).reduce((a, b) => a + b, 0);
+    return {
+      ipu,
+      capacity,
+      used,
+      byKind,
+      items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes),
+      peak,
+      streaming: { bytes: streamingBytes, byKind: streamed[ipu]! },
+    };
+  });
+  return {
+    ipus,
+    streamingCapacity: spec.streamingMemoryCapacity,
+    fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= spec.streamingMemoryCapacity),
+  };
+}
+
+/**
+ * The not-always-live peak of each IPU: walks the schedule, unit by unit and
+ * kernel by kernel, holding each value's storage from its kernel (or copy)
+ * to its last reader, and records the moment when live values plus the
+ * running kernel's temporary memory are largest. Off-chip stashes (phased
+ * `OffChipAfterFwd*` liveness, or activations placed off chip) leave after
+ * the forward pass and return for the backward pass; `offChipStash` is the
+ * most they hold in streaming memory at once, per IPU.
+ */
+function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf: (id: number) => number): { peaks: MemoryPeak[]; offChipStash: number[] } {
+  const { graph, placement, schedule } = request;
+  const valueCount = graph.values.length;
+  const base = (id: number) => (id >= valueCount ? id - valueCount : id);
+  const ipuCount = placement.ipusPerReplica;
+  const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
+  const temporaryOf = request.kernelTemporary ?? (() => 0);
   const perStep = weightDerivedValues(graph);
-  const isView = new Array<boolean>(graph.values.length).fill(false);
-  for (const node of graph.nodes) if (VIEW_KERNELS.has(node.kernel)) for (const id of node.outputs) isView[id] = true;
 
   // What each unit runs: under recomputation a backward unit first re-runs forward nodes into
-  // recomputed copies, and its nodes read those copies.
+  // recomputed copies (just before the first node that needs what they remake), and its nodes read those copies.
   const recomputed = request.recomputation?.recomputed ?? new Set<ValueId>();
   const copyOf = (id: number) => (recomputed.has(id) ? id + valueCount : id);
-  // A forward node is re-run just before the first node that needs what it remakes, so a
-  // recomputed copy lives from there to its last reader (segment by segment between stored values).
   const unitExecutions: Execution[][] = placement.units.map(() => []);
   const rerun = new Set<number>();
   const rerunMaking = (unit: number, id: number): void => {
@@ -178,119 +313,168 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     if (!forward) for (const id of node.inputs) rerunMaking(unit, id);
     unitExecutions[unit]!.push({ node: node.id, forward, inputs: forward ? node.inputs : node.inputs.map(copyOf), outputs: node.outputs });
   }
-  const madeByNode = (id: number) => graph.values[base(id)]!.source.kind === 'node';
 
-  // Activations: walk the schedule, keeping each value on an IPU from its production (or copy)
-  // until its last reader there has run for that micro-batch.
-  // Readers of each value on each IPU; copying a value to another IPU counts as a reader on its producer's.
-  const readers = new Map<string, { all: number; forward: number }>();
-  const key = (value: number, ipu: number) => `${value}@${ipu}`;
-  const producerIpu = (value: number) => {
-    const source = graph.values[base(value)]!.source;
+  // The storage each value occupies on an IPU. Views (made on that IPU) occupy their inputs';
+  // a value made on another IPU is copied over, and the copy reads the original.
+  const isActivation = (id: number) => {
+    const kind = graph.values[base(id)]!.source.kind;
+    return kind === 'node' || kind === 'input';
+  };
+  const producerIpu = (id: number) => {
+    const source = graph.values[base(id)]!.source;
     return source.kind === 'node' ? ipuOfNode(source.node) : -1;
   };
-  const countReader = (value: number, ipu: number, forward: boolean) => {
-    const r = readers.get(key(value, ipu)) ?? { all: 0, forward: 0 };
+  const producerNode = (id: number): Node | undefined => {
+    const source = graph.values[base(id)]!.source;
+    return source.kind === 'node' ? graph.nodes[source.node] : undefined;
+  };
+  const storages = new Map<string, readonly Storage[]>();
+  const storageOn = (id: number, ipu: number): readonly Storage[] => {
+    const key = `${id}@${ipu}`;
+    const known = storages.get(key);
+    if (known) return known;
+    let result: Storage[];
+    if (!isActivation(id)) {
+      result = [];
+    } else {
+      const from = producerIpu(id);
+      const node = producerNode(id);
+      const recomputedCopy = id >= valueCount;
+      const one = (copy?: readonly Storage[]): Storage[] => [
+        { key, ipu, bytes: bytesOf(id), elements: sizeOf(graph.values[base(id)]!.shape), perStep: perStep[base(id)]!, ...(copy ? { copyOf: copy } : {}) },
+      ];
+      if (from === ipu || from < 0) {
+        result = node && VIEW_KERNELS.has(node.kernel)
+          ? [...new Set(node.inputs.flatMap((input) => storageOn(recomputedCopy ? copyOf(input) : input, ipu)))]
+          : one();
+      } else {
+        result = one(storageOn(id, from));
+      }
+    }
+    storages.set(key, result);
+    return result;
+  };
+
+  // Readers of each storage (per micro-batch): the executions that read it on its IPU, and the copies made of it.
+  const readerCount = new Map<string, { all: number; forward: number }>();
+  const countReader = (s: Storage, forward: boolean) => {
+    const r = readerCount.get(s.key) ?? { all: 0, forward: 0 };
     r.all++;
     if (forward) r.forward++;
-    readers.set(key(value, ipu), r);
+    readerCount.set(s.key, r);
   };
-  const copies = new Set<string>();
-  for (const execution of unitExecutions.flat()) {
+  const copied = new Set<string>();
+  const inputStorage = (execution: Execution): Storage[] => {
     const ipu = ipuOfNode(execution.node);
-    const forward = execution.forward;
-    for (const id of new Set(execution.inputs)) {
-      if (!madeByNode(id)) continue;
-      countReader(id, ipu, forward);
-      const from = producerIpu(id);
-      if (from !== ipu && !copies.has(key(id, ipu))) {
-        copies.add(key(id, ipu));
-        countReader(id, from, forward);
+    return [...new Set(execution.inputs.flatMap((id) => storageOn(id, ipu)))];
+  };
+  for (const execution of unitExecutions.flat()) {
+    for (const s of inputStorage(execution)) {
+      countReader(s, execution.forward);
+      if (s.copyOf && !copied.has(s.key)) {
+        copied.add(s.key);
+        for (const source of s.copyOf) countReader(source, execution.forward);
       }
     }
   }
-  const stashOffChip = phasedLiveness !== 'AlwaysLive';
+
+  const stashOffChip = (placement.phased?.liveness ?? 'AlwaysLive') !== 'AlwaysLive';
+  const stashRule = storage.activation;
   const live = new Array<number>(ipuCount).fill(0);
-  const peak = new Array<number>(ipuCount).fill(0);
-  const temporary = new Array<number>(ipuCount).fill(0);
-  const proportion = (ipu: number) => request.availableMemoryProportion?.[ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION;
+  const offChip = new Array<number>(ipuCount).fill(0);
+  const offChipPeak = new Array<number>(ipuCount).fill(0);
+  const peaks: MemoryPeak[] = Array.from({ length: ipuCount }, () => ({ stashed: 0, microBatchesInFlight: 0, working: 0, temporary: 0, during: '-' }));
+  const peakTotal = new Array<number>(ipuCount).fill(0);
   interface Held {
-    readonly bytes: number;
-    readonly ipu: number;
+    readonly storage: Storage;
     readonly microBatch: number;
+    readonly madeForward: boolean;
     readers: number;
     forwardReaders: number;
     onChip: boolean;
+    stashedOffChip: boolean;
   }
   const held = new Map<string, Held>();
+  const heldKey = (mb: number, s: Storage) => (s.perStep ? `step:${s.key}` : `${mb}:${s.key}`);
   const setOnChip = (h: Held, onChip: boolean) => {
     if (h.onChip === onChip) return;
     h.onChip = onChip;
-    live[h.ipu]! += onChip ? h.bytes : -h.bytes;
-    peak[h.ipu] = Math.max(peak[h.ipu]!, live[h.ipu]!);
+    live[h.storage.ipu]! += onChip ? h.storage.bytes : -h.storage.bytes;
   };
-  const hold = (mb: number, value: number, ipu: number, forward: boolean) => {
-    const once = perStep[base(value)]!;
-    const k = once ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
-    if (held.has(k)) return;
-    const r = readers.get(key(value, ipu)) ?? { all: 0, forward: 0 };
-    // A value made once per step stays until the step ends (its readers span the micro-batches).
-    const readersLeft = once ? Number.POSITIVE_INFINITY : r.all;
-    const h: Held = { bytes: isView[base(value)] ? 0 : bytesOf(value), ipu, microBatch: once ? -1 : mb, readers: readersLeft, forwardReaders: r.forward, onChip: false };
-    held.set(k, h);
-    setOnChip(h, true);
-    const from = producerIpu(value);
-    if (from >= 0 && from !== ipu) read(mb, value, from, forward);
+  const release = (k: string, h: Held) => {
+    setOnChip(h, false);
+    if (h.stashedOffChip) moveStash(h, false);
+    held.delete(k);
   };
-  function read(mb: number, value: number, ipu: number, forward: boolean): void {
-    const k = perStep[base(value)] ? `step:${key(value, ipu)}` : `${mb}:${key(value, ipu)}`;
+  /** Sends a stashed value to streaming memory (`off`) or brings it back. */
+  const moveStash = (h: Held, off: boolean) => {
+    if (h.stashedOffChip === off) return;
+    h.stashedOffChip = off;
+    setOnChip(h, !off);
+    const ipu = h.storage.ipu;
+    offChip[ipu]! += off ? h.storage.bytes : -h.storage.bytes;
+    offChipPeak[ipu] = Math.max(offChipPeak[ipu]!, offChip[ipu]!);
+  };
+  const read = (mb: number, s: Storage, forward: boolean) => {
+    const k = heldKey(mb, s);
     const h = held.get(k);
     if (!h) return;
     h.readers--;
     if (forward) h.forwardReaders--;
-    if (h.readers <= 0) {
-      setOnChip(h, false);
-      held.delete(k);
+    if (h.readers <= 0) release(k, h);
+  };
+  const hold = (mb: number, s: Storage, forward: boolean) => {
+    const k = heldKey(mb, s);
+    if (held.has(k)) return;
+    const r = readerCount.get(s.key) ?? { all: 0, forward: 0 };
+    // A value made once per step stays until the step ends (its readers span the micro-batches).
+    const h: Held = { storage: s, microBatch: s.perStep ? -1 : mb, madeForward: forward, readers: s.perStep ? Number.POSITIVE_INFINITY : r.all, forwardReaders: r.forward, onChip: false, stashedOffChip: false };
+    held.set(k, h);
+    setOnChip(h, true);
+    if (s.copyOf) for (const source of s.copyOf) read(mb, source, forward);
+  };
+  const isStashed = (h: Held) => h.onChip && h.madeForward && h.forwardReaders <= 0 && h.readers > 0 && h.microBatch >= 0;
+  const recordMoment = (ipu: number, temporary: number, during: string) => {
+    const total = live[ipu]! + temporary;
+    if (total <= peakTotal[ipu]!) return;
+    peakTotal[ipu] = total;
+    let stashed = 0;
+    const inFlight = new Set<number>();
+    for (const h of held.values()) {
+      if (h.storage.ipu !== ipu || !isStashed(h)) continue;
+      stashed += h.storage.bytes;
+      inFlight.add(h.microBatch);
     }
-  }
+    peaks[ipu] = { stashed, microBatchesInFlight: inFlight.size, working: live[ipu]! - stashed, temporary, during };
+  };
+  const offChipStash = (h: Held) => stashOffChip || (request.training && stashRule.offChip && h.storage.elements >= stashRule.minElementsForOffChip);
+
   for (const step of schedule.steps) {
     for (const work of step.work) {
       const unit = placement.units[work.unit]!;
-      // With off-chip liveness the stash of this micro-batch comes back for the backward pass.
-      if (stashOffChip && unit.pass === 'backward') for (const h of held.values()) if (h.microBatch === work.microBatch) setOnChip(h, true);
+      const label = `${unit.pass === 'forward' ? 'F' : 'B'}${unit.stages.join('+')}:${work.microBatch}`;
+      // An off-chip stash of this micro-batch comes back for its backward pass.
+      if (unit.pass === 'backward') for (const h of held.values()) if (h.microBatch === work.microBatch) moveStash(h, false);
       for (const execution of unitExecutions[work.unit]!) {
         const ipu = ipuOfNode(execution.node);
-        const forward = execution.forward;
-        for (const id of execution.inputs) if (madeByNode(id)) hold(work.microBatch, id, ipu, forward);
-        const outBytes = execution.outputs.reduce((s, id) => s + bytesOf(id), 0);
-        temporary[ipu] = Math.max(temporary[ipu]!, Math.min(temporaryBytes(graph.nodes[execution.node]!.kernel, outBytes), proportion(ipu) * capacity));
-        for (const id of execution.outputs) hold(work.microBatch, id, ipu, forward);
-        for (const id of new Set(execution.inputs)) read(work.microBatch, id, ipu, forward);
-        for (const id of execution.outputs) {
-          const k = perStep[base(id)] ? `step:${key(id, ipu)}` : `${work.microBatch}:${key(id, ipu)}`;
+        const node = graph.nodes[execution.node]!;
+        const inputs = inputStorage(execution);
+        for (const s of inputs) hold(work.microBatch, s, execution.forward);
+        const outputs = [...new Set(execution.outputs.flatMap((id) => storageOn(id, ipu)))].filter((s) => !held.has(heldKey(work.microBatch, s)));
+        for (const s of outputs) hold(work.microBatch, s, execution.forward);
+        recordMoment(ipu, temporaryOf(node), `${node.kernel} in ${label}`);
+        for (const s of inputs) read(work.microBatch, s, execution.forward);
+        for (const s of outputs) {
+          const k = heldKey(work.microBatch, s);
           const h = held.get(k);
-          if (h && h.readers <= 0) {
-            setOnChip(h, false);
-            held.delete(k);
-          }
+          if (h && h.readers <= 0) release(k, h);
         }
       }
-      // What only the backward pass still reads leaves the chip after the forward pass.
-      if (stashOffChip && unit.pass === 'forward') {
-        for (const h of held.values()) if (h.microBatch === work.microBatch && h.forwardReaders <= 0) setOnChip(h, false);
+      // What only the backward pass still reads leaves the chip after the forward pass, when the stash lives off chip.
+      if (unit.pass === 'forward') {
+        for (const h of held.values()) if (h.microBatch === work.microBatch && h.forwardReaders <= 0 && offChipStash(h)) moveStash(h, true);
       }
     }
   }
-
-  const ipus: IpuMemoryUse[] = items.map((list, ipu) => {
-    list.push({ kind: 'activations', name: 'live activations at the peak', bytes: peak[ipu]! });
-    list.push({ kind: 'temporary', name: 'temporary memory of the largest kernel', bytes: temporary[ipu]! });
-    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu).length;
-    const code = kernels * CODE_BYTES_PER_KERNEL_TILE * spec.tiles;
-    list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * peak[ipu]!) });
-    const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
-    const used = Object.values(byKind).reduce((a, b) => a + b, 0);
-    return { ipu, capacity, used, byKind, items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes) };
-  });
-  return { ipus, fits: ipus.every((m) => m.used <= m.capacity) };
+  return { peaks, offChipStash: offChipPeak };
 }

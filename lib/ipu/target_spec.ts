@@ -1,105 +1,138 @@
 /**
- * The hardware a simulated IPU models. Defaults are the Mk2 GC200 IPU (as in
- * an IPU-M2000):
+ * The hardware a simulated IPU models: the Mk2 GC200 (as in an IPU-M2000,
+ * IPU-POD16) by default, or the Bow IPU (Bow-2000, Bow Pod16).
  *
- * - 1,472 tiles × 624 KiB of In-Processor memory (≈ 897 MiB);
- * - 250 TFLOP/s peak in fp16, 62.5 TFLOP/s in fp32, at 1.33 GHz;
- * - exchange within the IPU: 47.5 TB/s;
- * - between IPUs: 8 TB/s (the figure this project models for IPU-Links);
- * - host link: PCIe Gen4 x16, 64 GB/s;
- * - streaming memory: bandwidth not published; we assume 20 GB/s per IPU and
- *   112 GiB per IPU (an IPU-M2000 has up to 448 GiB for its four IPUs);
- * - on-tile memory bandwidth: 16 bytes per tile per cycle;
- * - a sync across IPUs costs 1,500 cycles (≈ 1.1 µs), and each kernel
- *   launch 300 cycles (assumptions of this model, documented as such).
+ * Sources of each figure:
+ * - 1,472 tiles with six worker threads each: Graphcore's GC200 launch and
+ *   Bow-2000 datasheet ("1,472 independent IPU-Core tiles");
+ * - 624 KiB of In-Processor memory per tile (897 MiB per IPU): Graphcore
+ *   gives "900MB" per IPU (MLPerf v1.1/v2.0 system descriptions); 624 KiB per
+ *   tile is the largest whole number of KiB within it;
+ * - clock 1.33 GHz (GC200) and 1.85 GHz (Bow): the MLPerf training v1.1 and
+ *   v2.0 system descriptions of Graphcore's IPU-POD16 and Bow Pod16
+ *   (`accelerator_frequency`);
+ * - peak 250 TFLOP/s FP16.16 per GC200 ("1 petaFLOPS FP16.16" per IPU-M2000)
+ *   and 350 per Bow IPU ("1.4 petaFLOPS FP16.16" per Bow-2000): 64
+ *   multiply-accumulates per tile per cycle; FP32 at a quarter of that (the
+ *   Bow Pod256 datasheet: 89.23 PFLOPS FP16.16, 22.31 FP32);
+ * - IPU-Links: ten links, 320 GB/s per IPU (the GC200 datasheet figure);
+ *   the Bow IPU has the same links;
+ * - host I/O: 5.5 GB/s from an IPU back to the host through the IPU-Gateway
+ *   (Graphcore's EfficientDet example, graphcore/examples
+ *   vision/efficientdet/tensorflow2/README.md);
+ * - streaming memory: the IPU reaches it through the IPU-Gateway over the
+ *   equivalent of PCIe Gen4 x8, 16 GB/s per direction; capacity "up to 256GB"
+ *   per Bow-2000 (datasheet) and "up to 260 GB" per IPU-M2000 (IPU
+ *   Programmer's Guide), a quarter of it per IPU;
+ * - syncs across IPUs: 15 ns per hop, one hop within a card plus one per card
+ *   pair, there and back (the IPU model poplibs' tests use,
+ *   lib/poplibs_test/Util.cpp).
  *
- * Every figure can be overridden (`Options.ipuTarget({...})`,
- * `DeviceManager.createIpuModelDevice({...})`).
+ * The tile-level figures (exchange bytes per cycle, AMP and vector rates,
+ * vertex overheads) are in the cost model (kernel_cycles.ts,
+ * matmul_plan.ts). Every figure here can be overridden
+ * (`Options.ipuTarget({...})`, `DeviceManager.createIpuModelDevice({...})`).
  */
 import { z } from 'zod';
 import { PoptfjsError } from '../errors.js';
 
+/** The IPUs poptfjs models. */
+export const IPU_TARGETS = ['GC200', 'Bow'] as const;
+/** The name of a target IPU. */
+export type IpuTargetName = (typeof IPU_TARGETS)[number];
+
 /** The hardware of one simulated IPU. */
 export interface IpuTargetSpec {
+  /** Which IPU this is (its figures may be overridden). */
+  readonly ipu: IpuTargetName;
   /** Tiles per IPU. */
   readonly tiles: number;
   /** In-Processor memory per tile, in bytes. */
   readonly memoryPerTile: number;
-  /** Peak FLOP/s in fp16. */
+  /** Peak FLOP/s in fp16 with fp16 accumulation (FP16.16); with fp32 accumulation the AMP runs at half this rate. */
   readonly peakFlopsFp16: number;
   /** Peak FLOP/s in fp32. */
   readonly peakFlopsFp32: number;
-  /** Clock frequency in Hz (cycles are counted at this rate). */
+  /** Tile clock frequency in Hz (cycles are counted at this rate). */
   readonly clockHz: number;
-  /** On-tile memory bandwidth per tile, in bytes per cycle. */
-  readonly tileBytesPerCycle: number;
-  /** Exchange bandwidth within one IPU, bytes/s. */
-  readonly exchangeBandwidth: number;
-  /** Bandwidth between two IPUs, bytes/s. */
+  /** IPU-Link bandwidth of one IPU over all its links, bytes/s. */
   readonly ipuLinkBandwidth: number;
+  /** IPU-Links per IPU. */
+  readonly ipuLinks: number;
   /** Streaming-memory bandwidth per IPU, bytes/s. */
   readonly streamingMemoryBandwidth: number;
   /** Streaming-memory capacity per IPU, bytes. */
   readonly streamingMemoryCapacity: number;
-  /** Host link bandwidth, bytes/s. */
+  /** Host I/O bandwidth per IPU, bytes/s. */
   readonly hostLinkBandwidth: number;
-  /** Cycles of one sync across IPUs. */
-  readonly syncCycles: number;
-  /** Cycles of overhead per kernel (launch, exchange set-up). */
-  readonly kernelOverheadCycles: number;
+  /** Latency of one hop of a sync across IPUs, seconds. */
+  readonly syncHopLatency: number;
 }
 
 const KIB = 1024;
-const GIB = 1024 ** 3;
 
 /** The Mk2 GC200. */
 export const GC200: IpuTargetSpec = Object.freeze({
+  ipu: 'GC200',
   tiles: 1472,
   memoryPerTile: 624 * KIB,
   peakFlopsFp16: 250e12,
   peakFlopsFp32: 62.5e12,
   clockHz: 1.33e9,
-  tileBytesPerCycle: 16,
-  exchangeBandwidth: 47.5e12,
-  ipuLinkBandwidth: 8e12,
-  streamingMemoryBandwidth: 20e9,
-  streamingMemoryCapacity: 112 * GIB,
-  hostLinkBandwidth: 64e9,
-  syncCycles: 1500,
-  kernelOverheadCycles: 300,
+  ipuLinkBandwidth: 320e9,
+  ipuLinks: 10,
+  streamingMemoryBandwidth: 16e9,
+  streamingMemoryCapacity: 65e9,
+  hostLinkBandwidth: 5.5e9,
+  syncHopLatency: 15e-9,
 });
+
+/** The Bow IPU: the GC200's tiles at 1.85 GHz. */
+export const BOW: IpuTargetSpec = Object.freeze({
+  ...GC200,
+  ipu: 'Bow',
+  peakFlopsFp16: 350e12,
+  peakFlopsFp32: 87.5e12,
+  clockHz: 1.85e9,
+  streamingMemoryCapacity: 64e9,
+});
+
+const TARGETS: Record<IpuTargetName, IpuTargetSpec> = { GC200, Bow: BOW };
 
 const positive = z.number().positive().finite();
 const nonNegative = z.number().nonnegative().finite();
 
-/** The schema of a (partial) spec: known keys only, each a finite number. */
+/** The schema of a (partial) spec: known keys only, each a finite number, `ipu` one of {@link IPU_TARGETS}. */
 export const targetSpecOverrides = z.strictObject({
+  ipu: z.enum(IPU_TARGETS),
   tiles: z.number().int().positive(),
   memoryPerTile: positive,
   peakFlopsFp16: positive,
   peakFlopsFp32: positive,
   clockHz: positive,
-  tileBytesPerCycle: positive,
-  exchangeBandwidth: positive,
   ipuLinkBandwidth: positive,
+  ipuLinks: z.number().int().positive(),
   streamingMemoryBandwidth: positive,
   streamingMemoryCapacity: nonNegative,
   hostLinkBandwidth: positive,
-  syncCycles: nonNegative,
-  kernelOverheadCycles: nonNegative,
+  syncHopLatency: nonNegative,
 }).partial();
 
-/** A spec: the GC200 with `overrides` applied; unknown keys and bad values are errors naming them. */
+/**
+ * A spec: the IPU named by `overrides.ipu` (default the GC200) with the other
+ * `overrides` applied; unknown keys and bad values are errors naming them.
+ */
 export function targetSpec(overrides: Partial<IpuTargetSpec> = {}, where = 'IPU target'): IpuTargetSpec {
   const parsed = targetSpecOverrides.safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.join(', ') : '');
-    throw new PoptfjsError(`${where}: ${key ? `'${key}': ` : ''}${issue.message}; expected keys ${Object.keys(GC200).join(', ')} with positive numbers`, {
-      type: 'device',
-    });
+    throw new PoptfjsError(
+      `${where}: ${key ? `'${key}': ` : ''}${issue.message}; expected 'ipu' (${IPU_TARGETS.join(' or ')}) and keys ${Object.keys(GC200).filter((k) => k !== 'ipu').join(', ')} with positive numbers`,
+      { type: 'device' },
+    );
   }
-  return Object.freeze({ ...GC200, ...parsed.data });
+  return Object.freeze({ ...TARGETS[parsed.data.ipu ?? 'GC200'], ...parsed.data });
 }
 
 /** In-Processor memory of one IPU, in bytes. */
@@ -107,7 +140,18 @@ export function ipuMemory(spec: IpuTargetSpec): number {
   return spec.tiles * spec.memoryPerTile;
 }
 
-/** On-chip memory bandwidth of one IPU, bytes/s. */
-export function tileMemoryBandwidth(spec: IpuTargetSpec): number {
-  return spec.tiles * spec.tileBytesPerCycle * spec.clockHz;
+/** Multiply-accumulates per tile per cycle of the AMP: fp16 with fp16 or fp32 partials, and fp32. */
+export function ampMacsPerCycle(spec: IpuTargetSpec): { readonly float16: number; readonly float16Float32Partials: number; readonly float32: number } {
+  const perCycle = (flops: number) => flops / (2 * spec.tiles * spec.clockHz);
+  return { float16: perCycle(spec.peakFlopsFp16), float16Float32Partials: perCycle(spec.peakFlopsFp16) / 2, float32: perCycle(spec.peakFlopsFp32) };
+}
+
+/**
+ * Seconds of one sync across `ipus` IPUs: one hop within a card plus one per
+ * card pair (two IPUs a card), there and back.
+ */
+export function ipuSyncSeconds(spec: IpuTargetSpec, ipus: number): number {
+  if (ipus <= 1) return 0;
+  const hops = 1 + Math.floor(ipus / 4);
+  return 2 * hops * spec.syncHopLatency;
 }

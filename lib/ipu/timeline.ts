@@ -1,32 +1,40 @@
 /**
  * The simulated timeline of one call: the schedule laid out in time on each
- * IPU of a replica, from the cost model.
+ * IPU of a replica, from the cost model of each kernel ({@link kernelCost}).
  *
- * - A kernel takes its launch overhead plus the longer of its FLOPs at peak
- *   rate (fp16 when it computes in float16, else fp32) and its bytes at
- *   on-tile memory bandwidth.
- * - Under recomputation, a backward unit first re-runs the forward nodes
- *   that remake the activations it recomputes.
+ * - In a schedule step each IPU runs its units' kernels one after another;
+ *   a kernel lasts its compute, on-chip exchange and syncs. Under
+ *   recomputation a backward unit first re-runs the forward kernels that
+ *   remake what it recomputes.
  * - A value read on another IPU than the one that made it is copied over the
- *   IPU-Links before the reader's compute in that step.
- * - Streaming-memory transfers of phased execution overlap compute or not, as
- *   their liveness says.
- * - Every schedule step ends with a sync across the IPUs (bulk-synchronous
+ *   IPU-Links between the two in that step: four of an IPU's ten links join
+ *   the two IPUs of a card, two lead to the next card (the link model of
+ *   poplibs' tests, lib/poplibs_test/Util.cpp).
+ * - Streaming-memory transfers load and store what lives off chip; they
+ *   overlap compute when they go through I/O tiles (or a phased liveness
+ *   lets them), and stall it otherwise.
+ * - Every step ends with a sync across the IPUs (bulk-synchronous
  *   execution); the step lasts as long as its busiest IPU.
- * - Host I/O moves the call's inputs in and outputs out over the host link;
- *   in training, each device iteration ends with the gradient all-reduce
- *   across replicas (a ring: 2(R-1)/R of the gradient bytes over the links)
- *   and the optimizer update.
+ * - Host I/O moves the call's inputs in and outputs out at the host link's
+ *   bandwidth, before and after the schedule, or alongside it when the IPUs
+ *   have I/O tiles.
+ * - In training, each device iteration ends with the gradient reduction
+ *   across replicas (a ring all-reduce, 2(R-1)/R of the gradient bytes over
+ *   two links; with sharded optimizer state a reduce-scatter and an
+ *   all-gather of the same volume), the optimizer update, and the loads and
+ *   stores of off-chip optimizer state.
  *
  * Replicas run the same timeline at the same time on their own IPUs.
  */
-import { paramValues, type Graph } from '../ir/graph.js';
-import { computesInFloat16, nodeCost, valueBytes } from '../ir/node_cost.js';
+import { sizeOf, type Graph, type Node } from '../ir/graph.js';
+import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
-import { tileMemoryBandwidth, type IpuTargetSpec } from './target_spec.js';
+import { ELEMENTWISE_VERTEX_CYCLES, type KernelCost } from './kernel_cycles.js';
+import { ipuSyncSeconds, type IpuTargetSpec } from './target_spec.js';
+import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from './tensor_storage.js';
 
 /** What an IPU does in a segment of time. */
 export type SegmentKind = 'compute' | 'exchange' | 'streaming' | 'sync' | 'host' | 'all-reduce' | 'update';
@@ -45,7 +53,9 @@ export interface TimelineSegment {
 /** Busy time of one IPU by kind, and its utilization. */
 export interface IpuActivity {
   readonly ipu: number;
+  /** Seconds computing (vertices running). */
   readonly compute: number;
+  /** Seconds exchanging data between tiles and over the IPU-Links. */
   readonly exchange: number;
   readonly streaming: number;
   readonly sync: number;
@@ -80,6 +90,8 @@ export interface TimelineRequest {
   readonly schedule: Schedule;
   readonly transfers: readonly StreamingTransfer[];
   readonly spec: IpuTargetSpec;
+  /** The cost of each node on its IPU, by node id. */
+  readonly nodeCosts: readonly KernelCost[];
   readonly training: boolean;
   /** Schedule runs per call: device iterations in training, 1 in inference. */
   readonly scheduleRuns: number;
@@ -89,31 +101,46 @@ export interface TimelineRequest {
   /** Bytes of the host inputs and outputs of one call, per replica. */
   readonly hostBytesIn: number;
   readonly hostBytesOut: number;
-  /** Names of trained weights (their gradients are all-reduced and updated). */
+  /** Names of trained weights (their gradients are reduced and updated). */
   readonly trainedWeights: ReadonlySet<string>;
-  /** Optimizer state tensors per trained weight. */
-  readonly optimizerSlots: number;
+  /** Optimizer state tensors per trained weight, and their bytes per element. */
+  readonly optimizerSlotBytes: readonly number[];
+  /** Where each kind of tensor lives (default: everything on chip). */
+  readonly storage?: TensorStorage;
   /** What the backward pass recomputes (default: nothing). */
   readonly recomputation?: RecomputationPlan;
+}
+
+/** IPU-Links joining the two IPUs of a card, and an IPU to the next card (poplibs' test model of the IPU-Link ladder). */
+const LINKS_WITHIN_CARD = 4;
+const LINKS_TO_NEXT_CARD = 2;
+/** Links a ring collective across replicas runs over. */
+const COLLECTIVE_LINKS = 2;
+
+/** Bytes/s of a collective across replicas. */
+function collectiveBandwidth(spec: IpuTargetSpec): number {
+  return (spec.ipuLinkBandwidth * COLLECTIVE_LINKS) / spec.ipuLinks;
+}
+
+/** Bytes/s between IPUs `a` and `b` over the links that join them. */
+function linkBandwidth(spec: IpuTargetSpec, a: number, b: number): number {
+  const links = Math.floor(a / 2) === Math.floor(b / 2) ? LINKS_WITHIN_CARD : LINKS_TO_NEXT_CARD;
+  return (spec.ipuLinkBandwidth * links) / spec.ipuLinks;
 }
 
 /** Simulates one call. */
 export function simulateTimeline(request: TimelineRequest): Timeline {
   const { graph, placement, schedule, spec } = request;
+  const storage = request.storage ?? ON_CHIP_STORAGE;
+  const R = request.replicationFactor;
   const ipuCount = placement.ipusPerReplica;
   const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
-  const memoryBandwidth = tileMemoryBandwidth(spec);
-  const overhead = spec.kernelOverheadCycles / spec.clockHz;
-  const nodeTime = graph.nodes.map((node) => {
-    const cost = nodeCost(graph, node);
-    if (cost.flops === 0 && cost.bytes === 0) return 0;
-    const peak = computesInFloat16(graph, node) ? spec.peakFlopsFp16 : spec.peakFlopsFp32;
-    return overhead + Math.max(cost.flops / peak, cost.bytes / memoryBandwidth);
-  });
+  const seconds = (cycles: number) => cycles / spec.clockHz;
   const unitNodes = placement.units.map(() => [] as number[]);
   graph.nodes.forEach((n) => unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));
-  // Bytes each node must receive from other IPUs (first reader on an IPU pays for the copy).
-  const copyBytes = new Array<number>(graph.nodes.length).fill(0);
+
+  // Seconds each node spends receiving values from other IPUs (its first reader on an IPU pays for the copy).
+  const copySeconds = new Array<number>(graph.nodes.length).fill(0);
   const copied = new Set<string>();
   for (const node of graph.nodes) {
     const ipu = ipuOfNode(node.id);
@@ -121,7 +148,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       const source = graph.values[id]!.source;
       if (source.kind !== 'node' || ipuOfNode(source.node) === ipu || copied.has(`${id}@${ipu}`)) continue;
       copied.add(`${id}@${ipu}`);
-      copyBytes[node.id]! += valueBytes(graph, id);
+      copySeconds[node.id]! += valueBytes(graph, id) / linkBandwidth(spec, ipuOfNode(source.node), ipu);
     }
   }
 
@@ -130,47 +157,66 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
     if (length > 0) segments.push({ ipu, kind, start, end: start + length, label });
   };
   const allIpus = Array.from({ length: ipuCount }, (_, i) => i);
+  const overlapHost = storage.ioTiles > 0;
   let now = 0;
   let scheduleTime = 0;
   let scheduleBusy = 0;
 
   const hostIn = request.hostBytesIn / spec.hostLinkBandwidth;
+  const hostOut = request.hostBytesOut / spec.hostLinkBandwidth;
   for (const ipu of allIpus) push(ipu, 'host', now, hostIn, 'host → device');
-  now += hostIn;
+  if (!overlapHost) now += hostIn;
 
-  const syncTime = ipuCount > 1 ? spec.syncCycles / spec.clockHz : 0;
+  const syncTime = ipuCount * R > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
+  const work = (nodes: readonly number[], ipu: number, acc: { compute: number; exchange: number; sync: number }) => {
+    for (const nodeId of nodes) {
+      if (ipuOfNode(nodeId) !== ipu) continue;
+      const cost = request.nodeCosts[nodeId]!;
+      acc.compute += seconds(cost.compute);
+      acc.exchange += seconds(cost.exchange) + copySeconds[nodeId]!;
+      acc.sync += seconds(cost.sync);
+    }
+  };
+  // Steps with the same units (the steady state of a pipeline) take the same time.
+  const stepCosts = new Map<string, Array<{ compute: number; exchange: number; sync: number }>>();
   for (let run = 0; run < request.scheduleRuns; run++) {
     schedule.steps.forEach((step, t) => {
-      const compute = new Array<number>(ipuCount).fill(0);
-      const exchange = new Array<number>(ipuCount).fill(0);
-      const labels = allIpus.map(() => [] as string[]);
-      for (const work of step.work) {
-        const unit = placement.units[work.unit]!;
-        for (const nodeId of request.recomputation?.unitNodes.get(work.unit) ?? []) compute[ipuOfNode(nodeId)]! += nodeTime[nodeId]!;
-        for (const nodeId of unitNodes[work.unit]!) {
-          const ipu = ipuOfNode(nodeId);
-          compute[ipu]! += nodeTime[nodeId]!;
-          exchange[ipu]! += copyBytes[nodeId]! / spec.ipuLinkBandwidth;
+      const signature = step.work.map((w) => w.unit).join(',');
+      let costs = stepCosts.get(signature);
+      if (!costs) {
+        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0 }));
+        for (const w of step.work) {
+          for (const ipu of allIpus) {
+            work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
+            work(unitNodes[w.unit]!, ipu, costs[ipu]!);
+          }
         }
-        unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${work.microBatch}`));
+        stepCosts.set(signature, costs);
+      }
+      const labels = allIpus.map(() => [] as string[]);
+      for (const w of step.work) {
+        const unit = placement.units[w.unit]!;
+        unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`));
       }
       const streamIn = new Array<number>(ipuCount).fill(0);
       const streamOut = new Array<number>(ipuCount).fill(0);
       const overlapping = new Array<boolean>(ipuCount).fill(true);
       for (const tr of request.transfers) {
         if (tr.step !== t) continue;
-        const seconds = tr.bytes / spec.streamingMemoryBandwidth;
-        if (tr.when === 'before') streamIn[tr.ipu]! += seconds;
-        else streamOut[tr.ipu]! += seconds;
+        const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
+        if (tr.when === 'before') streamIn[tr.ipu]! += s;
+        else streamOut[tr.ipu]! += s;
         if (!tr.overlapsCompute) overlapping[tr.ipu] = false;
       }
       const busy = allIpus.map((ipu) => {
-        const work = exchange[ipu]! + compute[ipu]!;
+        const c = costs[ipu]!;
+        const working = c.exchange + c.compute + c.sync;
         const streaming = streamIn[ipu]! + streamOut[ipu]!;
-        return overlapping[ipu] ? Math.max(work, streaming) : work + streaming;
+        return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
       });
       const length = Math.max(...busy);
       for (const ipu of allIpus) {
+        const c = costs[ipu]!;
         let at = now;
         if (!overlapping[ipu]) {
           push(ipu, 'streaming', at, streamIn[ipu]!, 'load');
@@ -178,10 +224,12 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
         } else {
           push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
         }
-        push(ipu, 'exchange', at, exchange[ipu]!, 'exchange');
-        at += exchange[ipu]!;
-        push(ipu, 'compute', at, compute[ipu]!, labels[ipu]!.join(' '));
-        at += compute[ipu]!;
+        push(ipu, 'exchange', at, c.exchange, 'exchange');
+        at += c.exchange;
+        push(ipu, 'compute', at, c.compute, labels[ipu]!.join(' '));
+        at += c.compute;
+        push(ipu, 'sync', at, c.sync, 'tile syncs');
+        at += c.sync;
         if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
         push(ipu, 'sync', now + length, syncTime, 'sync');
         scheduleBusy += busy[ipu]!;
@@ -189,41 +237,23 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       now += length + syncTime;
       scheduleTime += length;
     });
-    if (request.training) {
-      const params = paramValues(graph);
-      const weightIpu = new Map<string, number>();
-      for (const node of graph.nodes) {
-        for (const id of node.inputs) {
-          const source = graph.values[id]!.source;
-          if (source.kind === 'param' && request.trainedWeights.has(source.name) && !weightIpu.has(source.name)) weightIpu.set(source.name, ipuOfNode(node.id));
-        }
-      }
-      const gradientBytes = new Array<number>(ipuCount).fill(0);
-      for (const [name, ipu] of weightIpu) gradientBytes[ipu]! += valueBytes(graph, params.get(name)!.id);
-      const R = request.replicationFactor;
-      const allReduce = allIpus.map((ipu) => (R > 1 ? ((2 * (R - 1)) / R) * gradientBytes[ipu]! / spec.ipuLinkBandwidth : 0));
-      const update = allIpus.map((ipu) => ((2 + request.optimizerSlots * 2) * gradientBytes[ipu]!) / memoryBandwidth);
-      for (const ipu of allIpus) {
-        push(ipu, 'all-reduce', now, allReduce[ipu]!, 'gradient all-reduce');
-        push(ipu, 'update', now + allReduce[ipu]!, update[ipu]!, 'optimizer');
-      }
-      now += Math.max(0, ...allIpus.map((ipu) => allReduce[ipu]! + update[ipu]!));
-    }
+    if (request.training) now += weightUpdate(request, storage, now, push);
   }
-  const hostOut = request.hostBytesOut / spec.hostLinkBandwidth;
-  for (const ipu of allIpus) push(ipu, 'host', now, hostOut, 'device → host');
-  now += hostOut;
+  // With I/O tiles the host transfers run alongside the schedule; without, after it.
+  const outAt = overlapHost ? Math.max(hostIn, now - hostOut) : now;
+  for (const ipu of allIpus) push(ipu, 'host', outAt, hostOut, 'device → host');
+  now = Math.max(now, outAt + hostOut);
 
   const duration = now;
-  const sum = (ipu: number, kind: SegmentKind) => segments.filter((s) => s.ipu === ipu && s.kind === kind).reduce((a, s) => a + s.end - s.start, 0);
+  const total = (ipu: number, kind: SegmentKind) => segments.filter((s) => s.ipu === ipu && s.kind === kind).reduce((a, s) => a + s.end - s.start, 0);
   const ipus: IpuActivity[] = allIpus.map((ipu) => {
     const activity = {
-      compute: sum(ipu, 'compute'),
-      exchange: sum(ipu, 'exchange'),
-      streaming: sum(ipu, 'streaming'),
-      sync: sum(ipu, 'sync'),
-      host: sum(ipu, 'host'),
-      collective: sum(ipu, 'all-reduce') + sum(ipu, 'update'),
+      compute: total(ipu, 'compute'),
+      exchange: total(ipu, 'exchange'),
+      streaming: total(ipu, 'streaming'),
+      sync: total(ipu, 'sync'),
+      host: total(ipu, 'host'),
+      collective: total(ipu, 'all-reduce') + total(ipu, 'update'),
     };
     const busyTime = Object.values(activity).reduce((a, b) => a + b, 0);
     return { ipu, ...activity, idle: Math.max(0, duration - busyTime), utilization: duration > 0 ? activity.compute / duration : 0 };
@@ -237,4 +267,54 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
     throughput: duration > 0 ? request.samplesPerCall / duration : 0,
     bubbleFraction: scheduleCapacity > 0 ? 1 - scheduleBusy / scheduleCapacity : 0,
   };
+}
+
+/**
+ * The end of a training step on each IPU: gradient reduction across the
+ * replicas, loading off-chip optimizer state, the update, and storing the
+ * state back. Returns its length (the slowest IPU's).
+ */
+function weightUpdate(
+  request: TimelineRequest,
+  storage: TensorStorage,
+  start: number,
+  push: (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => void,
+): number {
+  const { graph, placement, spec } = request;
+  const R = request.replicationFactor;
+  const ipuCount = placement.ipusPerReplica;
+  const tiles = spec.tiles - storage.ioTiles;
+  const ipuOfNode = (node: Node) => placement.stages[placement.nodeStages[node.id]!]!.ipu;
+  const weightIpu = new Map<number, number>();
+  for (const node of graph.nodes) {
+    for (const id of node.inputs) {
+      const source = graph.values[id]!.source;
+      if (source.kind === 'param' && request.trainedWeights.has(source.name) && !weightIpu.has(id)) weightIpu.set(id, ipuOfNode(node));
+    }
+  }
+  const gradientBytes = new Array<number>(ipuCount).fill(0);
+  const updatedElements = new Array<number>(ipuCount).fill(0);
+  const stateBytes = new Array<number>(ipuCount).fill(0);
+  const slotBytes = request.optimizerSlotBytes.reduce((a, b) => a + b, 0);
+  for (const [id, ipu] of weightIpu) {
+    const elements = sizeOf(graph.values[id]!.shape);
+    const shard = shardFraction(storage.optimizer, elements, R);
+    gradientBytes[ipu]! += valueBytes(graph, id);
+    updatedElements[ipu]! += elements * shard;
+    if (isOffChip(storage.optimizer, elements)) stateBytes[ipu]! += elements * slotBytes * shard;
+  }
+  // An update reads the gradient, the weight and each state tensor and writes the weight and the state: a few vector operations each.
+  const cyclesPerElement = 1.5 * (2 + 3 * request.optimizerSlotBytes.length);
+  let longest = 0;
+  for (let ipu = 0; ipu < ipuCount; ipu++) {
+    const reduce = R > 1 ? ((2 * (R - 1)) / R) * gradientBytes[ipu]! / collectiveBandwidth(spec) : 0;
+    const load = stateBytes[ipu]! / spec.streamingMemoryBandwidth;
+    const update = updatedElements[ipu]! > 0 ? (ELEMENTWISE_VERTEX_CYCLES + Math.ceil(updatedElements[ipu]! / tiles) * cyclesPerElement) / spec.clockHz : 0;
+    push(ipu, 'all-reduce', start, reduce, R > 1 && storage.optimizer.sharded ? 'gradient reduce-scatter and weight all-gather' : 'gradient all-reduce');
+    push(ipu, 'streaming', start + reduce, load, 'optimizer state load');
+    push(ipu, 'update', start + reduce + load, update, 'optimizer');
+    push(ipu, 'streaming', start + reduce + load + update, load, 'optimizer state store');
+    longest = Math.max(longest, reduce + 2 * load + update);
+  }
+  return longest;
 }

@@ -7,6 +7,7 @@
  * writes. Counts depend only on shapes, so they are exact for a static graph.
  */
 import { sizeOf, valueElementBytes, type Graph, type Node, type Value } from './graph.js';
+import { VIEW_KERNELS } from './value_views.js';
 
 /** The work of one node. */
 export interface NodeCost {
@@ -18,8 +19,6 @@ export interface NodeCost {
 const TRANSCENDENTAL = new Set(['Exp', 'Log', 'Log1p', 'Expm1', 'Tanh', 'Sigmoid', 'Softplus', 'Erf', 'Pow', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Atan2', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh', 'Elu', 'Selu', 'Sqrt', 'Rsqrt']);
 const TRANSCENDENTAL_FLOPS = 4;
 
-/** Kernels that only reinterpret a tensor's shape: views on the IPU, free. */
-export const VIEW_KERNELS: ReadonlySet<string> = new Set(['Reshape', 'Identity', 'ExpandDims', 'Squeeze']);
 
 const REDUCTIONS = new Set(['Sum', 'Mean', 'Max', 'Min', 'Prod', 'All', 'Any', 'ArgMax', 'ArgMin', 'Cumsum', 'Cumprod', 'UnsortedSegmentSum']);
 const DATA_MOVEMENT = new Set([

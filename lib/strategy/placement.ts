@@ -280,6 +280,7 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   const { nodeUnits, nodeStages } = assignUnits(graph, {
     forwardStage: (node) =>
       node.annotations.pass === 'forward' && !node.annotations.loss ? stageOfBlock.get(node.annotations.block ?? UNANNOTATED_BLOCK)! : undefined,
+    blockStage: (node) => (node.annotations.block === undefined ? undefined : stageOfBlock.get(node.annotations.block)),
     unitOf: (pass, stage) => unitOfGroup(pass, groupOfStage.get(stage)!),
     firstStageOf: (unit) => units[unit]!.stages[0]!,
     lastForwardStage: placedStages.length - 1,
@@ -330,6 +331,8 @@ function nextPowerOfTwo(n: number): number {
 interface UnitMapping {
   /** The stage of a forward node of the model (by its block), or undefined for other nodes. */
   forwardStage(node: Node): number | undefined;
+  /** The stage of the block a node carries (a backward node carries its forward node's), if any. */
+  blockStage(node: Node): number | undefined;
   /** The unit of a pass of a stage. */
   unitOf(pass: Pass, stage: number): number;
   /** The first stage of a unit. */
@@ -341,8 +344,9 @@ interface UnitMapping {
 
 /**
  * The unit and stage of every node: forward model nodes by their block;
- * backward nodes with the stage of the forward node they differentiate; the
- * rest (the loss, gradient sums) where their last input becomes available. A
+ * backward nodes with the stage of the forward node they differentiate (the
+ * block it had when traced, else the stage the forward node got); the rest
+ * (the loss, gradient sums) where their last input becomes available. A
  * forward node that needs a value of a later unit breaks the model's order.
  */
 function assignUnits(graph: Graph, map: UnitMapping): { nodeUnits: number[]; nodeStages: number[] } {
@@ -366,8 +370,9 @@ function assignUnits(graph: Graph, map: UnitMapping): { nodeUnits: number[]; nod
         node.annotations.block ?? '',
       );
     }
-    if (unit === undefined && node.annotations.pass === 'backward' && node.annotations.gradOf !== undefined) {
-      const forwardStage = stages[node.annotations.gradOf]!;
+    const ofBlock = node.annotations.pass === 'backward' ? map.blockStage(node) : undefined;
+    if (unit === undefined && (ofBlock !== undefined || (node.annotations.pass === 'backward' && node.annotations.gradOf !== undefined))) {
+      const forwardStage = ofBlock ?? stages[node.annotations.gradOf!]!;
       stage = forwardStage >= 0 ? forwardStage : map.lastForwardStage;
       unit = map.unitOf('backward', stage);
       if (earliest > unit) {

@@ -23,7 +23,7 @@
  */
 import { PoptfjsError } from '../errors.js';
 import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
-import { VIEW_KERNELS } from '../ir/node_cost.js';
+import { VIEW_KERNELS } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from './placement.js';
 

@@ -162,14 +162,20 @@ export class KernelRecorder {
     return id !== undefined && this.dynamic.has(id);
   }
 
+  /**
+   * The annotations of the next node. A backward node carries the block (and
+   * IPU) of the forward node it differentiates, so it stays on that node's
+   * IPU whatever patterns later do to the forward node.
+   */
   private annotations(): NodeAnnotations {
     const layer = this.layerStack[this.layerStack.length - 1];
-    const block = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
+    const active = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
+    const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
       ...(this.gradOf !== undefined ? { gradOf: this.gradOf } : {}),
-      ...(block ? { block: block.userId, ...(block.ipuId !== undefined ? { ipu: block.ipuId } : {}) } : {}),
+      ...(block.block !== undefined ? { block: block.block, ...(block.ipu !== undefined ? { ipu: block.ipu } : {}) } : {}),
       ...(this.computingLoss ? { loss: true } : {}),
     };
   }

@@ -205,17 +205,37 @@ export class GraphEditor {
     return { ...node, inputs: node.inputs.map((v) => this.resolve(v)) };
   }
 
-  /** `gradOf` renumbered; a removed forward node is replaced by the node now computing its first output. */
+  /**
+   * `gradOf` renumbered. A removed forward node is replaced by the node now
+   * computing its first output, else by the node it came from (the producer
+   * of its first computed input), so a backward node keeps pointing at a
+   * forward node of the same place in the model.
+   */
   private remapGradOf(annotations: NodeAnnotations, nodeIds: ReadonlyMap<NodeId, NodeId>): NodeAnnotations {
     if (annotations.gradOf === undefined) return annotations;
-    let target = nodeIds.get(annotations.gradOf);
-    if (target === undefined) {
-      const forward = this.nodes[annotations.gradOf];
-      const first = forward?.outputs[0];
-      const source = first === undefined ? undefined : this.value(this.resolve(first)).source;
-      if (source?.kind === 'node') target = nodeIds.get(source.node);
-    }
     const { gradOf: _dropped, ...rest } = annotations;
+    const target = this.survivingForwardNode(annotations.gradOf, nodeIds, new Set());
     return target === undefined ? rest : { ...rest, gradOf: target };
+  }
+
+  private survivingForwardNode(id: NodeId, nodeIds: ReadonlyMap<NodeId, NodeId>, seen: Set<NodeId>): NodeId | undefined {
+    const kept = nodeIds.get(id);
+    if (kept !== undefined || seen.has(id)) return kept;
+    seen.add(id);
+    const node = this.nodes[id];
+    if (!node) return undefined;
+    const first = node.outputs[0];
+    const replacement = first === undefined ? undefined : this.value(this.resolve(first)).source;
+    if (replacement?.kind === 'node' && replacement.node !== id) {
+      const found = this.survivingForwardNode(replacement.node, nodeIds, seen);
+      if (found !== undefined) return found;
+    }
+    for (const input of node.inputs) {
+      const source = this.value(input).source;
+      if (source.kind !== 'node') continue;
+      const found = this.survivingForwardNode(source.node, nodeIds, seen);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
 }

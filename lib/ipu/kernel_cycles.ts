@@ -1,0 +1,206 @@
+/**
+ * How long one kernel takes on one IPU, in tile clock cycles, and the
+ * temporary memory it needs: the cost model of the simulated IPU.
+ *
+ * Poplar runs a kernel as bulk-synchronous supersteps over all the tiles:
+ * an exchange phase that brings each tile the data it works on, a compute
+ * phase in which every tile runs its vertices, and a sync. A kernel lasts as
+ * long as its busiest tile. The model follows that:
+ *
+ * - views (reshape, transpose, slice, ...) cost nothing;
+ * - matrix products and convolutions are planned by {@link planMatMul}
+ *   (operand exchange, AMP or vector compute, reduction of partial sums);
+ * - element-wise kernels spread their elements evenly over the tiles; each
+ *   tile pays a vertex's fixed cost plus a number of cycles per element
+ *   taken from poplibs' own cycle estimates for the operation and type
+ *   (lib/popops/popopsCycleEstimators.hpp: cycles per vector plus the loop's
+ *   load/store overhead, over the vector width), and a broadcast operand is
+ *   exchanged to the tiles that need it;
+ * - reductions add their elements on each tile, exchange the partial sums
+ *   and add them again (two supersteps);
+ * - copies, gathers and scatters move their bytes over the exchange;
+ * - every superstep ends with a sync of the IPU's tiles,
+ *   {@link TILE_SYNC_CYCLES}.
+ */
+import { sizeOf, type Graph, type Node } from '../ir/graph.js';
+import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
+import { VIEW_KERNELS } from '../ir/value_views.js';
+import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
+import { matMulShape } from './matmul_shape.js';
+
+/** Cycles of a sync of all the tiles of one IPU at the end of a superstep (the figure poplibs' CTC loss planner uses, lib/popnn/CTCLossPlan.cpp). */
+export const TILE_SYNC_CYCLES = 90;
+/** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
+export const ELEMENTWISE_VERTEX_CYCLES = 170;
+/** Bytes a tile copies per cycle in its own memory (one 64-bit load and store per cycle). */
+export const LOCAL_COPY_BYTES_PER_CYCLE = 8;
+
+/**
+ * Tile cycles per element of element-wise operations, in float16 and in
+ * float32: poplibs' cycles per loop over the elements per loop, with the
+ * loop's load/store overhead (lib/popops/popopsCycleEstimators.hpp and
+ * .cpp, `binaryOpInnerLoopCycles`/`unaryOpInnerLoopCycles`). Six workers
+ * each issue every sixth cycle, so worker cycles per element are tile cycles
+ * per element.
+ */
+const CYCLES_PER_ELEMENT: Record<string, readonly [float16: number, float32: number]> = {
+  // ADD/SUBTRACT/MULTIPLY: 1 cycle per 64-bit vector + 2 of load/store.
+  Add: [0.75, 1.5], Sub: [0.75, 1.5], Multiply: [0.75, 1.5], AddN: [0.75, 1.5], SquaredDifference: [1.5, 3],
+  // MAXIMUM/MINIMUM {4, false, 4} half, {3, false, 2} float; comparisons store bytes (_st8).
+  Maximum: [1, 1.5], Minimum: [1, 1.5], Greater: [1.5, 2], GreaterEqual: [1.5, 2], Less: [1.5, 2], LessEqual: [1.5, 2], Equal: [1.5, 2], NotEqual: [1.5, 2],
+  LogicalAnd: [1.5, 2], LogicalOr: [1.5, 2], LogicalNot: [1.5, 2], Select: [1, 1.5], SelectV2: [1, 1.5],
+  // DIVIDE {21, false, 4} half, {10, false, 2} float.
+  RealDiv: [5.25, 5], Div: [5.25, 5], DivNoNan: [5.25, 5], FloorDiv: [5.25, 5], Reciprocal: [3.75, 3],
+  // RELU {2..3, false, 4/2}; NEGATE, ABSOLUTE, SQUARE, casts: one instruction.
+  Relu: [0.75, 1.5], Relu6: [1, 2], LeakyRelu: [1, 2], Prelu: [1, 2], Step: [1, 2], Neg: [0.5, 1], Abs: [0.5, 1], Square: [0.5, 1], Sign: [1.25, 2.5],
+  Cast: [1, 1], Floor: [0.5, 1], Ceil: [0.5, 1], Round: [0.5, 1], ClipByValue: [1, 2],
+  // EXPONENT {4, false, 4} half, {6, false, 2} float; LOGARITHM {4,..,4} / {12,..,2}; TANH, SIGMOID; SQRT, RSQRT.
+  Exp: [1, 3], Expm1: [1.25, 4], Log: [1, 6], Log1p: [4.5, 18], Tanh: [1, 6], Sigmoid: [1.5, 6], Softplus: [2, 9],
+  Sqrt: [5.75, 5], Rsqrt: [4.75, 4], Pow: [6, 12],
+  // ERF {13, false, 1} / {41, false, 1}; GELU_ERF {16, false, 1} / {22, false, 1}.
+  Erf: [13, 41], Elu: [1.5, 4], Selu: [1.5, 4],
+  Sin: [25, 100], Cos: [25, 100], Tan: [30, 120], Asin: [102, 102], Acos: [102, 102], Atan: [102, 102], Atan2: [144, 136],
+  Sinh: [6, 12], Cosh: [6, 12], Asinh: [6, 12], Acosh: [6, 12], Atanh: [6, 12], IsNan: [0.75, 1.5], IsInf: [1.25, 1.5], IsFinite: [1.25, 2.5],
+};
+/** Cycles per element of operations the table does not list (a few instructions per element). */
+const DEFAULT_CYCLES_PER_ELEMENT: readonly [number, number] = [1.5, 3];
+/** Elements per tile cycle of the first stage of a reduction (one 64-bit vector add per cycle). */
+const REDUCTION_CYCLES_PER_ELEMENT: readonly [number, number] = [0.25, 0.5];
+
+const REDUCTIONS = new Set(['Sum', 'Mean', 'Max', 'Min', 'Prod', 'All', 'Any', 'ArgMax', 'ArgMin', 'Cumsum', 'Cumprod', 'EuclideanNorm']);
+const MOVES = new Set([
+  'PadV2', 'MirrorPad', 'Tile', 'OneHot', 'Fill', 'ZerosLike', 'OnesLike', 'SpaceToBatchND', 'BatchToSpaceND', 'DepthToSpace', 'ResizeNearestNeighbor',
+  'ResizeNearestNeighborGrad', 'ResizeBilinear', 'ResizeBilinearGrad', 'Range', 'LinSpace',
+]);
+const GATHERS = new Set(['GatherV2', 'GatherNd']);
+const SCATTERS = new Set(['ScatterNd', 'TensorScatterUpdate', 'UnsortedSegmentSum', 'SparseToDense']);
+
+/** The IPU a kernel runs on, for the cost model. */
+export interface KernelTarget extends MatMulTarget {
+  /** Matrix products accumulate in float16 (`Precision.setPartialsType(half)`) instead of float32. */
+  readonly halfPartials: boolean;
+}
+
+/** The cost of one kernel on one IPU. */
+export interface KernelCost {
+  /** Tile cycles computing (the busiest tile). */
+  readonly compute: number;
+  /** Tile cycles exchanging data between tiles. */
+  readonly exchange: number;
+  /** Tile cycles in syncs between supersteps. */
+  readonly sync: number;
+  /** Temporary memory over the IPU's tiles, bytes. */
+  readonly temporaryBytes: number;
+  /** The plan of a matrix product or convolution. */
+  readonly plan?: MatMulPlan;
+}
+
+const FREE: KernelCost = Object.freeze({ compute: 0, exchange: 0, sync: 0, temporaryBytes: 0 });
+
+function perElement(table: readonly [number, number], half: boolean): number {
+  return half ? table[0] : table[1];
+}
+
+/** Cycles of an element-wise pass over `elements` elements spread over the tiles. */
+function elementwiseCycles(elements: number, cycles: number, tiles: number): number {
+  return ELEMENTWISE_VERTEX_CYCLES + Math.ceil(elements / tiles) * cycles;
+}
+
+/** Cycles to exchange the parts of the smaller (broadcast) operands each tile needs. */
+function broadcastExchange(graph: Graph, node: Node, outputElements: number, tiles: number): number {
+  let bytes = 0;
+  for (const id of node.inputs) {
+    const v = graph.values[id]!;
+    const elements = sizeOf(v.shape);
+    if (elements > 1 && elements < outputElements) bytes += Math.min(elements, Math.ceil(outputElements / tiles)) * (valueBytes(graph, id) / elements);
+  }
+  return bytes / EXCHANGE_BYTES_PER_TILE_CYCLE;
+}
+
+function reductionCost(elements: number, outputs: number, half: boolean, tiles: number): KernelCost {
+  const first = elementwiseCycles(elements, perElement(REDUCTION_CYCLES_PER_ELEMENT, half), tiles);
+  // Each output's partial sums come from the tiles its elements were spread over.
+  const contributors = Math.max(1, Math.min(tiles, Math.ceil(elements / Math.max(1, outputs))));
+  if (contributors === 1) return { compute: first, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+  const partialsPerTile = Math.ceil((outputs * contributors) / tiles);
+  const exchange = (partialsPerTile * 4) / EXCHANGE_BYTES_PER_TILE_CYCLE;
+  const second = elementwiseCycles(outputs * contributors, perElement(REDUCTION_CYCLES_PER_ELEMENT, false), tiles);
+  return { compute: first + second, exchange, sync: 2 * TILE_SYNC_CYCLES, temporaryBytes: outputs * contributors * 4 };
+}
+
+function sum(...costs: KernelCost[]): KernelCost {
+  return costs.reduce((a, b) => ({
+    compute: a.compute + b.compute,
+    exchange: a.exchange + b.exchange,
+    sync: a.sync + b.sync,
+    temporaryBytes: Math.max(a.temporaryBytes, b.temporaryBytes),
+  }), FREE);
+}
+
+/** The cost of `node` on an IPU described by `target`. */
+export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
+  const kernel = node.kernel;
+  if (VIEW_KERNELS.has(kernel)) return FREE;
+  const tiles = target.tiles;
+  const half = computesInFloat16(graph, node);
+  const output = graph.values[node.outputs[0]!]!;
+  const outputElements = node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
+  const elementwise = (table: readonly [number, number], elements = outputElements): KernelCost => ({
+    compute: elementwiseCycles(elements, perElement(table, half), tiles),
+    exchange: broadcastExchange(graph, node, elements, tiles),
+    sync: TILE_SYNC_CYCLES,
+    temporaryBytes: 0,
+  });
+
+  const shape = matMulShape(graph, node, half ? 'float16' : 'float32', half && target.halfPartials ? 'float16' : 'float32');
+  if (shape) {
+    const plan = planMatMul(shape, target);
+    const supersteps = plan.split.depth > 1 ? 3 : 2;
+    const product: KernelCost = { compute: plan.cycles.compute + plan.cycles.reduction, exchange: plan.cycles.exchange, sync: supersteps * TILE_SYNC_CYCLES, temporaryBytes: plan.temporaryBytes, plan };
+    // Fused kernels add the bias and the activation on the output.
+    const fused = kernel.startsWith('Fused') || kernel === '_FusedMatMul' ? elementwise(DEFAULT_CYCLES_PER_ELEMENT) : FREE;
+    return { ...sum(product, fused), plan };
+  }
+  const inputElements = node.inputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
+  if (REDUCTIONS.has(kernel)) return reductionCost(sizeOf(graph.values[node.inputs[0]!]!.shape), Math.max(1, sizeOf(output.shape)), half, tiles);
+  if (kernel === 'Softmax' || kernel === 'LogSoftmax') {
+    const rows = Math.max(1, outputElements / (output.shape[output.shape.length - 1] ?? 1));
+    return sum(
+      reductionCost(outputElements, rows, half, tiles),
+      elementwise(CYCLES_PER_ELEMENT.Sub!),
+      elementwise(CYCLES_PER_ELEMENT.Exp!),
+      reductionCost(outputElements, rows, half, tiles),
+      elementwise(kernel === 'Softmax' ? CYCLES_PER_ELEMENT.RealDiv! : CYCLES_PER_ELEMENT.Log!),
+    );
+  }
+  if (kernel === 'FusedBatchNorm' || kernel === 'LRN') return sum(elementwise(CYCLES_PER_ELEMENT.Sub!), elementwise(CYCLES_PER_ELEMENT.Multiply!), elementwise(CYCLES_PER_ELEMENT.Add!), elementwise(CYCLES_PER_ELEMENT.Rsqrt!));
+  if (kernel.includes('Pool')) {
+    // Every output (or input gradient) element visits its window: one vector operation per window element.
+    const size = (node.attrs.filterSize as number[] | number | undefined) ?? 1;
+    const window = Array.isArray(size) ? size.reduce((a, b) => a * b, 1) : size * size;
+    return elementwise([0.25 * window, 0.5 * window], kernel.includes('Grad') ? inputElements : outputElements);
+  }
+  const bytesMoved = node.outputs.reduce((n, id) => n + valueBytes(graph, id), 0);
+  if (GATHERS.has(kernel) || SCATTERS.has(kernel)) {
+    // Rows are fetched from (or sent to) the tiles that hold them; scatters also add what lands on the same row.
+    const perTile = Math.ceil((SCATTERS.has(kernel) ? node.inputs.reduce((n, id) => n + valueBytes(graph, id), 0) : bytesMoved) / tiles);
+    return {
+      compute: ELEMENTWISE_VERTEX_CYCLES * 2 + perTile / LOCAL_COPY_BYTES_PER_CYCLE + (SCATTERS.has(kernel) ? Math.ceil(outputElements / tiles) * perElement(CYCLES_PER_ELEMENT.Add!, half) : 0),
+      exchange: perTile / EXCHANGE_BYTES_PER_TILE_CYCLE,
+      sync: 2 * TILE_SYNC_CYCLES,
+      temporaryBytes: 0,
+    };
+  }
+  if (MOVES.has(kernel) || kernel === 'Cast' || kernel.startsWith('poptfjs.Random')) {
+    const copy = Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE;
+    const exchange = MOVES.has(kernel) ? Math.ceil(bytesMoved / tiles) / EXCHANGE_BYTES_PER_TILE_CYCLE : 0;
+    return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (kernel === 'Cast' ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+  }
+  if (kernel.startsWith('poptfjs.')) return FREE;
+  return elementwise(CYCLES_PER_ELEMENT[kernel] ?? DEFAULT_CYCLES_PER_ELEMENT);
+}
+
+/** Tile cycles of a cost: compute, exchange and syncs one after another. */
+export function kernelCycles(cost: KernelCost): number {
+  return cost.compute + cost.exchange + cost.sync;
+}

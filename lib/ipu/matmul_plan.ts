@@ -1,0 +1,181 @@
+/**
+ * How an IPU runs a matrix product or a convolution, and what it costs: a
+ * small model of Poplar's convolution planner (poplin). The product of
+ * `groups` independent `[rows × depth] · [depth × columns]` products is split
+ * over the tiles along each of the four dimensions; each tile receives its
+ * blocks of both operands over the exchange (a weight is laid out for the
+ * product, so only the copies of blocks that several tiles share move),
+ * computes its partial block with
+ * the AMP (Accumulating Matrix Product) unit or, when that is faster, with
+ * vector instructions, and when the depth is split, the partial sums are
+ * exchanged and added.
+ *
+ * The planner picks the split with the fewest cycles whose per-tile
+ * temporary memory (received operand blocks and partial sums) fits in the
+ * available memory proportion of a tile's memory, as Poplar's
+ * `availableMemoryProportion` constrains its planner; when none fits, the
+ * split with the least temporary memory.
+ *
+ * Cycle figures are tile clock cycles. The AMP processes a block of
+ * {@link AMP_GRAINS} inputs (depth) by outputs (columns) per pass, one row
+ * every few cycles (64 multiply-accumulates a cycle in FP16.16, 32 with
+ * float32 partials, which use half the conv units, 16 in float32), with a
+ * fixed cost per pass and per vertex call. The fixed costs come from
+ * poplibs' estimate of its 1x1 AMP vertex (lib/poplin/PerformanceEstimation.hpp:
+ * per pass 19 + 6 cycles of loop, 32 of weight loads, six workers × 19 of
+ * set-up) and from a measurement on a Bow IPU (graphcore-research/tessellate-ipu,
+ * notebooks/IPU Peak Flops.ipynb: one pass over N rows on every tile takes
+ * 4·N + 333 cycles, reaching 16% of peak at N = 16 and 96% at N = 2048).
+ * The exchange moves {@link EXCHANGE_BYTES_PER_TILE_CYCLE} bytes per tile
+ * per cycle (8 TB/s over 1,472 tiles at 1.33 GHz; poplibs' planners take it
+ * from `Target::getExchangeBytesPerCycle()`).
+ */
+
+/** Bytes a tile receives per cycle over the exchange. */
+export const EXCHANGE_BYTES_PER_TILE_CYCLE = 4;
+/** Worker threads per tile; a thread issues one instruction every six cycles (the Poplar Engine reference). */
+export const WORKER_THREADS = 6;
+/** Depth (input channels) and columns (output channels) of one AMP pass, by operand and partials precision. */
+export const AMP_GRAINS = {
+  float16: { depth: 16, columns: 16 },
+  float16Float32Partials: { depth: 16, columns: 8 },
+  float32: { depth: 8, columns: 16 },
+} as const;
+/** Fixed tile cycles of one AMP pass (poplibs' 1x1 AMP vertex estimate). */
+export const AMP_PASS_OVERHEAD_CYCLES = 171;
+/** Fixed tile cycles of one AMP vertex call besides its passes: 333 measured for a one-pass call, less one pass. */
+export const AMP_CALL_OVERHEAD_CYCLES = 162;
+/** Fixed tile cycles of a vector multiply-accumulate vertex (six workers' set-up). */
+export const VECTOR_VERTEX_OVERHEAD_CYCLES = 170;
+/** Multiply-accumulates per tile cycle of the vector path: one 64-bit instruction per cycle over the six threads (2 float32 or 4 float16 lanes). */
+export const VECTOR_MACS_PER_CYCLE = { float16: 4, float32: 2 } as const;
+/** Elements per tile cycle of the additions that reduce partial sums (64-bit vectors). */
+export const REDUCTION_ELEMENTS_PER_CYCLE = { float16: 4, float32: 2 } as const;
+
+/** The shape of a product: `groups` independent `[rows × depth] · [depth × columns]` products. */
+export interface MatMulShape {
+  readonly groups: number;
+  readonly rows: number;
+  readonly depth: number;
+  readonly columns: number;
+  /** Elements of the left operand per row and unit of depth read by a tile (1 for a matrix; 1/(kh·kw) for a convolution, whose kernel taps reuse the input). */
+  readonly leftReuse?: number;
+  /**
+   * The left (`[rows × depth]`) or right (`[depth × columns]`) operand is a
+   * weight, which Poplar lays out for the product that reads it: a tile
+   * receives it only when several tiles need the same block.
+   */
+  readonly leftResident?: boolean;
+  readonly rightResident?: boolean;
+  /** Precision of the operands. */
+  readonly precision: 'float16' | 'float32';
+  /** Precision of the partial sums (float32 unless half partials are asked for in float16). */
+  readonly partials: 'float16' | 'float32';
+}
+
+/** The IPU a product runs on. */
+export interface MatMulTarget {
+  /** Tiles available to compute. */
+  readonly tiles: number;
+  /** Memory per tile, bytes. */
+  readonly memoryPerTile: number;
+  /** Fraction of a tile's memory the product may use for temporaries (Poplar's default 0.6). */
+  readonly availableMemoryProportion: number;
+  /** AMP multiply-accumulates per tile per cycle: fp16 with fp16 partials, fp16 with fp32 partials, fp32. */
+  readonly macsPerCycle: { readonly float16: number; readonly float16Float32Partials: number; readonly float32: number };
+}
+
+/** How a product is split over the tiles, and what it costs. */
+export interface MatMulPlan {
+  /** Tiles along each dimension. */
+  readonly split: { readonly groups: number; readonly rows: number; readonly columns: number; readonly depth: number };
+  readonly tilesUsed: number;
+  /** Whether the tiles compute with the AMP or with vector instructions. */
+  readonly unit: 'amp' | 'vector';
+  /** Tile cycles of each phase (the longest tile's). */
+  readonly cycles: { readonly exchange: number; readonly compute: number; readonly reduction: number; readonly total: number };
+  /** Temporary memory over all tiles: received operand blocks and partial sums. */
+  readonly temporaryBytes: number;
+  /** Whether the temporary memory fits the available memory proportion. */
+  readonly fitsProportion: boolean;
+}
+
+const ceil = (a: number, b: number) => Math.ceil(a / b);
+
+/** The distinct per-tile sizes of a dimension of `size` split over at most `maxParts` tiles, as split counts. */
+function splitCandidates(size: number, maxParts: number): number[] {
+  const parts = new Set<number>();
+  const limit = Math.min(size, maxParts);
+  for (let p = 1; p <= limit; ) {
+    const perTile = ceil(size, p);
+    const fewest = ceil(size, perTile);
+    parts.add(fewest);
+    // The next split that gives a smaller block.
+    p = perTile > 1 ? ceil(size, perTile - 1) : limit + 1;
+  }
+  return [...parts].sort((a, b) => a - b);
+}
+
+/** Tile cycles of one tile's block of the product. */
+function blockCycles(shape: MatMulShape, target: MatMulTarget, g: number, m: number, k: number, n: number): { cycles: number; unit: 'amp' | 'vector' } {
+  const mode = shape.precision === 'float32' ? 'float32' : shape.partials === 'float32' ? 'float16Float32Partials' : 'float16';
+  const grain = AMP_GRAINS[mode];
+  const rowCycles = (grain.depth * grain.columns) / target.macsPerCycle[mode];
+  const passes = g * ceil(k, grain.depth) * ceil(n, grain.columns);
+  const amp = AMP_CALL_OVERHEAD_CYCLES + passes * (AMP_PASS_OVERHEAD_CYCLES + WORKER_THREADS * rowCycles * ceil(m, WORKER_THREADS));
+  const vector = VECTOR_VERTEX_OVERHEAD_CYCLES + (g * m * k * n) / VECTOR_MACS_PER_CYCLE[shape.precision];
+  return amp <= vector ? { cycles: amp, unit: 'amp' } : { cycles: vector, unit: 'vector' };
+}
+
+const plans = new Map<string, MatMulPlan>();
+
+/** The fastest split of `shape` on `target` within its temporary-memory budget (memoized). */
+export function planMatMul(shape: MatMulShape, target: MatMulTarget): MatMulPlan {
+  const key = JSON.stringify([shape, target]);
+  const known = plans.get(key);
+  if (known) return known;
+  const inputBytes = shape.precision === 'float16' ? 2 : 4;
+  const partialBytes = shape.partials === 'float16' ? 2 : 4;
+  const budget = target.availableMemoryProportion * target.memoryPerTile;
+  const leftReuse = shape.leftReuse ?? 1;
+  let best: MatMulPlan | undefined;
+  let leanest: MatMulPlan | undefined;
+  for (const gs of splitCandidates(shape.groups, target.tiles)) {
+    for (const ks of splitCandidates(shape.depth, Math.floor(target.tiles / gs))) {
+      for (const ms of splitCandidates(shape.rows, Math.floor(target.tiles / (gs * ks)))) {
+        const ns = Math.min(shape.columns, Math.floor(target.tiles / (gs * ks * ms)));
+        for (const candidate of new Set([ns, ...splitCandidates(shape.columns, ns).slice(-3)])) {
+          const g = ceil(shape.groups, gs);
+          const k = ceil(shape.depth, ks);
+          const m = ceil(shape.rows, ms);
+          const n = ceil(shape.columns, candidate);
+          // A resident block is held by one of the tiles that share it; the others receive copies.
+          const leftShare = shape.leftResident ? (candidate - 1) / candidate : 1;
+          const rightShare = shape.rightResident ? (ms - 1) / ms : 1;
+          const received = g * (m * Math.ceil(k * leftReuse) * leftShare + k * n * rightShare) * inputBytes;
+          const partials = ks > 1 ? g * m * n * partialBytes : 0;
+          const exchange = received / EXCHANGE_BYTES_PER_TILE_CYCLE;
+          const block = blockCycles(shape, target, g, m, k, n);
+          // Each of the ks tiles holding partials of an output block reduces 1/ks of it: it receives ks - 1 pieces and adds them.
+          const reducedElements = ks > 1 ? ceil(g * m * n, ks) * (ks - 1) : 0;
+          const reduction = reducedElements * (partialBytes / EXCHANGE_BYTES_PER_TILE_CYCLE + 1 / REDUCTION_ELEMENTS_PER_CYCLE[shape.partials]);
+          const perTile = received + partials;
+          const tilesUsed = gs * ks * ms * candidate;
+          const plan: MatMulPlan = {
+            split: { groups: gs, rows: ms, columns: candidate, depth: ks },
+            tilesUsed,
+            unit: block.unit,
+            cycles: { exchange, compute: block.cycles, reduction, total: exchange + block.cycles + reduction },
+            temporaryBytes: perTile * tilesUsed,
+            fitsProportion: perTile <= budget,
+          };
+          if (plan.fitsProportion && (!best || plan.cycles.total < best.cycles.total)) best = plan;
+          if (!leanest || perTile < leanest.temporaryBytes / leanest.tilesUsed) leanest = plan;
+        }
+      }
+    }
+  }
+  const chosen = best ?? leanest!;
+  plans.set(key, chosen);
+  return chosen;
+}

@@ -1,0 +1,31 @@
+/**
+ * Views: kernels whose output is another way of looking at their inputs'
+ * storage, not new data. On the IPU these are Poplar tensor views (reshape,
+ * dimension shuffles, slices, concatenations, broadcasts), which PopART makes
+ * of its view-changing ops when it in-places them (`ReshapeInplace`,
+ * `TransposeInplace`, `SliceInplace`, `ConcatInplace`, ...). A view takes no
+ * memory and no compute; it keeps the storage it looks at alive for as long
+ * as it is used.
+ */
+import type { Graph, ValueId } from './graph.js';
+
+/** The kernels whose outputs are views of their inputs. */
+export const VIEW_KERNELS: ReadonlySet<string> = new Set([
+  'Reshape', 'Identity', 'ExpandDims', 'Squeeze', 'Transpose', 'Slice', 'StridedSlice', 'Concat', 'Pack', 'Unpack', 'SplitV', 'Reverse',
+  'BroadcastTo',
+]);
+
+/**
+ * For each value, the values whose storage it occupies: itself, or for the
+ * output of a view, the storage of the view's inputs (followed through
+ * chains of views). Inputs, parameters and constants are their own storage.
+ */
+export function storageRoots(graph: Graph): ReadonlyArray<readonly ValueId[]> {
+  const roots: ValueId[][] = graph.values.map((v) => [v.id]);
+  for (const node of graph.nodes) {
+    if (!VIEW_KERNELS.has(node.kernel)) continue;
+    const viewed = [...new Set(node.inputs.flatMap((id) => roots[id]!))];
+    for (const id of node.outputs) roots[id] = viewed;
+  }
+  return roots;
+}
