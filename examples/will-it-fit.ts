@@ -1,5 +1,5 @@
 /**
- * Will it fit? A 4-layer MLP of 4096 × 4096 weights trained with momentum
+ * Will it fit? A 4-layer MLP of 4096 × 4096 weights trained with Adam
  * and gradient accumulation, on one, two and four simulated Mk2 IPUs: the
  * memory table of each placement (weights, optimizer state, activations at
  * the schedule's peak, temporary memory, code), and whether it fits.
@@ -31,7 +31,7 @@ for (const ipus of [1, 2, 4]) {
   const opts = new Options().allowOutOfMemory(true);
   if (process.argv[2] && ipus === 4) opts.enableProfiling(process.argv[2]);
   opts.Training.gradientAccumulation(accumulation);
-  const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.01, momentum: 0.9 }) });
+  const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new optim.Adam(model, { lr: 1e-4 }) });
   await executor.compile(x, y);
   const report = executor.getSummaryReport();
   const table = report.slice(report.indexOf('Memory per IPU'), report.indexOf('\n\n', report.indexOf('Memory per IPU')));

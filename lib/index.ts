@@ -72,7 +72,7 @@ export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOp
 export { Device, type DeviceKind } from './ipu/device.js';
 export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.js';
 export { OutOfMemoryError } from './ipu/out_of_memory_error.js';
-export { GC200, targetSpec, ipuMemory, type IpuTargetSpec } from './ipu/target_spec.js';
+export { GC200, BOW, IPU_TARGETS, targetSpec, ipuMemory, type IpuTargetSpec, type IpuTargetName } from './ipu/target_spec.js';
 export type { MemoryPlan, IpuMemoryUse, MemoryItem, MemoryKind } from './ipu/memory_plan.js';
 export type { Timeline, TimelineSegment, IpuActivity, SegmentKind } from './ipu/timeline.js';
 export type { HardwareAnalysis } from './ipu/hardware_analysis.js';

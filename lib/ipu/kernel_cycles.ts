@@ -19,17 +19,14 @@
  * - reductions add their elements on each tile, exchange the partial sums
  *   and add them again (two supersteps);
  * - copies, gathers and scatters move their bytes over the exchange;
- * - every superstep ends with a sync of the IPU's tiles,
- *   {@link TILE_SYNC_CYCLES}.
+ * - every superstep ends with a sync of the IPU's tiles (`TILE_SYNC_CYCLES`).
  */
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
 import { VIEW_KERNELS } from '../ir/value_views.js';
-import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
+import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, TILE_SYNC_CYCLES, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
 import { matMulShape } from './matmul_shape.js';
 
-/** Cycles of a sync of all the tiles of one IPU at the end of a superstep (the figure poplibs' CTC loss planner uses, lib/popnn/CTCLossPlan.cpp). */
-export const TILE_SYNC_CYCLES = 90;
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
 /** Bytes a tile copies per cycle in its own memory (one 64-bit load and store per cycle). */

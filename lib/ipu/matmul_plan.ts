@@ -13,8 +13,11 @@
  * The planner picks the split with the fewest cycles whose per-tile
  * temporary memory (received operand blocks and partial sums) fits in the
  * available memory proportion of a tile's memory, as Poplar's
- * `availableMemoryProportion` constrains its planner; when none fits, the
- * split with the least temporary memory.
+ * `availableMemoryProportion` constrains its planner. A split that does not
+ * fit may run its columns in serial steps, as Poplar's serial splits do:
+ * each step brings in and sums only its share of the right operand and
+ * partials, at the cost of a vertex call and the supersteps of each extra
+ * step. When nothing fits, the split with the least temporary memory.
  *
  * Cycle figures are tile clock cycles. The AMP processes a block of
  * {@link AMP_GRAINS} inputs (depth) by outputs (columns) per pass, one row
@@ -45,6 +48,10 @@ export const AMP_GRAINS = {
 export const AMP_PASS_OVERHEAD_CYCLES = 171;
 /** Fixed tile cycles of one AMP vertex call besides its passes: 333 measured for a one-pass call, less one pass. */
 export const AMP_CALL_OVERHEAD_CYCLES = 162;
+/** Cycles of a sync of all the tiles of one IPU at the end of a superstep (the figure poplibs' CTC loss planner uses, lib/popnn/CTCLossPlan.cpp). */
+export const TILE_SYNC_CYCLES = 90;
+/** The most serial steps a product's columns are split into. */
+export const MAX_SERIAL_STEPS = 16;
 /** Fixed tile cycles of a vector multiply-accumulate vertex (six workers' set-up). */
 export const VECTOR_VERTEX_OVERHEAD_CYCLES = 170;
 /** Multiply-accumulates per tile cycle of the vector path: one 64-bit instruction per cycle over the six threads (2 float32 or 4 float16 lanes). */
@@ -87,8 +94,8 @@ export interface MatMulTarget {
 
 /** How a product is split over the tiles, and what it costs. */
 export interface MatMulPlan {
-  /** Tiles along each dimension. */
-  readonly split: { readonly groups: number; readonly rows: number; readonly columns: number; readonly depth: number };
+  /** Tiles along each dimension, and serial steps over the columns. */
+  readonly split: { readonly groups: number; readonly rows: number; readonly columns: number; readonly depth: number; readonly serial: number };
   readonly tilesUsed: number;
   /** Whether the tiles compute with the AMP or with vector instructions. */
   readonly unit: 'amp' | 'vector';
@@ -159,13 +166,19 @@ export function planMatMul(shape: MatMulShape, target: MatMulTarget): MatMulPlan
           // Each of the ks tiles holding partials of an output block reduces 1/ks of it: it receives ks - 1 pieces and adds them.
           const reducedElements = ks > 1 ? ceil(g * m * n, ks) * (ks - 1) : 0;
           const reduction = reducedElements * (partialBytes / EXCHANGE_BYTES_PER_TILE_CYCLE + 1 / REDUCTION_ELEMENTS_PER_CYCLE[shape.partials]);
-          const perTile = received + partials;
           const tilesUsed = gs * ks * ms * candidate;
+          // Serial steps over the columns: the left block stays, each step brings its share of the rest.
+          const leftBytes = g * m * Math.ceil(k * leftReuse) * leftShare * inputBytes;
+          const perStep = received - leftBytes + partials;
+          let serial = 1;
+          while (serial < Math.min(MAX_SERIAL_STEPS, n) && leftBytes + perStep / serial > budget) serial++;
+          const perTile = leftBytes + perStep / serial;
+          const extraSteps = (serial - 1) * (AMP_CALL_OVERHEAD_CYCLES + (ks > 1 ? 3 : 2) * TILE_SYNC_CYCLES);
           const plan: MatMulPlan = {
-            split: { groups: gs, rows: ms, columns: candidate, depth: ks },
+            split: { groups: gs, rows: ms, columns: candidate, depth: ks, serial },
             tilesUsed,
             unit: block.unit,
-            cycles: { exchange, compute: block.cycles, reduction, total: exchange + block.cycles + reduction },
+            cycles: { exchange, compute: block.cycles + extraSteps, reduction, total: exchange + block.cycles + extraSteps + reduction },
             temporaryBytes: perTile * tilesUsed,
             fitsProportion: perTile <= budget,
           };

@@ -3,8 +3,9 @@
  *
  * Always live (for the whole run):
  * - weights: the parameters and constants its nodes read (two bytes an
- *   element in float16), or, when weights live off chip, the largest set of
- *   them one schedule step loads;
+ *   element in float16), or, when parameters live off chip, the largest set
+ *   of them one schedule step loads (constants are part of the program and
+ *   stay on chip);
  * - optimizer state: each trained weight's state tensors, sharded over the
  *   replicas with replicated tensor sharding; off chip, only the state of the
  *   weight being updated is on chip;
@@ -141,6 +142,8 @@ interface Execution {
 /** Storage that activations occupy on one IPU: a value made there, or a copy of a value made on another IPU. */
 interface Storage {
   readonly key: string;
+  /** The value whose bytes it holds. */
+  readonly value: number;
   readonly ipu: number;
   readonly bytes: number;
   readonly elements: number;
@@ -188,7 +191,9 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
       }
     }
   }
-  const weightOffChip = (elements: number) => phasedLiveness === 'OffChipAfterEachPhase' || isOffChip(storage.weight, elements);
+  // Parameters may live off chip; constants are part of the program and stay on chip.
+  const weightOffChip = (id: ValueId, elements: number) =>
+    graph.values[id]!.source.kind === 'param' && (phasedLiveness === 'OffChipAfterEachPhase' || isOffChip(storage.weight, elements));
   const offChipWeights: Array<{ id: ValueId; bytes: number; stages: Set<number> }> = [];
   const largestStreamed = { optimizer: new Array<number>(ipuCount).fill(0), accumulator: new Array<number>(ipuCount).fill(0) };
   for (const [id, { ipus, stages }] of readers) {
@@ -198,7 +203,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     const bytes = bytesOf(id);
     const name = source.kind === 'param' ? source.name : `constant %${id} ${value.dtype}[${value.shape.join(',')}]`;
     for (const ipu of ipus) {
-      if (weightOffChip(elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, R);
+      if (weightOffChip(id, elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, R);
       else items[ipu]!.push({ kind: 'weights', name, bytes });
       if (source.kind !== 'param' || !request.training || !request.trainedWeights.has(source.name)) continue;
       const perElement = bytes / Math.max(1, elements);
@@ -222,7 +227,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
         }
       }
     }
-    if (weightOffChip(elements)) offChipWeights.push({ id, bytes, stages });
+    if (weightOffChip(id, elements)) offChipWeights.push({ id, bytes, stages });
   }
   for (let ipu = 0; ipu < ipuCount; ipu++) {
     if (largestStreamed.optimizer[ipu]! > 0) items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largestStreamed.optimizer[ipu]! });
@@ -341,11 +346,13 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
       const node = producerNode(id);
       const recomputedCopy = id >= valueCount;
       const one = (copy?: readonly Storage[]): Storage[] => [
-        { key, ipu, bytes: bytesOf(id), elements: sizeOf(graph.values[base(id)]!.shape), perStep: perStep[base(id)]!, ...(copy ? { copyOf: copy } : {}) },
+        { key, value: id, ipu, bytes: bytesOf(id), elements: sizeOf(graph.values[base(id)]!.shape), perStep: perStep[base(id)]!, ...(copy ? { copyOf: copy } : {}) },
       ];
       if (from === ipu || from < 0) {
+        // A view looks at what its node read: recomputed copies for a re-run or backward node, else the originals.
+        const readsCopies = recomputedCopy || node?.annotations.pass === 'backward';
         result = node && VIEW_KERNELS.has(node.kernel)
-          ? [...new Set(node.inputs.flatMap((input) => storageOn(recomputedCopy ? copyOf(input) : input, ipu)))]
+          ? [...new Set(node.inputs.flatMap((input) => storageOn(readsCopies ? copyOf(input) : input, ipu)))]
           : one();
       } else {
         result = one(storageOn(id, from));
@@ -363,18 +370,20 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
     if (forward) r.forward++;
     readerCount.set(s.key, r);
   };
-  const copied = new Set<string>();
+  // The copies of each value (by id, recomputed copies included) to the other IPUs that read it.
+  const copiesOf = new Map<number, Storage[]>();
   const inputStorage = (execution: Execution): Storage[] => {
     const ipu = ipuOfNode(execution.node);
     return [...new Set(execution.inputs.flatMap((id) => storageOn(id, ipu)))];
   };
+  const copies = new Set<string>();
   for (const execution of unitExecutions.flat()) {
     for (const s of inputStorage(execution)) {
       countReader(s, execution.forward);
-      if (s.copyOf && !copied.has(s.key)) {
-        copied.add(s.key);
-        for (const source of s.copyOf) countReader(source, execution.forward);
-      }
+      if (!s.copyOf || copies.has(s.key)) continue;
+      copies.add(s.key);
+      copiesOf.set(s.value, [...(copiesOf.get(s.value) ?? []), s]);
+      for (const source of s.copyOf) countReader(source, execution.forward);
     }
   }
 
@@ -450,6 +459,8 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
   const offChipStash = (h: Held) => stashOffChip || (request.training && stashRule.offChip && h.storage.elements >= stashRule.minElementsForOffChip);
 
   for (const step of schedule.steps) {
+    // Values read on other IPUs in later steps are copied over at the end of the step that made them.
+    const pendingCopies: Array<{ microBatch: number; copy: Storage; forward: boolean }> = [];
     for (const work of step.work) {
       const unit = placement.units[work.unit]!;
       const label = `${unit.pass === 'forward' ? 'F' : 'B'}${unit.stages.join('+')}:${work.microBatch}`;
@@ -469,12 +480,14 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
           const h = held.get(k);
           if (h && h.readers <= 0) release(k, h);
         }
+        for (const id of execution.outputs) for (const copy of copiesOf.get(id) ?? []) pendingCopies.push({ microBatch: work.microBatch, copy, forward: execution.forward });
       }
       // What only the backward pass still reads leaves the chip after the forward pass, when the stash lives off chip.
       if (unit.pass === 'forward') {
         for (const h of held.values()) if (h.microBatch === work.microBatch && h.forwardReaders <= 0 && offChipStash(h)) moveStash(h, true);
       }
     }
+    for (const { microBatch, copy, forward } of pendingCopies) hold(microBatch, copy, forward);
   }
   return { peaks, offChipStash: offChipPeak };
 }

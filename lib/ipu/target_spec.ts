@@ -11,10 +11,11 @@
  * - clock 1.33 GHz (GC200) and 1.85 GHz (Bow): the MLPerf training v1.1 and
  *   v2.0 system descriptions of Graphcore's IPU-POD16 and Bow Pod16
  *   (`accelerator_frequency`);
- * - peak 250 TFLOP/s FP16.16 per GC200 ("1 petaFLOPS FP16.16" per IPU-M2000)
- *   and 350 per Bow IPU ("1.4 petaFLOPS FP16.16" per Bow-2000): 64
- *   multiply-accumulates per tile per cycle; FP32 at a quarter of that (the
- *   Bow Pod256 datasheet: 89.23 PFLOPS FP16.16, 22.31 FP32);
+ * - peak FP16.16: 64 multiply-accumulates per tile per cycle, 250.6 TFLOP/s
+ *   per GC200 and 348.6 per Bow IPU, which Graphcore rounds to "1 petaFLOPS
+ *   FP16.16" per IPU-M2000 and "1.4 petaFLOPS" per Bow-2000; FP32 at a
+ *   quarter of that (the Bow Pod256 datasheet: 89.23 PFLOPS FP16.16, 22.31
+ *   FP32);
  * - IPU-Links: ten links, 320 GB/s per IPU (the GC200 datasheet figure);
  *   the Bow IPU has the same links;
  * - host I/O: 5.5 GB/s from an IPU back to the host through the IPU-Gateway
@@ -70,14 +71,16 @@ export interface IpuTargetSpec {
 }
 
 const KIB = 1024;
+/** FLOPs per tile per cycle of the AMP in FP16.16: 64 multiply-accumulates. */
+const FP16_FLOPS_PER_TILE_CYCLE = 128;
 
 /** The Mk2 GC200. */
 export const GC200: IpuTargetSpec = Object.freeze({
   ipu: 'GC200',
   tiles: 1472,
   memoryPerTile: 624 * KIB,
-  peakFlopsFp16: 250e12,
-  peakFlopsFp32: 62.5e12,
+  peakFlopsFp16: FP16_FLOPS_PER_TILE_CYCLE * 1472 * 1.33e9,
+  peakFlopsFp32: (FP16_FLOPS_PER_TILE_CYCLE / 4) * 1472 * 1.33e9,
   clockHz: 1.33e9,
   ipuLinkBandwidth: 320e9,
   ipuLinks: 10,
@@ -91,8 +94,8 @@ export const GC200: IpuTargetSpec = Object.freeze({
 export const BOW: IpuTargetSpec = Object.freeze({
   ...GC200,
   ipu: 'Bow',
-  peakFlopsFp16: 350e12,
-  peakFlopsFp32: 87.5e12,
+  peakFlopsFp16: FP16_FLOPS_PER_TILE_CYCLE * 1472 * 1.85e9,
+  peakFlopsFp32: (FP16_FLOPS_PER_TILE_CYCLE / 4) * 1472 * 1.85e9,
   clockHz: 1.85e9,
   streamingMemoryCapacity: 64e9,
 });

@@ -48,7 +48,7 @@ import { TensorLocationsOptions } from './tensor_locations_options.js';
 import { TrainingOptions } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import { patternsFromSetting } from '../ir/patterns/patterns.js';
-import { targetSpec, type IpuTargetSpec } from '../ipu/target_spec.js';
+import { targetSpec, type IpuTargetName, type IpuTargetSpec } from '../ipu/target_spec.js';
 import { RecomputationType } from '../strategy/recomputation.js';
 
 const logger = getLogger('options');
@@ -399,14 +399,16 @@ export class Options {
   }
 
   /**
-   * Overrides figures of the simulated IPU (tiles, memory per tile, peak
-   * FLOP/s, bandwidths, ...; see `IpuTargetSpec`), e.g. a smaller IPU to see
-   * what does not fit. Unset figures are the Mk2 GC200's.
+   * The simulated IPU: `'GC200'` (the Mk2 IPU, the default) or `'Bow'`, or
+   * figures that override the target's (tiles, memory per tile, peak FLOP/s,
+   * clock, bandwidths, ...; see `IpuTargetSpec`; `ipu` names the target they
+   * override), e.g. a smaller IPU to see what does not fit.
    */
-  ipuTarget(overrides: Readonly<Partial<IpuTargetSpec>>): this {
+  ipuTarget(target: IpuTargetName | Readonly<Partial<IpuTargetSpec>>): this {
     const where = this.#check('ipuTarget');
-    targetSpec(overrides, where);
-    return this.#set({ ipuTarget: { ...overrides } });
+    const overrides = typeof target === 'string' ? { ipu: target } : target;
+    targetSpec(overrides as Partial<IpuTargetSpec>, where);
+    return this.#set({ ipuTarget: { ...overrides } as Partial<IpuTargetSpec> });
   }
 
   /**

@@ -59,7 +59,11 @@ const GENERAL_LINES: { readonly [K in keyof GeneralSettings]-?: (value: GeneralS
   profileDir: plain,
   backend: (backend) => backend ?? UNSET,
   parallelIpus: plain,
-  ipuTarget: (t) => (Object.keys(t).length === 0 ? 'Mk2 GC200' : `Mk2 GC200 with ${Object.entries(t).map(([k, v]) => `${k} ${v}`).join(', ')}`),
+  ipuTarget: ({ ipu, ...figures }) => {
+    const name = ipu === 'Bow' ? 'Bow IPU' : 'Mk2 GC200';
+    const changed = Object.entries(figures);
+    return changed.length === 0 ? name : `${name} with ${changed.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  },
   allowOutOfMemory: plain,
   autoRecomputation: plain,
   availableMemoryProportion: (p) => (Object.keys(p).length === 0 ? 'default' : Object.entries(p).map(([ipu, v]) => `IPU${ipu} ${v}`).join(', ')),

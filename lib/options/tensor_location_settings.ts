@@ -34,7 +34,7 @@ export const TENSOR_LOCATION_KEYS = [
  * Where a kind of tensor is stored. Build one, chain its setters, and pass it
  * to one of `opts.TensorLocations.set...Location`:
  * `opts.TensorLocations.setWeightLocation(new TensorLocationSettings().useOnChipStorage(false))`.
- * Stored and reported; has no effect on the simulated engine yet.
+ * The simulated IPU's memory plan and timeline follow them (see `opts.TensorLocations`).
  */
 export class TensorLocationSettings {
   #values: TensorLocationData = {};

@@ -51,8 +51,12 @@ const locationRule = instanceRule(TensorLocationSettings, 'a TensorLocationSetti
 
 /**
  * Where each kind of tensor is stored; reach them as `opts.TensorLocations`.
- * Every setter returns the group. All of them are stored and reported; they
- * have no effect on the simulated engine yet.
+ * Every setter returns the group. The simulated IPU acts on them: off-chip
+ * tensors leave In-Processor memory for streaming memory and their loads and
+ * stores appear on the timeline; sharded optimizer state (and off-chip
+ * weights) take 1/R of their bytes per replica; I/O tiles are taken from the
+ * model's tiles and let the transfers that go through them overlap compute.
+ * Combinations PopART does not support are refused when the model compiles.
  */
 export class TensorLocationsOptions {
   #values: TensorLocationsSettings = DEFAULT_TENSOR_LOCATIONS_SETTINGS;
@@ -65,30 +69,30 @@ export class TensorLocationsOptions {
 
   /**
    * Reserves `numTiles` tiles of each IPU (an even number from 32 to 192) for
-   * I/O, to overlap host transfers with compute. Stored and reported; has no
-   * effect on the simulated engine yet.
+   * I/O: the model computes on, and fits in, the other tiles; host transfers
+   * and the streaming transfers set to use the I/O tiles overlap compute.
    */
   numIOTiles(numTiles: number): this {
     const where = this.#check('numIOTiles');
     return this.#set({ numIOTiles: checkArgument(ioTilesRule, numTiles, where) });
   }
 
-  /** Where activations are stored. Stored and reported; has no effect on the simulated engine yet. */
+  /** Where activations are stored: off chip, the stash kept for the backward pass goes to streaming memory between the passes. */
   setActivationLocation(location: TensorLocationSettings): this {
     return this.#setLocation('setActivationLocation', 'activation', location);
   }
 
-  /** Where weights are stored. Stored and reported; has no effect on the simulated engine yet. */
+  /** Where weights are stored: off chip, they are loaded for each step that reads them (sharded: each replica keeps 1/R and gathers the rest). */
   setWeightLocation(location: TensorLocationSettings): this {
     return this.#setLocation('setWeightLocation', 'weight', location);
   }
 
-  /** Where optimizer state is stored. Stored and reported; has no effect on the simulated engine yet. */
+  /** Where optimizer state is stored: off chip, it is loaded and stored around the weight update; sharded, each replica keeps 1/R of it. */
   setOptimizerLocation(location: TensorLocationSettings): this {
     return this.#setLocation('setOptimizerLocation', 'optimizer', location);
   }
 
-  /** Where gradient accumulators are stored. Stored and reported; has no effect on the simulated engine yet. */
+  /** Where gradient accumulators are stored: off chip, they are loaded and stored around each backward pass that adds to them. */
   setAccumulatorLocation(location: TensorLocationSettings): this {
     return this.#setLocation('setAccumulatorLocation', 'accumulator', location);
   }

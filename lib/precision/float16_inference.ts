@@ -4,8 +4,11 @@
  *
  * Every float32 value is float16 (`half`), float32 (`float`) or `weak`:
  * - declared float16 parameters and inputs are half, other parameters and
- *   inputs float; the loss-scale input and single-element constants are weak
- *   (like Python numbers in PyTorch, they do not decide the precision of an op);
+ *   inputs float; the loss-scale input, single-element constants and the
+ *   constants only the backward pass reads (the ones and scales tfjs's
+ *   gradient functions make, which PyTorch's autograd makes in the
+ *   gradient's dtype) are weak (like Python numbers in PyTorch, they do not
+ *   decide the precision of an op);
  * - a node's result follows its float32 inputs: half if some are half and
  *   none is float; when half and float inputs mix, float
  *   (`HalfUpcastToFloat`, PyTorch's rule) or half (`FloatDowncastToHalf`, the
@@ -36,13 +39,17 @@ function isFloat(value: Value): boolean {
 
 /**
  * The weak float32 values of `graph`: the loss-scale input, single-element
- * constants, and results computed from weak values only.
+ * constants, constants read by the backward pass only, and results computed
+ * from weak values only.
  */
 export function weakFloatValues(graph: Graph): Set<ValueId> {
   const weak = new Set<ValueId>();
+  const readInForward = new Set<ValueId>();
+  for (const node of graph.nodes) if (node.annotations.pass === 'forward') for (const id of node.inputs) readInForward.add(id);
   for (const v of graph.values) {
     if (!isFloat(v)) continue;
-    if ((v.source.kind === 'constant' && sizeOf(v.shape) === 1) || v.id === graph.roles.lossScale) weak.add(v.id);
+    const constant = v.source.kind === 'constant';
+    if ((constant && (sizeOf(v.shape) === 1 || !readInForward.has(v.id))) || v.id === graph.roles.lossScale) weak.add(v.id);
   }
   for (const node of graph.nodes) {
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));

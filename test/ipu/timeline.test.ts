@@ -2,8 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Block, Options, PipelinedExecution, ShardedExecution, Stage, inferenceModel, optim, trainingModel } from 'poptfjs';
 
-/** A target whose links, host I/O, syncs and launches cost nothing, so only compute shows. */
-const COMPUTE_ONLY = { ipuLinkBandwidth: 1e30, hostLinkBandwidth: 1e30, exchangeBandwidth: 1e30, syncCycles: 0, kernelOverheadCycles: 0 };
+/** A target whose links, host I/O and syncs across IPUs cost nothing, so only the IPUs' own work shows. */
+const COMPUTE_ONLY = { ipuLinkBandwidth: 1e30, hostLinkBandwidth: 1e30, syncHopLatency: 0 };
 
 function balancedModel(stages: number) {
   const layers = Array.from({ length: stages }, (_, i) => {
@@ -27,7 +27,7 @@ describe('simulated timeline', () => {
       const { timeline } = executor.executable.hardware;
       expect(timeline.bubbleFraction).toBeCloseTo((S - 1) / (M + S - 1), 10);
       expect(executor.executable.schedule.steps).toHaveLength(M + S - 1);
-      for (const ipu of timeline.ipus) expect(ipu.utilization).toBeCloseTo(M / (M + S - 1), 10);
+      for (const ipu of timeline.ipus) expect((ipu.compute + ipu.exchange + ipu.sync) / timeline.duration).toBeCloseTo(M / (M + S - 1), 10);
     }
   });
 
@@ -44,7 +44,7 @@ describe('simulated timeline', () => {
     expect(executor.executable.hardware.timeline.bubbleFraction).toBeCloseTo(3 / 4, 10);
   });
 
-  it('adds the all-reduce of the gradients when replicated: 2(R-1)/R of the gradient bytes over the IPU-Links', async () => {
+  it('adds the all-reduce of the gradients when replicated: 2(R-1)/R of the gradient bytes over two of the ten IPU-Links', async () => {
     const link = 1e9;
     const duration = async (replicas: number) => {
       const model = tf.sequential({ layers: [tf.layers.dense({ units: 32, inputShape: [32], useBias: false })] });
@@ -56,7 +56,7 @@ describe('simulated timeline', () => {
     const one = await duration(1);
     const two = await duration(2);
     const gradientBytes = 32 * 32 * 4;
-    expect(two.duration - one.duration).toBeCloseTo(((2 * (2 - 1)) / 2) * gradientBytes / link, 12);
+    expect(two.duration - one.duration).toBeCloseTo(((2 * (2 - 1)) / 2) * gradientBytes / (link * (2 / 10)), 12);
     expect(two.segments.filter((s) => s.kind === 'all-reduce')).toHaveLength(1);
     expect(two.throughput).toBeCloseTo(4 / two.duration, 6);
   });
@@ -66,7 +66,13 @@ describe('simulated timeline', () => {
     await executor.compile(tf.ones([2, 64]));
     const { timeline } = executor.executable.hardware;
     expect(timeline.segments.some((s) => s.kind === 'exchange' && s.ipu === 1)).toBe(true);
-    expect(timeline.segments.filter((s) => s.kind === 'sync' && s.ipu === 0)).toHaveLength(3);
+    // Three steps, each ending with a sync across the two IPUs: one hop within a card, there and back, 15 ns a hop.
+    const syncs = timeline.segments.filter((s) => s.kind === 'sync' && s.ipu === 0 && s.label === 'sync');
+    expect(syncs).toHaveLength(3);
+    for (const s of syncs) expect(s.end - s.start).toBeCloseTo(2 * 15e-9, 15);
+    // The 64 activations (256 bytes) crossing to IPU 1 go over the four links within the card: 4/10 of 320 GB/s.
+    const copy = timeline.segments.find((s) => s.kind === 'exchange' && s.ipu === 1)!;
+    expect(copy.end - copy.start).toBeGreaterThanOrEqual((64 * 4) / 128e9);
     expect(timeline.cycles).toBe(Math.round(timeline.duration * 1.33e9));
   });
 

@@ -1,0 +1,83 @@
+/**
+ * The cost model of one kernel, against cycle counts computed by hand from
+ * the documented constants.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { GC200, Options, inferenceModel, type IpuTargetSpec } from 'poptfjs';
+import { planMatMul, type MatMulTarget } from '../../lib/ipu/matmul_plan.js';
+
+const GC200_TILE: MatMulTarget = {
+  tiles: 1,
+  memoryPerTile: 1 << 20,
+  availableMemoryProportion: 0.6,
+  macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+};
+
+async function timelineOf(fn: (x: tf.Tensor) => tf.Tensor, input: tf.Tensor, target: Partial<IpuTargetSpec> = {}) {
+  const executor = inferenceModel(fn, { options: new Options().ipuTarget({ hostLinkBandwidth: 1e30, ...target }) });
+  await executor.compile(input);
+  return executor.executable.hardware.timeline;
+}
+
+describe('kernel cycles', () => {
+  it('plans a product on one tile: the activation operand is brought in, the AMP makes 8 × 16 blocks over the rows', () => {
+    // [8 × 32] · [32 × 16] in float32, the right operand a weight laid out for the product.
+    const plan = planMatMul({ groups: 1, rows: 8, depth: 32, columns: 16, rightResident: true, precision: 'float32', partials: 'float32' }, GC200_TILE);
+    expect(plan.split).toEqual({ groups: 1, rows: 1, columns: 1, depth: 1, serial: 1 });
+    // 8 × 32 floats at 4 bytes a cycle.
+    expect(plan.cycles.exchange).toBe((8 * 32 * 4) / 4);
+    // AMP: 4 passes of 8 inputs × 16 outputs; each 171 cycles plus 8 cycles a row over 6 workers (2 rows each): 162 + 4 × (171 + 6 × 8 × 2).
+    expect(plan.unit).toBe('amp');
+    expect(plan.cycles.compute).toBe(162 + 4 * (171 + 6 * 8 * 2));
+    expect(plan.cycles.reduction).toBe(0);
+    expect(plan.temporaryBytes).toBe(8 * 32 * 4);
+  });
+
+  it('computes an outer product with vector instructions when the AMP would waste its depth', () => {
+    // [64 × 1] · [1 × 64]: one useful input channel of the AMP's 8; vector MACs are 2 a cycle in float32.
+    const plan = planMatMul({ groups: 1, rows: 64, depth: 1, columns: 64, precision: 'float32', partials: 'float32' }, GC200_TILE);
+    expect(plan.unit).toBe('vector');
+    expect(plan.cycles.compute).toBe(170 + (64 * 64) / 2);
+    // Both operands are activations and are brought in.
+    expect(plan.cycles.exchange).toBe(((64 + 64) * 4) / 4);
+  });
+
+  it('runs FP16.16 at 64 multiply-accumulates a cycle and FP16 with float32 partials at 32', () => {
+    const shape = { groups: 1, rows: 600, depth: 64, columns: 64, rightResident: true, precision: 'float16' as const };
+    const half = planMatMul({ ...shape, partials: 'float16' }, GC200_TILE);
+    const float = planMatMul({ ...shape, partials: 'float32' }, GC200_TILE);
+    // 16 × 16 passes at 4 cycles a row, against 16 × 8 passes at 4 cycles a row.
+    expect(half.cycles.compute).toBe(162 + 4 * 4 * (171 + 6 * 4 * 100));
+    expect(float.cycles.compute).toBe(162 + 4 * 8 * (171 + 6 * 4 * 100));
+  });
+
+  it('times an element-wise kernel as a vertex plus cycles per element over the tiles, and a sync', async () => {
+    // 1,472 × 10 float32 additions: 10 per tile at 1.5 cycles each, 170 cycles of vertex, 90 of sync.
+    const timeline = await timelineOf((x) => tf.add(x, x), tf.ones([GC200.tiles, 10]));
+    const compute = timeline.segments.find((s) => s.kind === 'compute')!;
+    const sync = timeline.segments.find((s) => s.kind === 'sync' && s.label === 'tile syncs')!;
+    expect((compute.end - compute.start) * GC200.clockHz).toBeCloseTo(170 + 10 * 1.5, 6);
+    expect((sync.end - sync.start) * GC200.clockHz).toBeCloseTo(90, 6);
+  });
+
+  it('prices transcendental functions from poplibs estimates: exp at 3 cycles an element in float32', async () => {
+    const timeline = await timelineOf((x) => tf.exp(x), tf.ones([GC200.tiles, 100]));
+    const compute = timeline.segments.find((s) => s.kind === 'compute')!;
+    expect((compute.end - compute.start) * GC200.clockHz).toBeCloseTo(170 + 100 * 3, 6);
+  });
+
+  it('takes views for free: a reshape and a transpose add no time', async () => {
+    const plain = await timelineOf((x) => tf.exp(x), tf.ones([GC200.tiles, 100]));
+    const viewed = await timelineOf((x) => tf.exp(tf.transpose(tf.reshape(x, [100, GC200.tiles]))), tf.ones([GC200.tiles, 100]));
+    expect(viewed.cycles).toBe(plain.cycles);
+  });
+
+  it('counts cycles at the target clock: the same kernels take 1.33/1.85 of the time on a Bow IPU', async () => {
+    const model = (x: tf.Tensor) => tf.exp(tf.matMul(x, tf.ones([256, 256])));
+    const gc200 = await timelineOf(model, tf.ones([512, 256]));
+    const bow = await timelineOf(model, tf.ones([512, 256]), { ipu: 'Bow' });
+    expect(bow.cycles).toBe(gc200.cycles);
+    expect(bow.duration / gc200.duration).toBeCloseTo(1.33 / 1.85, 9);
+  });
+});
