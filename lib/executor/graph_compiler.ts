@@ -16,7 +16,7 @@ import { tensorStorage } from '../ipu/tensor_storage.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import { checkBatchFactors, hostBatchSize, type BatchFactors } from '../runtime/batch_plan.js';
 import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
-import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import { returnedMicroSteps, type ResolvedOutputMode } from '../runtime/output_collector.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
@@ -118,6 +118,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     replicationFactor: factors.replicationFactor,
     samplesPerCall: hostBatchSize(factors, request.microBatchSize),
     microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
+    returnedMicroBatches: returnedMicroSteps(execution.outputMode, execution.outputReturnPeriod, factors),
     trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
     ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()) } : {}),

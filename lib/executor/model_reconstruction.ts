@@ -22,7 +22,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
-import type { Graph, Node, ValueId } from '../ir/graph.js';
+import { constantData, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { differentiableFusedRunner } from '../runtime/differentiable_fused_kernels.js';
 import { decodeMessage, encodeMessage, Messages } from '../runtime/executable_proto.js';
 import type { TensorSignature } from '../runtime/executable.js';
@@ -205,7 +205,7 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
           t = weights.get(v.source.name)!.read();
           break;
         case 'constant':
-          t = tf.tensor(v.source.data as tf.TensorLike, [...v.shape], v.dtype);
+          t = tf.tensor(constantData(v) as tf.TensorLike, [...v.shape], v.dtype);
           break;
         case 'node':
           throw new PoptfjsError(`layer '${this.name}': value %${id} is used before node #${v.source.node} makes it`, { type: 'executor' });

@@ -30,7 +30,8 @@ import { traceInference, traceTraining, type TracedModel } from '../trace/trace_
 import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
-import { isHalf, type PoptfjsDataType } from '../precision/half.js';
+import type { PoptfjsDataType } from '../precision/half.js';
+import { float16Declarations } from '../precision/float16_declarations.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
@@ -363,7 +364,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       optimizer: this.optimizer,
       replicaGroupings: this.replicaGroupings,
       progress,
-      float16: this.float16Declarations(traced, inputs),
+      float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
     }, this.options, parameters);
     const { graph, inputSignature } = executable;
     const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(inputSignature.length) });
@@ -728,14 +729,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       loaded.setOptimizer(optimizer);
       optimizer.attachStateStore(loaded);
     }
-  }
-
-  /** The parameters and inputs declared float16 (with `half`) of a traced model. */
-  private float16Declarations(traced: TracedModel, inputs: readonly tf.Tensor[]): { params: Set<string>; inputs: Set<number> } {
-    const assigned = new Set(traced.graph.assignments.map((a) => a.param));
-    const keepFloat = this.options.settings.precision.runningStatisticsAlwaysFloat;
-    const params = new Set([...traced.variables].filter(([name, v]) => isHalf(v) && !(keepFloat && assigned.has(name))).map(([name]) => name));
-    return { params, inputs: new Set(inputs.flatMap((x, i) => (isHalf(x) ? [i] : []))) };
   }
 
   /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */

@@ -7,7 +7,7 @@ import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
-import type { Schedule } from '../strategy/schedule.js';
+import { buildSchedule, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import { kernelCost, type KernelCost } from './kernel_cycles.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
@@ -42,6 +42,8 @@ export interface HardwareRequest {
   readonly samplesPerCall: number;
   /** Micro-batches each replica runs per call. */
   readonly microBatchesPerReplica: number;
+  /** Micro-batches whose outputs each replica sends back to the host per call (the output mode's). */
+  readonly returnedMicroBatches: number;
   readonly trainedWeights: ReadonlySet<string>;
   /** The state tensors the optimizer keeps per trained weight (their precision sets their size). */
   readonly optimizerSlots: readonly OptimizerSlot[];
@@ -55,6 +57,19 @@ export interface HardwareRequest {
   readonly storage?: TensorStorage;
   /** Which activations a training step recomputes (default `None`). */
   readonly recomputation?: RecomputationType;
+}
+
+/**
+ * A schedule with the same memory peak as `schedule`, over few enough
+ * micro-batches to walk quickly: a pipeline's steady state repeats the same
+ * micro-batches in flight step after step, and other strategies run their
+ * micro-batches one after another, so a schedule of twice the pipeline's
+ * depth (plus one) holds every state the full one reaches.
+ */
+function peakSchedule(schedule: Schedule, placement: Placement, training: boolean): Schedule {
+  const depth = schedule.pipelineStages?.length ?? 1;
+  const enough = 2 * depth + 1;
+  return schedule.microBatches > enough ? buildSchedule(placement, training, enough) : schedule;
 }
 
 /** Analyses a placed and scheduled graph on its target. */
@@ -82,7 +97,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   const memory = memoryPlan({
     graph,
     placement,
-    schedule: request.schedule,
+    schedule: peakSchedule(request.schedule, placement, request.training),
     spec,
     training: request.training,
     gradientAccumulation: request.gradientAccumulation,
@@ -105,7 +120,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     replicationFactor: request.replicationFactor,
     samplesPerCall: request.samplesPerCall,
     hostBytesIn: inputBytes * request.microBatchesPerReplica,
-    hostBytesOut: outputBytes * request.microBatchesPerReplica,
+    hostBytesOut: outputBytes * request.returnedMicroBatches,
     trainedWeights: request.trainedWeights,
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
     storage,

@@ -23,7 +23,7 @@
  */
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
-import { VIEW_KERNELS } from '../ir/value_views.js';
+import { isViewNode } from '../ir/value_views.js';
 import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, TILE_SYNC_CYCLES, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
 import { matMulShape } from './matmul_shape.js';
 
@@ -137,7 +137,7 @@ function sum(...costs: KernelCost[]): KernelCost {
 /** The cost of `node` on an IPU described by `target`. */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   const kernel = node.kernel;
-  if (VIEW_KERNELS.has(kernel)) return FREE;
+  if (isViewNode(graph, node)) return FREE;
   const tiles = target.tiles;
   const half = computesInFloat16(graph, node);
   const output = graph.values[node.outputs[0]!]!;
@@ -170,7 +170,9 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
       elementwise(kernel === 'Softmax' ? CYCLES_PER_ELEMENT.RealDiv! : CYCLES_PER_ELEMENT.Log!),
     );
   }
-  if (kernel === 'FusedBatchNorm' || kernel === 'LRN') return sum(elementwise(CYCLES_PER_ELEMENT.Sub!), elementwise(CYCLES_PER_ELEMENT.Multiply!), elementwise(CYCLES_PER_ELEMENT.Add!), elementwise(CYCLES_PER_ELEMENT.Rsqrt!));
+  // Normalizing applies a per-channel scale and offset: two passes (popnn's channelMul and addToChannel).
+  if (kernel === 'FusedBatchNorm') return sum(elementwise(CYCLES_PER_ELEMENT.Multiply!), elementwise(CYCLES_PER_ELEMENT.Add!));
+  if (kernel === 'LRN') return sum(elementwise(CYCLES_PER_ELEMENT.Square!), elementwise(CYCLES_PER_ELEMENT.Add!), elementwise(CYCLES_PER_ELEMENT.Pow!), elementwise(CYCLES_PER_ELEMENT.Multiply!));
   if (kernel.includes('Pool')) {
     // Every output (or input gradient) element visits its window: one vector operation per window element.
     const size = (node.attrs.filterSize as number[] | number | undefined) ?? 1;
@@ -194,6 +196,8 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (kernel === 'Cast' ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
   }
   if (kernel.startsWith('poptfjs.')) return FREE;
+  // A division by one number is a multiplication by its reciprocal.
+  if ((kernel === 'RealDiv' || kernel === 'Div') && sizeOf(graph.values[node.inputs[1]!]!.shape) === 1) return elementwise(CYCLES_PER_ELEMENT.Multiply!);
   return elementwise(CYCLES_PER_ELEMENT[kernel] ?? DEFAULT_CYCLES_PER_ELEMENT);
 }
 

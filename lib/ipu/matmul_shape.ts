@@ -6,7 +6,7 @@
  * per channel; the filter gradient with the positions as depth).
  */
 import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
-import { VIEW_KERNELS } from '../ir/value_views.js';
+import { isViewNode } from '../ir/value_views.js';
 import type { MatMulShape } from './matmul_plan.js';
 
 /** Kernels that multiply matrices. */
@@ -27,7 +27,7 @@ function isResident(graph: Graph, id: ValueId): boolean {
   if (source.kind === 'param' || source.kind === 'constant') return true;
   if (source.kind !== 'node') return false;
   const node = graph.nodes[source.node]!;
-  return VIEW_KERNELS.has(node.kernel) && node.inputs.length > 0 && node.inputs.every((input) => isResident(graph, input));
+  return isViewNode(graph, node) && node.inputs.length > 0 && node.inputs.every((input) => isResident(graph, input));
 }
 
 function numbers(value: unknown, count: number, fallback: number): number[] {

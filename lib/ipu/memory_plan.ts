@@ -5,7 +5,8 @@
  * - weights: the parameters and constants its nodes read (two bytes an
  *   element in float16), or, when parameters live off chip, the largest set
  *   of them one schedule step loads (constants are part of the program and
- *   stay on chip);
+ *   stay on chip; the fills tfjs's gradient functions make take none, see
+ *   {@link backwardFillConstants});
  * - optimizer state: each trained weight's state tensors, sharded over the
  *   replicas with replicated tensor sharding; off chip, only the state of the
  *   weight being updated is on chip;
@@ -29,7 +30,7 @@
  */
 import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
-import { VIEW_KERNELS } from '../ir/value_views.js';
+import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
@@ -179,7 +180,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     const source = graph.values[id]!.source;
     if (source.kind === 'param' || source.kind === 'constant') return [id];
     const node = source.kind === 'node' ? graph.nodes[source.node]! : undefined;
-    return node && VIEW_KERNELS.has(node.kernel) ? node.inputs.flatMap(residentRoots) : [];
+    return node && isViewNode(graph, node) ? node.inputs.flatMap(residentRoots) : [];
   };
   for (const node of graph.nodes) {
     for (const id of node.inputs) {
@@ -192,11 +193,13 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     }
   }
   // Parameters may live off chip; constants are part of the program and stay on chip.
+  const broadcastConstants = backwardFillConstants(graph);
   const weightOffChip = (id: ValueId, elements: number) =>
     graph.values[id]!.source.kind === 'param' && (phasedLiveness === 'OffChipAfterEachPhase' || isOffChip(storage.weight, elements));
   const offChipWeights: Array<{ id: ValueId; bytes: number; stages: Set<number> }> = [];
   const largestStreamed = { optimizer: new Array<number>(ipuCount).fill(0), accumulator: new Array<number>(ipuCount).fill(0) };
   for (const [id, { ipus, stages }] of readers) {
+    if (broadcastConstants.has(id)) continue;
     const value = graph.values[id]!;
     const source = value.source;
     const elements = sizeOf(value.shape);
@@ -257,7 +260,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
     if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
     if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
-    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu && !VIEW_KERNELS.has(n.kernel)).length;
+    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu && !isViewNode(graph, n)).length;
     const code = kernels * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
     list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
     const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
@@ -278,6 +281,50 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     streamingCapacity: spec.streamingMemoryCapacity,
     fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= spec.streamingMemoryCapacity),
   };
+}
+
+/**
+ * Constants that take no memory: those only the backward pass reads that hold
+ * one value repeated (the ones, zeros and fills tfjs's gradient functions
+ * make, which Poplar keeps as a broadcast of one element). A graph traced
+ * with shapes only has no values to check; its backward-only constants are
+ * taken to be such fills.
+ */
+function backwardFillConstants(graph: Graph): Set<ValueId> {
+  const forwardRead = new Set<ValueId>();
+  for (const node of graph.nodes) if (node.annotations.pass === 'forward') for (const id of node.inputs) forwardRead.add(id);
+  const fills = new Set<ValueId>();
+  for (const v of graph.values) {
+    if (v.source.kind !== 'constant' || forwardRead.has(v.id)) continue;
+    const data = v.source.data;
+    if (data === null || Array.prototype.every.call(data, (x: unknown, _i: number, all: ArrayLike<unknown>) => x === all[0])) fills.add(v.id);
+  }
+  return fills;
+}
+
+/**
+ * Partial gradients of a trained weight that is read in several places (a
+ * tied weight) when gradients are accumulated: each is added to the
+ * weight's accumulator as soon as it is made (as PopART's
+ * `DecomposeGradSum` pattern lets it), so it does not wait, across pipeline
+ * steps, for the other partials to be summed.
+ */
+function accumulatedPartialGradients(request: MemoryRequest): Set<ValueId> {
+  const { graph } = request;
+  const partials = new Set<ValueId>();
+  if (!request.training || request.gradientAccumulation <= 1) return partials;
+  const collect = (id: ValueId) => {
+    const source = graph.values[id]!.source;
+    if (source.kind !== 'node') return;
+    const node = graph.nodes[source.node]!;
+    if (node.kernel !== 'Add' && node.kernel !== 'AddN') return;
+    for (const input of node.inputs) {
+      partials.add(input);
+      collect(input);
+    }
+  };
+  for (const [name, id] of Object.entries(graph.roles.gradients ?? {})) if (request.trainedWeights.has(name)) collect(id);
+  return partials;
 }
 
 /**
@@ -351,7 +398,7 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
       if (from === ipu || from < 0) {
         // A view looks at what its node read: recomputed copies for a re-run or backward node, else the originals.
         const readsCopies = recomputedCopy || node?.annotations.pass === 'backward';
-        result = node && VIEW_KERNELS.has(node.kernel)
+        result = node && isViewNode(graph, node)
           ? [...new Set(node.inputs.flatMap((input) => storageOn(readsCopies ? copyOf(input) : input, ipu)))]
           : one();
       } else {
@@ -372,9 +419,10 @@ function activationPeaks(request: MemoryRequest, storage: TensorStorage, bytesOf
   };
   // The copies of each value (by id, recomputed copies included) to the other IPUs that read it.
   const copiesOf = new Map<number, Storage[]>();
+  const accumulated = accumulatedPartialGradients(request);
   const inputStorage = (execution: Execution): Storage[] => {
     const ipu = ipuOfNode(execution.node);
-    return [...new Set(execution.inputs.flatMap((id) => storageOn(id, ipu)))];
+    return [...new Set(execution.inputs.filter((id) => !accumulated.has(id)).flatMap((id) => storageOn(id, ipu)))];
   };
   const copies = new Set<string>();
   for (const execution of unitExecutions.flat()) {

@@ -7,6 +7,7 @@
  * (layer, pass, and the block/stage/IPU slot that placement fills in).
  */
 import type { DataType } from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
 
 /** Index of a value in {@link Graph.values}. */
 export type ValueId = number;
@@ -20,7 +21,8 @@ export type ConstantData = Float32Array | Int32Array | Uint8Array | string[];
 export type ValueSource =
   | { kind: 'input'; index: number; name: string }
   | { kind: 'param'; name: string; trainable: boolean }
-  | { kind: 'constant'; data: ConstantData }
+  /** A captured tensor; `data` is null when the graph was traced with shapes only (values unknown). */
+  | { kind: 'constant'; data: ConstantData | null }
   | { kind: 'node'; node: NodeId; output: number };
 
 /** A value of the graph. */
@@ -126,6 +128,22 @@ export function bytesPerElement(dtype: DataType): number {
 /** Bytes the device holds for one element of `value`: 2 for float16 values, else {@link bytesPerElement} of its dtype. */
 export function valueElementBytes(value: Value): number {
   return value.precision === 'float16' ? 2 : bytesPerElement(value.dtype);
+}
+
+/**
+ * The values of a constant; a clear error for a constant of a graph traced
+ * with shapes only, which has none (such a graph can be planned, not run or saved).
+ */
+export function constantData(value: Value): ConstantData {
+  if (value.source.kind !== 'constant') throw new PoptfjsError(`internal error: %${value.id} is not a constant`, { type: 'compile' });
+  if (value.source.data === null) {
+    throw new PoptfjsError(
+      `constant %${value.id} (${value.dtype}[${value.shape.join(',')}]) has no values: the graph was traced with shapes only, for plan(); ` +
+        'it can be planned but not run, folded or saved. Wrap the model with trainingModel or inferenceModel to run it',
+      { type: 'compile' },
+    );
+  }
+  return value.source.data;
 }
 
 /** All parameter values of a graph, by name. */

@@ -32,8 +32,8 @@ export class GraphBuilder {
     return this.addValue(shape, dtype, { kind: 'param', name, trainable });
   }
 
-  /** Adds a constant. */
-  addConstant(data: ConstantData, shape: readonly number[], dtype: DataType): ValueId {
+  /** Adds a constant; its values are null when traced with shapes only. */
+  addConstant(data: ConstantData | null, shape: readonly number[], dtype: DataType): ValueId {
     return this.addValue(shape, dtype, { kind: 'constant', data });
   }
 

@@ -24,6 +24,7 @@ function attrText(a: AttrValue): string {
 function constantText(v: Value): string {
   if (v.source.kind !== 'constant') return '';
   const data = v.source.data;
+  if (data === null) return '(values unknown: traced with shapes only)';
   const shown = Array.from(data as ArrayLike<number | string>).slice(0, 4).map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
   return `[${shown.join(', ')}${data.length > 4 ? `, ... (${data.length})` : ''}]`;
 }

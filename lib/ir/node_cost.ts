@@ -7,7 +7,7 @@
  * writes. Counts depend only on shapes, so they are exact for a static graph.
  */
 import { sizeOf, valueElementBytes, type Graph, type Node, type Value } from './graph.js';
-import { VIEW_KERNELS } from './value_views.js';
+import { isViewNode } from './value_views.js';
 
 /** The work of one node. */
 export interface NodeCost {
@@ -92,7 +92,7 @@ export function computesInFloat16(graph: Graph, node: Node): boolean {
 
 /** The FLOPs and bytes of one node (nothing for views such as Reshape). */
 export function nodeCost(graph: Graph, node: Node): NodeCost {
-  if (VIEW_KERNELS.has(node.kernel)) return { flops: 0, bytes: 0 };
+  if (isViewNode(graph, node)) return { flops: 0, bytes: 0 };
   const bytes = [...node.inputs, ...node.outputs].reduce((sum, id) => sum + valueBytes(graph, id), 0);
   return { flops: nodeFlops(graph, node), bytes };
 }

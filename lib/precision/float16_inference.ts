@@ -4,16 +4,21 @@
  *
  * Every float32 value is float16 (`half`), float32 (`float`) or `weak`:
  * - declared float16 parameters and inputs are half, other parameters and
- *   inputs float; the loss-scale input, single-element constants and the
+ *   inputs float; the loss-scale input, single-element constants, the
  *   constants only the backward pass reads (the ones and scales tfjs's
  *   gradient functions make, which PyTorch's autograd makes in the
- *   gradient's dtype) are weak (like Python numbers in PyTorch, they do not
- *   decide the precision of an op);
+ *   gradient's dtype) and random draws (a dropout mask is drawn in its
+ *   input's dtype in PyTorch) are weak (like Python numbers in PyTorch, they
+ *   do not decide the precision of an op);
  * - a node's result follows its float32 inputs: half if some are half and
  *   none is float; when half and float inputs mix, float
  *   (`HalfUpcastToFloat`, PyTorch's rule) or half (`FloatDowncastToHalf`, the
  *   float inputs are rounded to float16 first); float if its inputs are float
  *   or weak; weak if all are weak; float when it has no float32 input;
+ * - in the backward pass, the gradient of a node that computed in float16
+ *   is float16 when it meets float16 values: PyTorch's autograd gives each
+ *   gradient the dtype of the value it differentiates, so the backward pass
+ *   of a float16 model runs in float16 even when its loss is float32;
  * - the gradient of a float16 parameter is float16 (as in PyTorch, a
  *   parameter's gradient has the parameter's dtype).
  * Half values are flagged `precision: 'float16'` in the graph; the
@@ -22,6 +27,7 @@
 import type { Graph, Value, ValueId } from '../ir/graph.js';
 import { sizeOf } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../options/enums.js';
+import { isRandomNode } from '../trace/random_distribution.js';
 
 /** What the user declared float16, and how mixed ops are cast. */
 export interface Float16Declarations {
@@ -39,8 +45,8 @@ function isFloat(value: Value): boolean {
 
 /**
  * The weak float32 values of `graph`: the loss-scale input, single-element
- * constants, constants read by the backward pass only, and results computed
- * from weak values only.
+ * constants, constants read by the backward pass only, random draws, and
+ * results computed from weak values only.
  */
 export function weakFloatValues(graph: Graph): Set<ValueId> {
   const weak = new Set<ValueId>();
@@ -53,7 +59,7 @@ export function weakFloatValues(graph: Graph): Set<ValueId> {
   }
   for (const node of graph.nodes) {
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
-    if (floats.length > 0 && floats.every((id) => weak.has(id))) {
+    if (isRandomNode(node) || (floats.length > 0 && floats.every((id) => weak.has(id)))) {
       for (const id of node.outputs) if (isFloat(graph.values[id]!)) weak.add(id);
     }
   }
@@ -79,7 +85,10 @@ export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
     const anyHalf = floats.some((id) => half.has(id));
     const anyFloat = floats.some((id) => !half.has(id) && !weak.has(id));
-    const resultHalf = anyHalf && (!anyFloat || declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf);
+    const gradOf = node.annotations.pass === 'backward' ? node.annotations.gradOf : undefined;
+    const ofHalfNode = gradOf !== undefined && graph.nodes[gradOf]!.outputs.some((id) => half.has(id));
+    const downcast = declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf || ofHalfNode;
+    const resultHalf = anyHalf && (!anyFloat || downcast);
     if (resultHalf) for (const id of node.outputs) if (isFloat(graph.values[id]!)) half.add(id);
   }
   for (const [name, id] of Object.entries(graph.roles.gradients ?? {})) {

@@ -8,11 +8,13 @@
  * bytes on the simulated device and every op with a float16 input rounds its
  * result to float16 (see `inferFloat16`); float16 inputs are rounded when
  * they enter the device; outputs computed in float16 come back marked, so
- * {@link dtypeOf} reports `'float16'` for them.
+ * {@link dtypeOf} reports `'float16'` for them. On the shape-only backend
+ * (planning with `plan()`) there are no values to round: only the marks are set.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { roundFloat16Array } from './float16.js';
+import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 
 /** A tfjs dtype, or `'float16'` for float32 tensors that hold float16 values. */
 export type PoptfjsDataType = tf.DataType | 'float16';
@@ -23,7 +25,13 @@ export type HalfTarget = tf.LayersModel | tf.Variable | readonly tf.Variable[] |
 const halfVariables = new WeakSet<tf.Variable>();
 const halfTensors = new WeakSet<tf.Tensor>();
 
+/** True while tfjs runs on the shape-only backend, where tensors have no values to round. */
+function shapesOnly(): boolean {
+  return tf.getBackend() === SHAPE_ONLY_BACKEND;
+}
+
 function roundedValues(t: tf.Tensor): tf.Tensor {
+  if (shapesOnly()) return tf.clone(t);
   const values = t.dataSync() as Float32Array;
   return tf.tensor(roundFloat16Array(values), t.shape, 'float32');
 }
@@ -34,9 +42,11 @@ function halfVariable(variable: tf.Variable): void {
       type: 'precision',
     });
   }
-  const rounded = roundedValues(variable);
-  variable.assign(rounded);
-  rounded.dispose();
+  if (!shapesOnly()) {
+    const rounded = roundedValues(variable);
+    variable.assign(rounded);
+    rounded.dispose();
+  }
   halfVariables.add(variable);
 }
 

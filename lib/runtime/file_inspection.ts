@@ -6,6 +6,7 @@
  * checkpoint, the model, the parameters and the device state. The file is
  * verified and decoded, never run.
  */
+import { constantData } from '../ir/graph.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { Options } from '../options/options.js';
 import { executionSummary, memoryTable } from '../report/summary_report.js';
@@ -67,7 +68,7 @@ function optionLines(options: unknown): string[] {
 function executableText(file: string, size: number, version: string, contents: ExecutableFileContents): string {
   const { executable: e, model, deviceState } = contents;
   const constants = e.graph.values.filter((v) => v.source.kind === 'constant');
-  const constantBytes = constants.reduce((n, v) => n + (v.source.kind === 'constant' ? tensorDataBytes({ shape: v.shape, dtype: v.dtype, data: v.source.data }) : 0), 0);
+  const constantBytes = constants.reduce((n, v) => n + (v.source.kind === 'constant' ? tensorDataBytes({ shape: v.shape, dtype: v.dtype, data: constantData(v) }) : 0), 0);
   const lines = [
     row('file', `${file} (${formatBytes(size)})`),
     row('content', `exported executable, ${model ? 'with its model (load() restores it)' : 'without its model (use loadExecutable)'}`),

@@ -12,8 +12,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
-import { rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
-import { RANDOM_KERNELS } from '../trace/random_distribution.js';
+import { constantData, rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
+import { isRandomNode, RANDOM_KERNELS } from '../trace/random_distribution.js';
 import { weakFloatValues } from '../precision/float16_inference.js';
 import { withFloat16Arithmetic, type Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
@@ -58,11 +58,6 @@ function kernelInputs(node: Node, inputs: tf.Tensor[]): KernelInputs {
   const named: Record<string, tf.Tensor> = {};
   node.inputNames.forEach((name, i) => (named[name] = inputs[i]!));
   return named;
-}
-
-/** True for the random pseudo-kernels (`poptfjs.RandomUniform`, ...), which draw from the run's generator. */
-export function isRandomNode(node: Node): boolean {
-  return node.kernel.startsWith('poptfjs.');
 }
 
 /**
@@ -221,7 +216,7 @@ export class GraphInterpreter {
     });
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {
-        this.constants.set(v.id, tf.keep(tf.tensor(v.source.data as tf.TensorLike, [...v.shape], v.dtype)));
+        this.constants.set(v.id, tf.keep(tf.tensor(constantData(v) as tf.TensorLike, [...v.shape], v.dtype)));
       }
     }
   }

@@ -7,7 +7,7 @@
  */
 import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import type { AttrValue, Graph, Node, NodeAnnotations, Value, ValueSource } from '../ir/graph.js';
+import { constantData, type AttrValue, type Graph, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
 import {
   PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type NodeAnnotationsMessage, type ValueMessage,
 } from './executable_proto.js';
@@ -64,7 +64,7 @@ function valueMessage(value: Value): ValueMessage {
     case 'param':
       return { ...base, param: { name: s.name, trainable: s.trainable } };
     case 'constant':
-      return { ...base, constant: tensorMessage({ shape: value.shape, dtype: value.dtype, data: s.data }) };
+      return { ...base, constant: tensorMessage({ shape: value.shape, dtype: value.dtype, data: constantData(value) }) };
     case 'node':
       return { ...base, node: { node: s.node, output: s.output } };
   }

@@ -22,6 +22,19 @@ function join(parts: tf.Tensor[]): tf.Tensor {
   return joined;
 }
 
+/** How many micro-steps' outputs one replica sends back to the host per call in `mode`. */
+export function returnedMicroSteps(mode: ResolvedOutputMode, period: number, factors: BatchFactors): number {
+  switch (mode) {
+    case 'All':
+      return factors.deviceIterations * factors.gradientAccumulation;
+    case 'EveryN':
+      return Math.floor(factors.deviceIterations / period) * factors.gradientAccumulation;
+    case 'Final':
+    case 'Sum':
+      return 1;
+  }
+}
+
 /** Combines per-micro-step outputs of one call. */
 export class OutputCollector {
   /**

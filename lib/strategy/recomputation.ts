@@ -23,7 +23,7 @@
  */
 import { PoptfjsError } from '../errors.js';
 import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
-import { VIEW_KERNELS } from '../ir/value_views.js';
+import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from './placement.js';
 
@@ -84,7 +84,7 @@ export function planRecomputation(graph: Graph, placement: Placement, type: Reco
     const byStage = new Map<number, ValueId[]>();
     for (const id of [...read].sort((a, b) => a - b)) {
       const node = producer(id);
-      if (!node || !forwardValue(id) || VIEW_KERNELS.has(node.kernel)) continue;
+      if (!node || !forwardValue(id) || isViewNode(graph, node)) continue;
       byStage.set(stageOf(node.id), [...(byStage.get(stageOf(node.id)) ?? []), id]);
     }
     const checkpointed = new Set(graph.nodes.filter((n) => n.annotations.checkpoint).map((n) => stageOf(n.id)));

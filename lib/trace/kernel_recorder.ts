@@ -13,7 +13,9 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
-import type { AttrValue, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
+import type { AttrValue, ConstantData, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
+import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
+import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
@@ -72,7 +74,12 @@ export class KernelRecorder {
   private internal = 0;
   private lastMathRandom: { value: number; scopeId: number | undefined } | undefined;
 
-  private constructor(private readonly eng: EngineInternals) {}
+  /** True when tracing on the shape-only backend: captured tensors may have no values. */
+  private readonly shapeOnly: boolean;
+
+  private constructor(private readonly eng: EngineInternals) {
+    this.shapeOnly = eng.backendName === SHAPE_ONLY_BACKEND;
+  }
 
   /**
    * Runs `fn` with recording on, and restores the engine afterwards (also on
@@ -180,12 +187,16 @@ export class KernelRecorder {
     };
   }
 
-  private readInternal(tensor: tf.Tensor): Float32Array | Int32Array | Uint8Array | string[] {
+  /** The values of a captured tensor; null when tracing with shapes only and the backend has none. */
+  private readInternal(tensor: tf.Tensor): ConstantData | null {
     this.internal++;
     try {
       const data = tensor.dataSync() as unknown;
       if (Array.isArray(data)) return data.slice() as string[];
       return (data as Float32Array | Int32Array | Uint8Array).slice();
+    } catch (error) {
+      if (this.shapeOnly && error instanceof ShapeOnlyError) return null;
+      throw error;
     } finally {
       this.internal--;
     }
@@ -339,7 +350,7 @@ export class KernelRecorder {
         if (seed && seed.scopeId === scope.id) {
           recorder.internal++;
           try {
-            recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, t.dataSync() as Float32Array));
+            recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.shapeOnly ? undefined : (t.dataSync() as Float32Array)));
           } finally {
             recorder.internal--;
           }

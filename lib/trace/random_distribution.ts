@@ -12,7 +12,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import type { AttrValue } from '../ir/graph.js';
+import type { AttrValue, Node } from '../ir/graph.js';
 
 /** The random pseudo-kernels of the IR. */
 export const RANDOM_KERNELS = {
@@ -20,6 +20,13 @@ export const RANDOM_KERNELS = {
   randomNormal: 'poptfjs.RandomNormal',
   truncatedNormal: 'poptfjs.TruncatedNormal',
 } as const;
+
+const RANDOM_KERNEL_NAMES: ReadonlySet<string> = new Set(Object.values(RANDOM_KERNELS));
+
+/** True for the random pseudo-kernels (`poptfjs.RandomUniform`, ...), which draw from the run's generator. */
+export function isRandomNode(node: Node): boolean {
+  return RANDOM_KERNEL_NAMES.has(node.kernel);
+}
 
 /** A random pseudo-kernel name. */
 export type RandomKernel = (typeof RANDOM_KERNELS)[keyof typeof RANDOM_KERNELS];
@@ -89,9 +96,10 @@ function fitAffine(standard: Float32Array, values: Float32Array): { offset: numb
 
 /**
  * Describes a tensor made in random op scope `scopeName` from the unseeded
- * generator seeded with `seed`, so it can be redrawn on every run.
+ * generator seeded with `seed`, so it can be redrawn on every run. Without
+ * `values` (a trace with shapes only) the draw is described by its shape.
  */
-export function describeRandomTensor(scopeName: string, seed: number, tensor: tf.Tensor, values: Float32Array): RandomSpec {
+export function describeRandomTensor(scopeName: string, seed: number, tensor: tf.Tensor, values: Float32Array | undefined): RandomSpec {
   const kind = RANDOM_OP_SCOPES[scopeName];
   const op = scopeName.slice(0, -OP_SUFFIX.length);
   if (kind === undefined || kind === 'unsupported' || tensor.dtype !== 'float32') {
@@ -101,6 +109,7 @@ export function describeRandomTensor(scopeName: string, seed: number, tensor: tf
       { type: 'trace', location: op },
     );
   }
+  if (values === undefined) return { kernel: RANDOM_KERNELS[kind], attrs: { shape: tensor.shape } };
   const fit = fitAffine(standardSample(kind, tensor.shape, seed), values);
   if (!fit) {
     throw new PoptfjsError(`could not recognise the distribution of a tensor drawn by tf.${op} while tracing`, {

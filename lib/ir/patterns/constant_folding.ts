@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { engine, type KernelInputs } from '../../backend/tfjs_internals.js';
 import { getLogger } from '../../log.js';
-import { sizeOf, type ConstantData, type Node, type Value } from '../graph.js';
+import { constantData, sizeOf, type ConstantData, type Node, type Value } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
 import { sameShape } from './kernel_output_shapes.js';
 import type { Pattern } from './pattern.js';
@@ -24,15 +24,14 @@ const log = getLogger('pattern');
 
 function foldable(editor: GraphEditor, node: Node): boolean {
   if (node.kernel.startsWith('poptfjs.')) return false;
-  if (!node.inputs.every((id) => editor.value(id).source.kind === 'constant')) return false;
+  if (!node.inputs.every((id) => { const source = editor.value(id).source; return source.kind === 'constant' && source.data !== null; })) return false;
   const outputs = node.outputs.map((id) => editor.value(id));
   if (outputs.some((v) => v.dtype === 'complex64' || sizeOf(v.shape) > FOLDED_ELEMENTS_LIMIT)) return false;
   return tf.getKernel(node.kernel, tf.getBackend()) !== undefined;
 }
 
 function constantTensor(v: Value): tf.Tensor {
-  if (v.source.kind !== 'constant') throw new Error(`%${v.id} is not a constant`);
-  return tf.tensor(v.source.data as tf.TensorLike, [...v.shape], v.dtype);
+  return tf.tensor(constantData(v) as tf.TensorLike, [...v.shape], v.dtype);
 }
 
 function readData(t: tf.Tensor): ConstantData {

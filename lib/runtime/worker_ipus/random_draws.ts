@@ -10,7 +10,8 @@
  */
 import { PoptfjsError } from '../../errors.js';
 import type { Node } from '../../ir/graph.js';
-import { isRandomNode, randomDraw } from '../graph_interpreter.js';
+import { randomDraw } from '../graph_interpreter.js';
+import { isRandomNode } from '../../trace/random_distribution.js';
 import { RandomSource } from '../random_source.js';
 
 /** Draws the numbers of the random nodes among `nodes` (a unit's, in run order) from `random`. */

@@ -1,0 +1,193 @@
+/**
+ * Planning a model without computing it: `plan()` builds the model on the
+ * shape-only backend (tensors with shapes and dtypes, no values), traces it
+ * as `trainingModel`/`inferenceModel` would, and runs the same compiler, so
+ * the memory of every IPU and the simulated timeline come out for a model
+ * larger than the host could compute, on as many IPUs as the options ask for,
+ * without hardware and without the weights.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
+import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
+import { engine } from '../backend/tfjs_internals.js';
+import { PoptfjsError } from '../errors.js';
+import type { MemoryPlan } from '../ipu/memory_plan.js';
+import type { Timeline } from '../ipu/timeline.js';
+import { Options } from '../options/options.js';
+import { float16Declarations } from '../precision/float16_declarations.js';
+import { half } from '../precision/half.js';
+import { summaryReport } from '../report/summary_report.js';
+import { hostBatchSize } from '../runtime/batch_plan.js';
+import type { Executable } from '../runtime/executable.js';
+import type { LossSpec } from '../trace/loss_function.js';
+import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
+import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
+import { Adam } from '../../optim/adam.js';
+import { AdamW } from '../../optim/adamw.js';
+import { LAMB } from '../../optim/lamb.js';
+import { Optimizer } from '../../optim/optimizer.js';
+import { RMSprop } from '../../optim/rmsprop.js';
+import { SGD } from '../../optim/sgd.js';
+import { CompileProgress } from './compile_progress.js';
+import { compileGraph, executionSettings } from './graph_compiler.js';
+
+/** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
+export type PlanOptimizerTarget = tf.LayersModel | tf.Variable[];
+
+/** The optimizers `plan()` builds by name, with their default hyper-parameters. */
+export const PLAN_OPTIMIZERS = {
+  sgd: (target: PlanOptimizerTarget) => new SGD(target, { lr: 0.01 }),
+  adam: (target: PlanOptimizerTarget) => new Adam(target, { lr: 1e-3 }),
+  adamw: (target: PlanOptimizerTarget) => new AdamW(target, { lr: 1e-3 }),
+  rmsprop: (target: PlanOptimizerTarget) => new RMSprop(target, { lr: 0.01 }),
+  lamb: (target: PlanOptimizerTarget) => new LAMB(target, { lr: 1e-3 }),
+} as const;
+
+/** The name of an optimizer `plan()` can build. */
+export type PlanOptimizerName = keyof typeof PLAN_OPTIMIZERS;
+
+/** The shape and dtype of one input of the model, for one micro-batch. */
+export interface PlanInput {
+  /** The shape the model sees: its first dimension is the micro-batch size. */
+  readonly shape: readonly number[];
+  /** Default `'float32'`; `'float16'` for a float16 input (as `half(tensor)`). */
+  readonly dtype?: tf.DataType | 'float16';
+}
+
+/** What {@link plan} plans. */
+export interface PlanRequest {
+  /** Execution options (placement, replication, accumulation, precision, target IPU, ...). */
+  readonly options?: Options;
+  /** Plan a training step (default: true when a loss, an optimizer or a target is given). */
+  readonly training?: boolean;
+  /**
+   * The optimizer: a name, or a function returning one for the built model
+   * (a layers model) or its trainable variables (a function model); default `'sgd'`.
+   */
+  readonly optimizer?: PlanOptimizerName | ((target: PlanOptimizerTarget) => Optimizer);
+  /** The loss, as for `trainingModel`. */
+  readonly loss?: LossSpec;
+  /** The model's inputs, one micro-batch each. */
+  readonly inputs: readonly PlanInput[];
+  /** The training target, one micro-batch (with a loss). */
+  readonly target?: PlanInput;
+}
+
+/** What a model needs on its IPUs, and how fast it would run. */
+export interface Plan {
+  /** Every IPU's In-Processor memory and streaming memory hold what they must. */
+  readonly fits: boolean;
+  /** The memory of each IPU of a replica. */
+  readonly memory: MemoryPlan;
+  /** The simulated timeline of one call. */
+  readonly timeline: Timeline;
+  /** Samples per second over all replicas. */
+  readonly throughput: number;
+  /** Samples one call consumes (micro-batch × device iterations × replicas × gradient accumulation). */
+  readonly samplesPerCall: number;
+  /** Parameters of the model, counted from the traced graph. */
+  readonly parameters: number;
+  /** The compiled executable (its graph has no constant values: it can be inspected, not run). */
+  readonly executable: Executable;
+  /** The summary report, as `getSummaryReport()` gives it for a compiled model. */
+  summary(): string;
+}
+
+/** What `build` may return: a layers model or a function of tensors. */
+export type PlanBuild = () => WrappableModel | Promise<WrappableModel>;
+
+function planError(message: string): PoptfjsError {
+  return new PoptfjsError(`plan: ${message}`, { type: 'executor' });
+}
+
+function checkInput(input: PlanInput | undefined, what: string): PlanInput {
+  if (input === null || typeof input !== 'object' || !Array.isArray(input.shape) || !input.shape.every((d) => Number.isInteger(d) && d > 0)) {
+    throw planError(`${what} must be { shape: [positive integers], dtype? }, got ${JSON.stringify(input)}`);
+  }
+  if (input.shape.length === 0) throw planError(`${what} needs a batch dimension (its first dimension is the micro-batch size)`);
+  return input;
+}
+
+/** True if `t` lives on the shape-only backend (it was made while planning). */
+function madeForPlanning(t: tf.Tensor): boolean {
+  return engine().state.tensorInfo.get(t.dataId)?.backend instanceof ShapeOnlyBackend;
+}
+
+function exampleTensor(input: PlanInput): tf.Tensor {
+  const dtype = input.dtype ?? 'float32';
+  if (dtype === 'float16') return half(tf.zeros([...input.shape], 'float32'));
+  return tf.zeros([...input.shape], dtype);
+}
+
+function optimizerFor(request: PlanRequest, model: WrappableModel, traced: TracedModel): Optimizer {
+  const choice = request.optimizer ?? 'sgd';
+  const target = isLayersModel(model) ? model : [...traced.variables.values()].filter((v) => v.trainable);
+  if (typeof choice === 'function') {
+    const optimizer = choice(target);
+    if (!(optimizer instanceof Optimizer)) throw planError('optimizer must return a poptfjs optimizer, e.g. (model) => new optim.Adam(model, { lr: 1e-3 })');
+    return optimizer;
+  }
+  const make = PLAN_OPTIMIZERS[choice];
+  if (!make) throw planError(`unknown optimizer '${String(choice)}'; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
+  return make(target);
+}
+
+/**
+ * Plans `build()`'s model on the simulated IPUs of `request.options`: builds
+ * it on the shape-only backend, traces it on inputs of the given shapes,
+ * and compiles it, returning the memory of each IPU, whether it fits, and
+ * the timeline and throughput of one call. Nothing is computed, so the
+ * model may be larger than the host's memory; a model that reads tensor
+ * values while it is built or traced gets a clear error naming the kernel.
+ */
+export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan> {
+  if (typeof build !== 'function') throw planError('expected a function that builds the model, e.g. () => tf.sequential({...})');
+  if (request === null || typeof request !== 'object' || !Array.isArray(request.inputs)) throw planError('expected { inputs: [{ shape, dtype? }], ... }');
+  const inputs = request.inputs.map((input, i) => checkInput(input, `inputs[${i}]`));
+  const target = request.target === undefined ? undefined : checkInput(request.target, 'target');
+  const training = request.training ?? (request.loss !== undefined || request.optimizer !== undefined || target !== undefined);
+  const options = request.options ?? new Options();
+  if (!(options instanceof Options)) throw planError('options must be a poptfjs Options object');
+  const settings = options.settings;
+  const execution = executionSettings(settings, training);
+  const microBatch = inputs[0]?.shape[0] ?? 1;
+  return withShapeOnlyBackend(async () => {
+    const model = await build();
+    if (!isLayersModel(model) && typeof model !== 'function') throw planError(`build() must return a tf.LayersModel or a function of tensors, got ${typeof model}`);
+    const examples = [...inputs, ...(training && target ? [target] : [])].map(exampleTensor);
+    const traced = training ? traceTraining(model, request.loss, examples) : traceInference(model, examples);
+    const optimizer = training ? optimizerFor(request, model, traced) : undefined;
+    const executable = compileGraph({
+      kind: training ? 'training' : 'inference',
+      modelName: modelName(model),
+      graph: traced.graph,
+      inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
+      microBatchSize: microBatch,
+      execution,
+      settings: { ...settings, allowOutOfMemory: true },
+      optimizer,
+      replicaGroupings: {},
+      progress: new CompileProgress(undefined),
+      float16: float16Declarations(traced, examples, settings.precision.runningStatisticsAlwaysFloat),
+    });
+    tf.dispose(examples);
+    const parameters = [...traced.variables.values()].reduce((n, v) => n + v.size, 0);
+    // What build() made for planning goes, so another plan can build the model again; a model made before is left alone.
+    const variables = [...traced.variables.values()];
+    if (variables.every(madeForPlanning)) {
+      if (isLayersModel(model)) model.dispose();
+      else tf.dispose(variables);
+    }
+    const { memory, timeline } = executable.hardware;
+    return {
+      fits: memory.fits,
+      memory,
+      timeline,
+      throughput: timeline.throughput,
+      samplesPerCall: hostBatchSize(execution.factors, microBatch),
+      parameters,
+      executable,
+      summary: () => summaryReport(executable, false),
+    };
+  });
+}
