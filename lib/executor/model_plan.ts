@@ -127,9 +127,7 @@ function optimizerFor(request: PlanRequest, model: WrappableModel, traced: Trace
     if (!(optimizer instanceof Optimizer)) throw planError('optimizer must return a poptfjs optimizer, e.g. (model) => new optim.Adam(model, { lr: 1e-3 })');
     return optimizer;
   }
-  const make = PLAN_OPTIMIZERS[choice];
-  if (!make) throw planError(`unknown optimizer '${String(choice)}'; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
-  return make(target);
+  return PLAN_OPTIMIZERS[choice](target);
 }
 
 /**
@@ -145,49 +143,56 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
   if (request === null || typeof request !== 'object' || !Array.isArray(request.inputs)) throw planError('expected { inputs: [{ shape, dtype? }], ... }');
   const inputs = request.inputs.map((input, i) => checkInput(input, `inputs[${i}]`));
   const target = request.target === undefined ? undefined : checkInput(request.target, 'target');
+  if (typeof request.optimizer === 'string' && !(request.optimizer in PLAN_OPTIMIZERS)) {
+    throw planError(`unknown optimizer '${request.optimizer}'; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
+  }
   const training = request.training ?? (request.loss !== undefined || request.optimizer !== undefined || target !== undefined);
   const options = request.options ?? new Options();
   if (!(options instanceof Options)) throw planError('options must be a poptfjs Options object');
   const settings = options.settings;
   const execution = executionSettings(settings, training);
   const microBatch = inputs[0]?.shape[0] ?? 1;
-  return withShapeOnlyBackend(async () => {
+  // Built and traced with shapes only; compiled after, on the usual backend, as a real compile would be
+  // (patterns that fold constants or suit the backend do the same).
+  const { traced, optimizer, name, examples, float16 } = await withShapeOnlyBackend(async () => {
     const model = await build();
     if (!isLayersModel(model) && typeof model !== 'function') throw planError(`build() must return a tf.LayersModel or a function of tensors, got ${typeof model}`);
-    const examples = [...inputs, ...(training && target ? [target] : [])].map(exampleTensor);
-    const traced = training ? traceTraining(model, request.loss, examples) : traceInference(model, examples);
+    const tensors = [...inputs, ...(training && target ? [target] : [])].map(exampleTensor);
+    const traced = training ? traceTraining(model, request.loss, tensors) : traceInference(model, tensors);
     const optimizer = training ? optimizerFor(request, model, traced) : undefined;
-    const executable = compileGraph({
-      kind: training ? 'training' : 'inference',
-      modelName: modelName(model),
-      graph: traced.graph,
-      inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
-      microBatchSize: microBatch,
-      execution,
-      settings: { ...settings, allowOutOfMemory: true },
-      optimizer,
-      replicaGroupings: {},
-      progress: new CompileProgress(undefined),
-      float16: float16Declarations(traced, examples, settings.precision.runningStatisticsAlwaysFloat),
-    });
-    tf.dispose(examples);
-    const parameters = [...traced.variables.values()].reduce((n, v) => n + v.size, 0);
+    const float16 = float16Declarations(traced, tensors, settings.precision.runningStatisticsAlwaysFloat);
+    const examples = tensors.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
+    tf.dispose(tensors);
     // What build() made for planning goes, so another plan can build the model again; a model made before is left alone.
     const variables = [...traced.variables.values()];
     if (variables.every(madeForPlanning)) {
       if (isLayersModel(model)) model.dispose();
       else tf.dispose(variables);
     }
-    const { memory, timeline } = executable.hardware;
-    return {
-      fits: memory.fits,
-      memory,
-      timeline,
-      throughput: timeline.throughput,
-      samplesPerCall: hostBatchSize(execution.factors, microBatch),
-      parameters,
-      executable,
-      summary: () => summaryReport(executable, false),
-    };
+    return { traced, optimizer, name: modelName(model), examples, float16 };
   });
+  const executable = compileGraph({
+    kind: training ? 'training' : 'inference',
+    modelName: name,
+    graph: traced.graph,
+    inputSignature: examples,
+    microBatchSize: microBatch,
+    execution,
+    settings: { ...settings, allowOutOfMemory: true },
+    optimizer,
+    replicaGroupings: {},
+    progress: new CompileProgress(undefined),
+    float16,
+  });
+  const { memory, timeline } = executable.hardware;
+  return {
+    fits: memory.fits,
+    memory,
+    timeline,
+    throughput: timeline.throughput,
+    samplesPerCall: hostBatchSize(execution.factors, microBatch),
+    parameters: [...traced.variables.values()].reduce((n, v) => n + v.size, 0),
+    executable,
+    summary: () => summaryReport(executable, false),
+  };
 }
