@@ -6,9 +6,11 @@
  *   poptfjs inspect <file>      what an exported executable or a checkpoint holds
  *   poptfjs cache ls [dir]      the entries of an executable cache directory
  *   poptfjs cache clear [dir]   removes them
+ *   poptfjs plan <model.json>   plans a saved model on simulated IPUs, without computing it
  *   poptfjs help                this text
  */
 import { createRequire } from 'node:module';
+import { PLAN_USAGE, planCommand } from './plan_command.js';
 import { clearExecutableCache, currentBackend, describePoptfjsFile, listExecutableCache, PoptfjsError, tf } from 'poptfjs';
 
 const require = createRequire(import.meta.url);
@@ -21,6 +23,9 @@ commands:
                       (version, signature, options, strategy, placement, sizes), without running it
   cache ls [dir]      list the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
   cache clear [dir]   remove the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
+  plan <model.json> --batch B [--ipus N] [--replicas R] [--config FILE] ...
+                      plan a saved tfjs layers model on simulated IPUs without computing it:
+                      memory per IPU, placement and simulated throughput ('poptfjs plan --help')
   help                print this text`;
 
 function packageVersion(name: string): string {
@@ -76,7 +81,7 @@ function cache(action: string | undefined, dir: string | undefined): void {
 
 const [command, ...args] = process.argv.slice(2);
 /** Runs the command given on the command line. */
-function run(): void {
+async function run(): Promise<void> {
   switch (command) {
     case 'env':
       env();
@@ -86,6 +91,10 @@ function run(): void {
       break;
     case 'cache':
       cache(args[0], args[1]);
+      break;
+    case 'plan':
+      if (args.includes('--help') || args.includes('-h')) console.log(PLAN_USAGE);
+      else await planCommand(args);
       break;
     case undefined:
     case 'help':
@@ -100,7 +109,7 @@ function run(): void {
 }
 
 try {
-  run();
+  await run();
 } catch (error) {
   if (!(error instanceof PoptfjsError)) throw error;
   console.error(`poptfjs: ${error.message}`);

@@ -23,7 +23,7 @@ if (!IPU_TARGETS.includes(target)) throw new Error(`unknown IPU '${target}'; exp
 const MICRO_BATCH = 8;
 const SEQUENCE = 128;
 const ACCUMULATION = 2040;
-const placements = [
+const placements: Array<{ ipus: number; replicas: number; layersPerIpu: number[]; proportions: Record<string, number> }> = [
   { ipus: 1, replicas: 1, layersPerIpu: [24], proportions: { IPU0: 0.15 } },
   { ipus: 4, replicas: 1, layersPerIpu: [3, 7, 7, 7], proportions: { IPU0: 0.15, IPU1: 0.25, IPU2: 0.25, IPU3: 0.25 } },
   { ipus: 16, replicas: 4, layersPerIpu: [3, 7, 7, 7], proportions: { IPU0: 0.15, IPU1: 0.25, IPU2: 0.25, IPU3: 0.25 } },

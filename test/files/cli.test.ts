@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describePoptfjsFile, inferenceModel, Options, tf, trainingModel } from 'poptfjs';
+import { describePoptfjsFile, fileSystemHandler, inferenceModel, Options, tf, trainingModel } from 'poptfjs';
 import { runProgram } from '../run_program.js';
 import { linearModel, sample } from './fixtures.js';
 
@@ -10,6 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), 'poptfjs-cli-'));
 const exported = join(dir, 'model.poptfjs');
 const checkpoint = join(dir, 'state.ckpt');
 const cacheDir = join(dir, 'cache');
+const savedModel = join(dir, 'saved');
 
 beforeAll(async () => {
   const [x, y] = sample();
@@ -23,6 +24,15 @@ beforeAll(async () => {
   const cached = inferenceModel(linearModel(4), { options: new Options().enableExecutableCaching(cacheDir) });
   await cached.compile(x);
   cached.destroy();
+  const saved = tf.sequential({
+    layers: [
+      tf.layers.conv2d({ filters: 16, kernelSize: 3, activation: 'relu', inputShape: [32, 32, 3], name: 'conv' }),
+      tf.layers.flatten({ name: 'flatten' }),
+      tf.layers.dense({ units: 64, activation: 'relu', name: 'hidden' }),
+      tf.layers.dense({ units: 10, name: 'logits' }),
+    ],
+  });
+  await saved.save(fileSystemHandler(savedModel));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -73,5 +83,48 @@ describe('npx poptfjs cache', () => {
     const clear = cli('cache', 'clear', cacheDir);
     expect(clear.status).toBe(0);
     expect(clear.stdout).toMatch(/^removed 1 entry \(\d+ bytes\) from /m);
+  });
+});
+
+describe('npx poptfjs plan', () => {
+  it('plans a saved model over IPUs without computing it: memory per IPU, stages of nearly equal time, throughput', () => {
+    const { status, stdout, stderr } = cli('plan', join(savedModel, 'model.json'), '--batch', '8', '--ipus', '2', '--loss', 'meanSquaredError', '--optimizer', 'adam');
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^Model '\S+' compiled for training, on 2 IPU\(s\)$/m);
+    expect(stdout).toMatch(/^ {2}0 {4}[\d.]+ [KMG]iB/m);
+    expect(stdout).toMatch(/^ {2}1 {4}[\d.]+ [KMG]iB/m);
+    expect(stdout).toMatch(/^PipelinedExecution: 2 stage\(s\) on 2 IPU\(s\) per replica/m);
+    // The 2-stage pipeline needs at least 3 micro-batches.
+    expect(stdout).toMatch(/^schedule over 3 micro-batch\(es\)/m);
+    expect(stdout).toMatch(/^fits on 2 IPU\(s\) per replica; [\d.]+ samples\/s, 24 samples a call in [\d.]+ ms \(simulated\)$/m);
+  });
+
+  it('takes options from a config file, plans inference, and exits with 3 when the model does not fit', () => {
+    const config = join(dir, 'small.json');
+    writeFileSync(config, JSON.stringify({ ipuTarget: { tiles: 2, memoryPerTile: 4096 }, deviceIterations: 2 }));
+    const { status, stdout } = cli('plan', savedModel, '--batch', '4', '--inference', '--config', config);
+    expect(status).toBe(3);
+    expect(stdout).toMatch(/compiled for inference, on 1 IPU\(s\)/);
+    expect(stdout).toMatch(/OUT OF MEMORY by/);
+    expect(stdout).toMatch(/^does NOT fit on 1 IPU\(s\) per replica; [\d.]+ samples\/s, 8 samples a call/m);
+  });
+
+  it('says what is missing or wrong', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['plan'], /plan: give one saved model/],
+      [['plan', savedModel], /plan: give the micro-batch size: --batch B/],
+      [['plan', savedModel, '--batch', '0'], /--batch takes a positive integer, got '0'/],
+      [['plan', savedModel, '--batch', '4'], /training needs a loss: give --loss/],
+      [['plan', savedModel, '--batch', '4', '--ipu', 'Mk3', '--inference'], /--ipu takes GC200 or Bow, got 'Mk3'/],
+      [['plan', savedModel, '--batch', '4', '--inference', '--ipus', '9'], /the model has 4 layer\(s\), too few to split over 9 IPUs/],
+      [['plan', savedModel, '--batch', '4', '--wings', '2'], /Unknown option '--wings'/],
+      [['plan', join(dir, 'missing'), '--batch', '4', '--inference'], /missing/],
+    ];
+    for (const [args, message] of cases) {
+      const { status, stderr } = cli(...args);
+      expect(status).not.toBe(0);
+      expect(stderr).toMatch(message);
+    }
   });
 });
