@@ -43,6 +43,21 @@ export class Device {
     return this.ipus.length;
   }
 
+  /** Tiles per IPU (Poplar's `Target::getTilesPerIPU()`). */
+  get tilesPerIPU(): number {
+    return this.spec.tiles;
+  }
+
+  /** The IPU architecture: `ipu2` for the GC200, `ipu21` for the Bow IPU (Poplar's target names). */
+  get version(): 'ipu2' | 'ipu21' {
+    return this.spec.ipu === 'Bow' ? 'ipu21' : 'ipu2';
+  }
+
+  /** The tile clock in Hz, at which cycle counts are counted (Poplar's `Target::getTileClockFrequency()`). */
+  getTileClockFrequency(): number {
+    return this.spec.clockHz;
+  }
+
   /** True if programs can run on this device (not an offline target, not `ConnectionType.Never`). */
   get canRun(): boolean {
     return this.kind !== 'OfflineIpu' && this.connectionType !== 'Never';

@@ -71,6 +71,14 @@ describe('device manager', () => {
     expect(() => offline.attach()).toThrow('is an offline target (compile only) and cannot be attached');
   });
 
+  it('reports its target as Poplar does: the tile clock, tiles per IPU and the architecture, GC200 or Bow', () => {
+    const manager = new DeviceManager(4);
+    const gc200 = manager.createIpuModelDevice({ numIpus: 1 });
+    const bow = manager.createIpuModelDevice({ numIpus: 1, ipu: 'Bow' });
+    expect([gc200.getTileClockFrequency(), gc200.tilesPerIPU, gc200.version]).toEqual([1.33e9, 1472, 'ipu2']);
+    expect([bow.getTileClockFrequency(), bow.tilesPerIPU, bow.version]).toEqual([1.85e9, 1472, 'ipu21']);
+  });
+
   it('refuses an IPU another process holds, naming its pid', async () => {
     const { pid } = await holdDevice(0);
     expect(contend(0)).toBe(`error: IPU 0 is in use by process ${pid}; detach it there, choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`);

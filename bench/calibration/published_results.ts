@@ -1,0 +1,234 @@
+/**
+ * Graphcore's published training throughputs, each with its configuration
+ * and source, and how poptfjs plans the same configuration: the models are
+ * built in tfjs (examples/models) and planned with `plan()` on the target
+ * IPU, with the published replication, pipeline split, micro-batch,
+ * gradient accumulation, precision, recomputation, optimizer and
+ * available-memory proportions.
+ *
+ * None of the cost model's constants was fitted to these figures: the
+ * constants come from poplibs and from measurements (see
+ * lib/ipu/kernel_cycles.ts, matmul_plan.ts and target_spec.ts); this table
+ * checks the model against them.
+ */
+import {
+  AutoStage, Options, PipelinedExecution, RecomputationType, TensorLocationSettings, half, optim, plan, type IpuTargetName, type Plan, type PlanInput,
+} from 'poptfjs';
+import { BERT_BASE, BERT_LARGE, bertInputs, bertPretraining, type BertConfig } from '../../examples/models/bert.js';
+import { resnet50 } from '../../examples/models/resnet50.js';
+import { VIT_B16, vitClassifier } from '../../examples/models/vit.js';
+
+/** A published result and how to plan its configuration. */
+export interface PublishedResult {
+  readonly model: string;
+  readonly system: string;
+  readonly framework: string;
+  /** The configuration, as published. */
+  readonly configuration: string;
+  /** Items per second as published. */
+  readonly published: number;
+  readonly unit: 'sequences/s' | 'images/s';
+  /** Where the figure and its configuration come from. */
+  readonly source: string;
+  /** What of the configuration poptfjs could not reproduce, and what it did instead. */
+  readonly deviation?: string;
+  /** Plans the configuration; resolves to the simulated items per second and the plan. */
+  simulate(): Promise<{ readonly itemsPerSecond: number; readonly plan: Plan }>;
+}
+
+/** Float16 for the float inputs of a model. */
+function float16Inputs(inputs: readonly PlanInput[]): PlanInput[] {
+  return inputs.map((input) => ((input.dtype ?? 'float32') === 'float32' ? { ...input, dtype: 'float16' as const } : input));
+}
+
+interface BertRun {
+  readonly config: BertConfig;
+  readonly ipu: IpuTargetName;
+  readonly microBatch: number;
+  readonly sequence: number;
+  readonly replicas: number;
+  readonly accumulation: number;
+  readonly layersPerIpu: readonly number[];
+  readonly embeddingIpu?: number;
+  readonly proportions: readonly number[];
+  /** Optimizer state off chip and sharded over the replicas. */
+  readonly shardedOffChipState: boolean;
+  /** Sequences per micro-batch row (packed sequences: about 2 per pack). */
+  readonly sequencesPerRow?: number;
+}
+
+/** BERT pre-training: float16 with float16 partials, LAMB (float16 accumulators and first moment), a checkpoint per layer. */
+async function planBert(run: BertRun): Promise<{ itemsPerSecond: number; plan: Plan }> {
+  const opts = new Options().ipuTarget(run.ipu).replicationFactor(run.replicas).autoRecomputation(RecomputationType.Pipeline);
+  opts.setExecutionStrategy(PipelinedExecution(AutoStage.AutoIncrement));
+  opts.Training.gradientAccumulation(run.accumulation);
+  opts.Precision.setPartialsType('half');
+  opts.setAvailableMemoryProportion(Object.fromEntries(run.proportions.map((p, i) => [`IPU${i}`, p])));
+  if (run.shardedOffChipState) opts.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(false).useReplicatedTensorSharding(true));
+  const planned = await plan(() => bertPretraining(run.config, { layersPerIpu: run.layersPerIpu, embeddingIpu: run.embeddingIpu ?? 0, float16: true }), {
+    options: opts,
+    training: true,
+    optimizer: (params) => new optim.LAMB(params, { lr: 1e-3, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+    inputs: float16Inputs(bertInputs(run.config, run.microBatch, run.sequence)),
+  });
+  return { itemsPerSecond: planned.throughput * (run.sequencesPerRow ?? 1), plan: planned };
+}
+
+interface ResNetRun {
+  readonly ipu: IpuTargetName;
+  readonly microBatch: number;
+  readonly accumulation: number;
+  readonly replicas: number;
+  readonly proportion: number;
+  readonly checkpoints: readonly string[];
+}
+
+/** ResNet-50 training: one IPU a replica, float16 with float16 partials, SGD with momentum, recomputation between checkpoints. */
+async function planResNet(run: ResNetRun): Promise<{ itemsPerSecond: number; plan: Plan }> {
+  const opts = new Options().ipuTarget(run.ipu).replicationFactor(run.replicas).autoRecomputation(RecomputationType.RecomputeAll);
+  opts.Training.gradientAccumulation(run.accumulation);
+  opts.Precision.setPartialsType('half');
+  opts.setAvailableMemoryProportion({ IPU0: run.proportion });
+  const planned = await plan(() => half(resnet50({ checkpoints: run.checkpoints })), {
+    options: opts,
+    loss: 'categoricalCrossentropy',
+    optimizer: (model) => new optim.SGD(model, { lr: 0.1, momentum: 0.9 }),
+    inputs: [{ shape: [run.microBatch, 224, 224, 3], dtype: 'float16' }],
+    target: { shape: [run.microBatch, 1000], dtype: 'float16' },
+  });
+  return { itemsPerSecond: planned.throughput, plan: planned };
+}
+
+/** The recomputation checkpoints of Graphcore's ResNet-50 MLPerf configurations (their pipeline splits on one IPU). */
+const RESNET_CHECKPOINTS = ['stage1/unit1', 'stage1/unit3', 'stage2/unit1', 'stage2/unit3', 'stage3/unit1', 'stage3/unit4'];
+
+const EXAMPLES = 'graphcore/examples';
+
+/** The published results poptfjs is checked against. */
+export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
+  {
+    model: 'BERT-Large pre-training phase 1 (SL 128)',
+    system: 'Bow Pod16',
+    framework: 'TensorFlow 2, SDK 3.3',
+    configuration: '4 replicas × 4 IPUs, layers [3,7,7,7] (embeddings and heads on IPU 0), micro-batch 8, accumulation 2040, FP16.16, LAMB, AMP [0.10,0.19,0.20,0.25]',
+    published: 4527,
+    unit: 'sequences/s',
+    source: `graphcore.ai performance results (Bow Pod16, SDK 3.3); ${EXAMPLES} nlp/bert/tensorflow2/configs/pretrain_large_128_phase1.json`,
+    deviation: 'recomputation and optimizer-state placement are not in the published configuration: planned with a checkpoint per layer and the optimizer state off chip, sharded, as the PyTorch and PopART configurations of the same model',
+    simulate: () =>
+      planBert({ config: BERT_LARGE, ipu: 'Bow', microBatch: 8, sequence: 128, replicas: 4, accumulation: 2040, layersPerIpu: [3, 7, 7, 7], proportions: [0.1, 0.19, 0.2, 0.25], shardedOffChipState: true }),
+  },
+  {
+    model: 'BERT-Large pre-training phase 1 (SL 128)',
+    system: 'IPU-POD16 (Mk2)',
+    framework: 'TensorFlow, SDK 2.3',
+    configuration: '4 replicas × 4 IPUs, layers [3,7,7,7], micro-batch 8, accumulation 2040, FP16.16, LAMB (as the Bow configuration above)',
+    published: 3665,
+    unit: 'sequences/s',
+    source: "Graphcore's IPU-POD128/256 announcement (October 2021), as quoted by vengineer.hatenablog.com/entry/2021/10/25/090000",
+    deviation: 'the configuration behind this figure is not published; planned with the Bow configuration above on GC200 IPUs',
+    simulate: () =>
+      planBert({ config: BERT_LARGE, ipu: 'GC200', microBatch: 8, sequence: 128, replicas: 4, accumulation: 2040, layersPerIpu: [3, 7, 7, 7], proportions: [0.1, 0.19, 0.2, 0.25], shardedOffChipState: true }),
+  },
+  {
+    model: 'BERT-Base pre-training phase 1 (SL 128)',
+    system: 'Bow Pod16',
+    framework: 'PopART, SDK 3.1',
+    configuration: '4 replicas × 4 IPUs, embeddings on IPU 0, layers [4,4,4] on IPUs 1-3, micro-batch 32, accumulation 512, FP16.16, LAMB, optimizer state off chip and sharded, AMP 0.28',
+    published: 16391,
+    unit: 'sequences/s',
+    source: `graphcore.ai performance results (Bow Pod16, SDK 3.1); ${EXAMPLES} nlp/bert/popart/configs/pretrain_base_128.json`,
+    simulate: () =>
+      planBert({ config: BERT_BASE, ipu: 'Bow', microBatch: 32, sequence: 128, replicas: 4, accumulation: 512, layersPerIpu: [0, 4, 4, 4], proportions: [0.28, 0.28, 0.28, 0.28], shardedOffChipState: true }),
+  },
+  {
+    model: 'BERT-Base pre-training phase 1 (SL 128)',
+    system: 'Bow Pod16',
+    framework: 'PyTorch, SDK 3.3',
+    configuration: '4 replicas × 4 IPUs, layers [0,4,4,4], micro-batch 32, accumulation 512, FP16.16, LAMB, a checkpoint per layer, optimizer state off chip and sharded, AMP 0.25',
+    published: 15911,
+    unit: 'sequences/s',
+    source: `graphcore.ai performance results (Bow Pod16, SDK 3.3); ${EXAMPLES} nlp/bert/pytorch/configs_pretraining.yml (pretrain_base_128)`,
+    simulate: () =>
+      planBert({ config: BERT_BASE, ipu: 'Bow', microBatch: 32, sequence: 128, replicas: 4, accumulation: 512, layersPerIpu: [0, 4, 4, 4], proportions: [0.25, 0.25, 0.25, 0.25], shardedOffChipState: true }),
+  },
+  {
+    model: 'BERT-Large pre-training phase 2 (SL 512, packed)',
+    system: 'IPU-POD16 (Mk2)',
+    framework: 'PopART, SDK 2.1 (MLPerf training v1.0)',
+    configuration: '4 replicas × 4 IPUs, layers [3,7,7,7], micro-batch 2 packs of 512 tokens (2 sequences a pack on average), accumulation 192, FP16, LAMB, optimizer state off chip and sharded, AMP [0.20,0.20,0.25,0.25]',
+    published: 1419,
+    unit: 'sequences/s',
+    source: 'mlcommons/training_results_v1.0 Graphcore/benchmarks/bert/implementations/popart/configs/mk2/pod16-closed.json; throughput from the result logs (sequences between evaluations over the time between them)',
+    deviation: 'packing is planned as dense sequences of 512 tokens (the same work per pack), counted as 2 sequences a pack; 76 masked tokens for each of the 2 sequences',
+    simulate: () =>
+      planBert({
+        config: { ...BERT_LARGE, maskedTokens: 2 * 76 },
+        ipu: 'GC200',
+        microBatch: 2,
+        sequence: 512,
+        replicas: 4,
+        accumulation: 192,
+        layersPerIpu: [3, 7, 7, 7],
+        proportions: [0.2, 0.2, 0.25, 0.25],
+        shardedOffChipState: true,
+        sequencesPerRow: 2,
+      }),
+  },
+  {
+    model: 'ResNet-50 v1.5',
+    system: 'IPU-POD16 (Mk2)',
+    framework: 'TensorFlow 1, SDK 2.3 (MLPerf training v1.1)',
+    configuration: '16 replicas × 1 IPU, micro-batch 20, accumulation 10, FP16.16, recomputation between 6 checkpoints, AMP 0.15, LARS',
+    published: 29465,
+    unit: 'images/s',
+    source: 'mlcommons/training_results_v1.1 Graphcore/benchmarks/resnet/implementations/tensorflow/configs.yml (mk2_resnet50_mlperf_pod16_lars); throughput from the result logs (images per epoch over the median epoch time)',
+    deviation: 'LARS is planned as SGD with momentum (one state tensor a weight, as LARS keeps); images are sent as float16 where the runs send 8-bit images',
+    simulate: () => planResNet({ ipu: 'GC200', microBatch: 20, accumulation: 10, replicas: 16, proportion: 0.15, checkpoints: RESNET_CHECKPOINTS }),
+  },
+  {
+    model: 'ResNet-50 v1.5',
+    system: 'Bow Pod16',
+    framework: 'TensorFlow 1, SDK 2.5 (MLPerf training v2.0)',
+    configuration: '16 replicas × 1 IPU, micro-batch 22, accumulation 10, FP16.16, recomputation between 6 checkpoints, AMP 0.15, LARS',
+    published: 43133,
+    unit: 'images/s',
+    source: `mlcommons/training_results_v2.0 Graphcore results; ${EXAMPLES} vision/cnns/tensorflow1/training/configs.yml (resnet50_mlperf_pod16_lars)`,
+    deviation: 'LARS is planned as SGD with momentum; images are sent as float16 where the runs send 8-bit images',
+    simulate: () => planResNet({ ipu: 'Bow', microBatch: 22, accumulation: 10, replicas: 16, proportion: 0.15, checkpoints: RESNET_CHECKPOINTS }),
+  },
+  {
+    model: 'ResNet-50 v1.5',
+    system: 'Bow Pod16',
+    framework: 'PyTorch, SDK 3.0',
+    configuration: '16 replicas × 1 IPU, micro-batch 18, accumulation 57, FP16.16, recomputation, AMP 0.16, SGD',
+    published: 37061,
+    unit: 'images/s',
+    source: `graphcore.ai performance results (Bow Pod16, SDK 3.0); ${EXAMPLES} vision/cnns/pytorch/train/configs.yml (resnet50)`,
+    deviation: "the configuration's own recomputation checkpoints are planned as the 6 of the MLPerf configuration",
+    simulate: () => planResNet({ ipu: 'Bow', microBatch: 18, accumulation: 57, replicas: 16, proportion: 0.16, checkpoints: RESNET_CHECKPOINTS }),
+  },
+  {
+    model: 'ViT-B/16 fine-tuning (ImageNet-1k)',
+    system: 'Bow Pod16',
+    framework: 'PyTorch, SDK 3.0',
+    configuration: '4 replicas × 4 IPUs, layers [3,3,3,3], micro-batch 17, accumulation 30, FP16.16, a checkpoint per layer, SGD, AMP 0.3',
+    published: 7319,
+    unit: 'images/s',
+    source: `graphcore.ai performance results (Bow Pod16, SDK 3.0); ${EXAMPLES} vision/vit/pytorch/configs.yml (b16_imagenet1k)`,
+    simulate: async () => {
+      const opts = new Options().ipuTarget('Bow').replicationFactor(4).autoRecomputation(RecomputationType.Pipeline);
+      opts.setExecutionStrategy(PipelinedExecution(AutoStage.AutoIncrement));
+      opts.Training.gradientAccumulation(30);
+      opts.Precision.setPartialsType('half');
+      opts.setAvailableMemoryProportion({ IPU0: 0.3, IPU1: 0.3, IPU2: 0.3, IPU3: 0.3 });
+      const planned = await plan(() => vitClassifier(VIT_B16, { layersPerIpu: [3, 3, 3, 3], float16: true }), {
+        options: opts,
+        training: true,
+        optimizer: (params) => new optim.SGD(params, { lr: 0.03, momentum: 0.9 }),
+        inputs: [{ shape: [17, 224, 224, 3], dtype: 'float16' }, { shape: [17, 1000], dtype: 'float16' }],
+      });
+      return { itemsPerSecond: planned.throughput, plan: planned };
+    },
+  },
+];
