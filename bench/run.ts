@@ -8,13 +8,17 @@
  * with worker IPUs; the load time of an executable-cache hit), write a
  * module exporting it and add it to the list. `BENCH_ROUNDS` sets the timed
  * rounds (default 20); `BENCH_ONLY` keeps the benchmarks whose title
- * contains it (the file is then not written).
+ * contains it (the file is then not written). After them, the calibration
+ * table plans Graphcore's published configurations and sets their
+ * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
+ * runs it alone).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { currentBackend, initBackend } from 'poptfjs';
 import { benchDirectory } from './bench_directory.js';
 import { cacheHitLoadBenchmark } from './cache_hit_load.js';
+import { CALIBRATION_TITLE, calibrationMarkdown, calibrationRows, calibrationText } from './calibration/calibration_table.js';
 import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
@@ -57,9 +61,11 @@ try {
 } finally {
   pytorch?.close();
 }
+const calibration = only === undefined || CALIBRATION_TITLE.includes(only) ? await calibrationRows() : undefined;
+if (calibration) console.log(`\n${calibrationText(calibration)}`);
 if (only === undefined) {
   const machine = describeMachine(pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : []);
   const path = join(benchDirectory(), 'RESULTS.md');
-  writeFileSync(path, resultsMarkdown(tables, machine, notes));
+  writeFileSync(path, resultsMarkdown(tables, machine, notes, calibration ? calibrationMarkdown(calibration) : undefined));
   console.log(`\nwritten to ${path}`);
 }
