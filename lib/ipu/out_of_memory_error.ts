@@ -10,11 +10,18 @@ function remedies(over: IpuMemoryUse, microBatch: number, ipusUsed: number): str
   const { byKind } = over;
   const advice: string[] = [];
   advice.push(`split the model over more IPUs with Block/BeginBlock annotations and pipelining (it uses ${ipusUsed} now)`);
+  if (byKind['optimizer state'] > 0) {
+    advice.push('keep the optimizer state off chip or shard it over the replicas (Options.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(false).useReplicatedTensorSharding(true)))');
+  }
   if (byKind.weights + byKind['optimizer state'] > byKind.activations) {
     advice.push('use SerialPhasedExecution with Liveness.OffChipAfterEachPhase, so only one phase\'s weights are on chip at a time');
   }
   if (byKind.activations > 0) {
-    advice.push(`recompute activations (opts.autoRecomputation(RecomputationType.Standard)) or send them off chip (phased Liveness.OffChipAfterFwd), or use a smaller micro-batch (it is ${microBatch} now)`);
+    const stash = over.peak.stashed > 0 ? ` (${formatBytes(over.peak.stashed)} of it is the stash of ${over.peak.microBatchesInFlight} micro-batch(es) in flight)` : '';
+    advice.push(
+      `recompute activations${stash} (opts.autoRecomputation(RecomputationType.Standard)) or keep them off chip (Options.TensorLocations.setActivationLocation), ` +
+        `or use a smaller micro-batch (it is ${microBatch} now)`,
+    );
   }
   if (byKind.temporary > 0) advice.push('lower the available memory proportion for temporary memory (Options.setAvailableMemoryProportion)');
   return advice;

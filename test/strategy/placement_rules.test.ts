@@ -41,6 +41,29 @@ describe('block rules', () => {
     expect(placement.ipusPerReplica).toBe(4);
   });
 
+  it('places every node of a training step with its block, those the backward pass and the patterns make included', async () => {
+    // Dense layers without bias: the patterns merge and remove the forward reshapes the backward nodes pointed at,
+    // and lower the transposed products of the backward pass to a transpose of the weight and a plain product.
+    const model = tf.sequential({ layers: [64, 32, 16, 8].map((units, i) => tf.layers.dense({ units, useBias: false, inputShape: i === 0 ? [8] : undefined })) });
+    model.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: i }));
+    const o = new Options().setExecutionStrategy(PipelinedExecution()).patterns('All');
+    o.Training.gradientAccumulation(8);
+    const executor = trainingModel(model, { options: o, loss: 'meanSquaredError' });
+    await executor.compile(tf.ones([8, 8]), tf.ones([8, 8]));
+    const { graph, placement } = executor.executable;
+    const ipuOf = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
+    const paramIpu = new Map(model.layers.map((layer, i) => [layer.getWeights().length > 0 ? (layer.weights[0]! as unknown as { originalName: string }).originalName : '', i]));
+    for (const node of graph.nodes) {
+      if (node.annotations.block !== undefined) expect(ipuOf(node.id)).toBe(Number(node.annotations.block));
+      // A node that reads a weight runs on the weight's IPU.
+      for (const id of node.inputs) {
+        const source = graph.values[id]!.source;
+        if (source.kind === 'param') expect(ipuOf(node.id)).toBe(paramIpu.get(source.name));
+      }
+    }
+    expect(Object.keys(executor.patterns())).toContain('TransposedMatMul');
+  });
+
   it('rejects ops outside any Block when Blocks are used', async () => {
     const layers = denseLayers(2);
     const model = (x: tf.Tensor) => {
