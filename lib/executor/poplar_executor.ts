@@ -26,12 +26,17 @@ import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { planText } from '../strategy/plan_text.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
-import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
+import type { TracedModel } from '../trace/trace_model.js';
 import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
+import { hostHeap } from '../backend/host_heap.js';
+import { bytesPerElement } from '../ir/graph.js';
+import { guardHostMemory, hostOutOfMemory, isOutOfMemory } from '../runtime/host_memory.js';
+import { checkStepHostMemory, hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';
+import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
@@ -345,8 +350,22 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
     const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
     let traced: TracedModel;
+    const memoryCheck: HostMemoryCheckRequest = {
+      model: modelName(this.model),
+      training: this.training,
+      examples,
+      settings,
+      factors,
+      trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
+      optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
+      inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
+    };
     try {
-      traced = this.traceModel(examples);
+      traced = await this.traceModel(examples, traceMemoryGuard(memoryCheck));
+      checkStepHostMemory(traced.graph, traced.variables, memoryCheck);
+    } catch (error) {
+      if (isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown }).cause)) throw hostOutOfMemory(hostHeap(), hostMemoryContext(memoryCheck, 'tracing', false), error);
+      throw error;
     } finally {
       if (split) tf.dispose(examples);
     }
@@ -385,12 +404,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return compiled;
   }
 
-  /** Traces the model on `examples` (one micro-batch), weights split across replica groups traced with one replica's slice. */
-  private traceModel(examples: readonly tf.Tensor[]): TracedModel {
+  /**
+   * Traces the model on `examples` (one micro-batch), weights split across
+   * replica groups traced with one replica's slice; `afterKernel` checks the
+   * host's memory after each kernel.
+   */
+  private async traceModel(examples: readonly tf.Tensor[], afterKernel: () => void): Promise<TracedModel> {
     const replacements = this.groupedSlices();
     try {
-      const options = { replacements };
-      return this.training ? traceTraining(this.model, this.loss, examples, options) : traceInference(this.model, examples, options);
+      return await traceWrappedModel({ model: this.model, training: this.training, loss: this.loss, examples, replacements, afterKernel });
     } finally {
       tf.dispose([...replacements.values()]);
     }
@@ -489,7 +511,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const examples = file.executable.inputSignature.map((s) => tf.zeros([...s.shape], s.dtype));
     let traced: TracedModel;
     try {
-      traced = this.traceModel(examples);
+      const heap = hostHeap();
+      traced = await this.traceModel(examples, () =>
+        guardHostMemory(heap, 0, () => ({
+          model: file.executable.modelName,
+          phase: 'tracing',
+          microBatch: file.executable.microBatchSize,
+          microBatchesPerCall: microBatchesPerCall(file.executable.factors),
+          multiIpu: file.executable.placement.ipusPerReplica > 1,
+          parallelIpus: this.options.settings.parallelIpus,
+        })),
+      );
     } catch (error) {
       throw new PoptfjsError(
         `${path} does not match the wrapped model: tracing it on the file's inputs (${describeSignature(file.executable.inputSignature)}) failed: ${error instanceof Error ? error.message : String(error)}`,

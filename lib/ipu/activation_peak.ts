@@ -40,6 +40,8 @@ export interface PeakRequest {
   readonly kernelTemporary?: (node: Node) => number;
   /** What the backward pass recomputes (default: nothing). */
   readonly recomputation?: RecomputationPlan;
+  /** Which nodes make views of their inputs, taking no memory (default: the IPU's, {@link isViewNode}). */
+  readonly isView?: (graph: Graph, node: Node) => boolean;
 }
 
 /** A node run by a unit: its own node, or a forward node re-run by a backward unit for recomputation. */
@@ -106,6 +108,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
   const ipuCount = placement.ipusPerReplica;
   const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
   const temporaryOf = request.kernelTemporary ?? (() => 0);
+  const isView = request.isView ?? isViewNode;
   const perStep = weightDerivedValues(graph);
 
   // What each unit runs: under recomputation a backward unit first re-runs forward nodes into
@@ -161,7 +164,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       if (from === ipu || from < 0) {
         // A view looks at what its node read: recomputed copies for a re-run or backward node, else the originals.
         const readsCopies = recomputedCopy || node?.annotations.pass === 'backward';
-        result = node && isViewNode(graph, node)
+        result = node && isView(graph, node)
           ? [...new Set(node.inputs.flatMap((input) => storageOn(readsCopies ? copyOf(input) : input, ipu)))]
           : one();
       } else {

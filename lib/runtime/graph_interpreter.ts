@@ -29,6 +29,8 @@ export interface InterpreterOptions {
    * exceptions). Not for differentiable replays: rounding is not differentiable.
    */
   float16?: Float16Arithmetic;
+  /** Called before each kernel runs (a check that the memory it is about to take is there). */
+  beforeKernel?: (node: Node) => void;
 }
 
 /** The tensors a run needs from outside the graph. */
@@ -201,8 +203,10 @@ export class GraphInterpreter {
   private readonly uses: Int32Array;
   private readonly rootTakes = new Map<ValueId, number>();
   private readonly order: NodeId[];
+  private readonly beforeKernel: ((node: Node) => void) | undefined;
 
   constructor(readonly graph: Graph, options: InterpreterOptions = {}) {
+    this.beforeKernel = options.beforeKernel;
     for (const id of rootValues(graph)) this.rootTakes.set(id, (this.rootTakes.get(id) ?? 0) + 1);
     this.roots = [...this.rootTakes.keys()];
     this.rootSet = new Set(this.roots);
@@ -258,6 +262,7 @@ export class GraphInterpreter {
     for (const id of nodes) {
       const step = this.steps[id]!;
       const inputs = step.node.inputs.map((v) => env.input(v));
+      this.beforeKernel?.(step.node);
       let outputs: tf.Tensor[];
       try {
         outputs = step.run(inputs, env.feeds);

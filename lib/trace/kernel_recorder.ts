@@ -15,6 +15,7 @@ import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '
 import { GraphBuilder } from '../ir/graph_builder.js';
 import type { AttrValue, ConstantData, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
+import { SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
@@ -47,6 +48,17 @@ interface PendingAlias {
   original: tf.Tensor;
 }
 
+/** How a trace records. */
+export interface RecordOptions {
+  /** Called after each kernel the model calls (a check of the memory its tensors take). */
+  readonly afterKernel?: () => void;
+  /**
+   * With shapes only, read the values of large captured tensors the backend
+   * can give (fills; default true): a graph to run needs them, a plan does not.
+   */
+  readonly keepLargeConstants?: boolean;
+}
+
 let activeRecorder: KernelRecorder | undefined;
 
 /** The recorder of the trace in progress, if any. */
@@ -77,16 +89,24 @@ export class KernelRecorder {
   /** True when tracing on the shape-only backend: captured tensors may have no values. */
   private readonly shapeOnly: boolean;
 
-  private constructor(private readonly eng: EngineInternals) {
+  private readonly afterKernel: (() => void) | undefined;
+  private readonly keepLargeConstants: boolean;
+
+  private constructor(
+    private readonly eng: EngineInternals,
+    options: RecordOptions,
+  ) {
     this.shapeOnly = eng.backendName === SHAPE_ONLY_BACKEND;
+    this.afterKernel = options.afterKernel;
+    this.keepLargeConstants = options.keepLargeConstants ?? true;
   }
 
   /**
    * Runs `fn` with recording on, and restores the engine afterwards (also on
    * error). Variables assigned by `fn` get their old values back.
    */
-  static record<T>(fn: (recorder: KernelRecorder) => T): { recorder: KernelRecorder; result: T } {
-    const recorder = new KernelRecorder(engine());
+  static record<T>(fn: (recorder: KernelRecorder) => T, options: RecordOptions = {}): { recorder: KernelRecorder; result: T } {
+    const recorder = new KernelRecorder(engine(), options);
     const restore = recorder.install();
     const enclosing = activeRecorder;
     activeRecorder = recorder;
@@ -187,8 +207,27 @@ export class KernelRecorder {
     };
   }
 
-  /** The values of a captured tensor; null when tracing with shapes only and the backend has none. */
+  /**
+   * The values of a random draw to recognise its distribution by: all of
+   * them, or with shapes only the first ones the backend kept (all of a small
+   * draw); undefined if it kept none.
+   */
+  private randomValues(t: tf.Tensor): Float32Array | undefined {
+    if (!this.shapeOnly) return t.dataSync() as Float32Array;
+    const backend = this.eng.backend as unknown as ShapeOnlyBackend;
+    const prefix = backend.writtenPrefix(t.dataId);
+    if (prefix) return prefix as Float32Array;
+    try {
+      return t.dataSync() as Float32Array;
+    } catch (error) {
+      if (error instanceof ShapeOnlyError) return undefined;
+      throw error;
+    }
+  }
+
+  /** The values of a captured tensor; null when tracing with shapes only and the backend has none (or they are not wanted). */
   private readInternal(tensor: tf.Tensor): ConstantData | null {
+    if (this.shapeOnly && !this.keepLargeConstants && tensor.size > SHAPE_ONLY_MAX_KEPT_ELEMENTS) return null;
     this.internal++;
     try {
       const data = tensor.dataSync() as unknown;
@@ -305,6 +344,7 @@ export class KernelRecorder {
         recorder.nestedKernelDepth--;
       }
       recorder.recordKernel(kernelName, inputs, attrs, out);
+      recorder.afterKernel?.();
       return out;
     };
 
@@ -350,7 +390,7 @@ export class KernelRecorder {
         if (seed && seed.scopeId === scope.id) {
           recorder.internal++;
           try {
-            recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.shapeOnly ? undefined : (t.dataSync() as Float32Array)));
+            recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.randomValues(t)));
           } finally {
             recorder.internal--;
           }
@@ -366,6 +406,14 @@ export class KernelRecorder {
     };
 
     tf.Variable.prototype.assign = function (this: tf.Variable, newValue: tf.Tensor) {
+      if (recorder.shapeOnly && recorder.internal === 0) {
+        // With shapes only, the assignment is recorded but not made: the variable keeps its values (and its backend).
+        recorder.valueFor(this);
+        const assigned = recorder.valueFor(newValue);
+        recorder.builder.addAssignment(this.name, assigned);
+        recorder.valueOf.set(this.id, assigned);
+        return;
+      }
       if (recorder.internal === 0 && !recorder.assignedOriginals.has(this)) {
         recorder.internal++;
         try {

@@ -34,6 +34,10 @@ export interface TraceOptions {
    * split across replica groups is traced with one replica's slice.
    */
   readonly replacements?: ReadonlyMap<tf.Variable, tf.Tensor>;
+  /** Called after each kernel the model calls (a check of the memory its tensors take). */
+  readonly afterKernel?: () => void;
+  /** With shapes only, keep the values of large captured tensors the backend has (default true; a plan needs none). */
+  readonly keepLargeConstants?: boolean;
 }
 
 /**
@@ -110,7 +114,7 @@ function trace(
         const { recorder, result } = KernelRecorder.record((recorder) => {
           inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
           return runningOnIpu(() => withLayerHooks(model, recorder, blocks, () => body(recorder, blocks)));
-        });
+        }, { ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}), ...(options.keepLargeConstants !== undefined ? { keepLargeConstants: options.keepLargeConstants } : {}) });
         const graph = eliminateDeadCode(recorder.builder.build(result));
         checkBlockRules(model, graph, blocks);
         return { graph, variables: recorder.variables };

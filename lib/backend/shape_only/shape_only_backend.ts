@@ -9,9 +9,12 @@
  * so a kernel whose output shape depends on such values can still be planned
  * and the host can read them back. Larger written values (weight
  * initialisers, random draws) are dropped at once, so building a model larger
- * than the host's memory keeps the host's memory small. Kernel outputs never
- * have values: reading one throws a {@link ShapeOnlyError} that names the
- * kernel that made it.
+ * than the host's memory keeps the host's memory small; what is kept of them
+ * is the one value of a fill (tfjs's gradient functions write tensors of
+ * ones), which reads back whole, and the first few values of others, by
+ * which a random draw is recognised. Kernel outputs never have values:
+ * reading one throws a {@link ShapeOnlyError} that names the kernel that
+ * made it.
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine } from '../tfjs_internals.js';
@@ -24,6 +27,18 @@ import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './shape_only_error.js';
  * dropped.
  */
 export const SHAPE_ONLY_MAX_KEPT_ELEMENTS = 1024;
+
+/** How many of the first values of a larger written tensor the backend keeps (random draws are recognised by them). */
+export const SHAPE_ONLY_PREFIX_ELEMENTS = 64;
+
+/** The one value a numeric array repeats, or undefined. */
+function fillValue(values: tf.BackendValues): number | undefined {
+  if (!ArrayBuffer.isView(values) || values.length === 0) return undefined;
+  const numbers = values as tf.TypedArray;
+  const first = numbers[0]!;
+  for (let i = 1; i < numbers.length; i++) if (numbers[i] !== first && !(Number.isNaN(first) && Number.isNaN(numbers[i]!))) return undefined;
+  return first;
+}
 
 /** Where a tensor of the shape-only backend came from. */
 type TensorOrigin =
@@ -39,6 +54,10 @@ interface TensorRecord {
   readonly bytes: number;
   /** The values, for small written tensors only. */
   readonly values: tf.BackendValues | undefined;
+  /** A larger written numeric tensor that holds one value repeated (a fill): that value. */
+  readonly fill?: number;
+  /** The first {@link SHAPE_ONLY_PREFIX_ELEMENTS} values of a larger written numeric tensor (a random draw is recognised by them). */
+  readonly prefix?: tf.TypedArray;
   readonly origin: TensorOrigin;
   refCount: number;
 }
@@ -113,6 +132,7 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
       throw new ShapeOnlyError(`poptfjs is planning with shapes only and a tensor the shape-only backend does not know was read; ${SHAPE_ONLY_REMEDY}`, 'read');
     }
     if (record.values !== undefined) return record.values;
+    if (record.fill !== undefined) return tf.util.getTypedArrayFromDType(record.dtype as 'float32', elementCount(record.shape)).fill(record.fill);
     throw this.valuesNotHeld(record);
   }
 
@@ -197,8 +217,24 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   }
 
   private store(dataId: tf.DataId, values: tf.BackendValues, shape: number[], dtype: tf.DataType, origin: TensorOrigin, refCount: number): void {
-    const kept = elementCount(shape) <= SHAPE_ONLY_MAX_KEPT_ELEMENTS ? values : undefined;
-    this.add(dataId, { shape: [...shape], dtype, bytes: byteSize(shape, dtype, values), values: kept, origin, refCount });
+    const small = elementCount(shape) <= SHAPE_ONLY_MAX_KEPT_ELEMENTS;
+    const large = !small && ArrayBuffer.isView(values) ? (values as tf.TypedArray) : undefined;
+    const fill = large ? fillValue(large) : undefined;
+    this.add(dataId, {
+      shape: [...shape],
+      dtype,
+      bytes: byteSize(shape, dtype, values),
+      values: small ? values : undefined,
+      ...(fill !== undefined ? { fill } : {}),
+      ...(large && fill === undefined ? { prefix: large.slice(0, SHAPE_ONLY_PREFIX_ELEMENTS) } : {}),
+      origin,
+      refCount,
+    });
+  }
+
+  /** The first values of a larger tensor written from the host, if it was one (see {@link SHAPE_ONLY_PREFIX_ELEMENTS}). */
+  writtenPrefix(dataId: tf.DataId): tf.TypedArray | undefined {
+    return this.records.get(dataId)?.prefix;
   }
 
   private add(dataId: tf.DataId, record: TensorRecord): void {

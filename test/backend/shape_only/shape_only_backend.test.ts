@@ -74,7 +74,10 @@ describe('tensors of the shape-only backend', () => {
       const before = backend.memory();
       const small = tf.tensor1d([1, 2, 3]);
       const atLimit = tf.zeros([SHAPE_ONLY_MAX_KEPT_ELEMENTS], 'int32');
-      const large = tf.ones([SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1]);
+      const large = tf.tensor1d(Array.from({ length: SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1 }, (_, i) => i));
+      // A larger fill (tfjs's gradient functions write tensors of ones) keeps its one value and reads back whole.
+      const fill = tf.ones([SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1]);
+      expect(fill.dataSync()).toEqual(new Float32Array(SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1).fill(1));
       expect(Array.from(small.dataSync())).toEqual([1, 2, 3]);
       expect(atLimit.dataSync()).toHaveLength(SHAPE_ONLY_MAX_KEPT_ELEMENTS);
       expect(tf.scalar(7, 'int32').arraySync()).toBe(7);
@@ -83,12 +86,12 @@ describe('tensors of the shape-only backend', () => {
         new RegExp(`a tensor of shape \\[${SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1}\\] \\(float32\\) written from the host: the shape-only backend keeps the values of tensors of at most ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} elements`),
       );
       const after = backend.memory();
-      expect(after.numBytesDescribed - before.numBytesDescribed).toBe(3 * 4 + SHAPE_ONLY_MAX_KEPT_ELEMENTS * 4 + (SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1) * 4 + 4 + 3);
+      expect(after.numBytesDescribed - before.numBytesDescribed).toBe(3 * 4 + SHAPE_ONLY_MAX_KEPT_ELEMENTS * 4 + 2 * (SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1) * 4 + 4 + 3);
       expect(after.numBytesOnHost - before.numBytesOnHost).toBe(3 * 4 + SHAPE_ONLY_MAX_KEPT_ELEMENTS * 4 + 4 + 3);
       const big = tf.randomNormal([1000, 1000]);
       expect(backend.memory().numBytesOnHost).toBe(after.numBytesOnHost);
       expect(backend.memory().numBytesDescribed - after.numBytesDescribed).toBe(4e6);
-      tf.dispose([small, atLimit, large, big]);
+      tf.dispose([small, atLimit, large, fill, big]);
     });
   });
 

@@ -26,7 +26,7 @@ describe('withShapeOnlyBackend', () => {
   });
 
   it('restores the previous backend when fn throws, synchronously or not, and rethrows', async () => {
-    await expect(withShapeOnlyBackend(() => tf.ones([2000]).dataSync())).rejects.toThrow(ShapeOnlyError);
+    await expect(withShapeOnlyBackend(() => tf.randomNormal([2000]).dataSync())).rejects.toThrow(ShapeOnlyError);
     expect(tf.getBackend()).toBe(initialBackend);
     await expect(
       withShapeOnlyBackend(async () => {
