@@ -78,6 +78,8 @@ export interface GraphCompileRequest {
   readonly progress: CompileProgress;
   /** The parameters (by name) and inputs (by position) declared float16 (`half`). */
   readonly float16?: { readonly params: ReadonlySet<string>; readonly inputs: ReadonlySet<number> };
+  /** The name reports give each parameter, by parameter name (default: its own). */
+  readonly weightNames?: ReadonlyMap<string, string>;
 }
 
 /** Compiles a graph into an executable; an `OutOfMemoryError` if it does not fit (unless allowed). */
@@ -126,6 +128,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     halfPartials: precision.partialsType === 'half',
     storage,
     recomputation: settings.autoRecomputation,
+    weightNames: request.weightNames,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);
   progress.step();

@@ -185,6 +185,7 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     replicaGroupings: {},
     progress: new CompileProgress(undefined),
     float16,
+    weightNames: traced.weightNames,
   });
   const { memory, timeline } = executable.hardware;
   return {

@@ -384,6 +384,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       replicaGroupings: this.replicaGroupings,
       progress,
       float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
+      weightNames: traced.weightNames,
     }, this.options, parameters);
     const { graph, inputSignature } = executable;
     const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(inputSignature.length) });

@@ -57,6 +57,8 @@ export interface HardwareRequest {
   readonly storage?: TensorStorage;
   /** Which activations a training step recomputes (default `None`). */
   readonly recomputation?: RecomputationType;
+  /** The name reports give each parameter, by parameter name (default: its own). */
+  readonly weightNames?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -107,6 +109,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     storage,
     kernelTemporary: (node) => nodeCosts[node.id]!.temporaryBytes,
     recomputation,
+    weightNames: request.weightNames,
   });
   const timeline = simulateTimeline({
     graph,

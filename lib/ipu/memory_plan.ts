@@ -99,6 +99,8 @@ export interface MemoryRequest extends PeakRequest {
   readonly storage?: TensorStorage;
   /** Bytes per value, when some values are stored in fewer bytes than their dtype (fp16). */
   readonly valueBytes?: (id: ValueId) => number;
+  /** The name the items of a parameter show, by parameter name (default: its own). */
+  readonly weightNames?: ReadonlyMap<string, string>;
 }
 
 const KINDS: MemoryKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations', 'temporary', 'code and exchange'];
@@ -154,7 +156,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     const source = value.source;
     const elements = sizeOf(value.shape);
     const bytes = bytesOf(id);
-    const name = source.kind === 'param' ? source.name : `constant %${id} ${value.dtype}[${value.shape.join(',')}]`;
+    const name = source.kind === 'param' ? (request.weightNames?.get(source.name) ?? source.name) : `constant %${id} ${value.dtype}[${value.shape.join(',')}]`;
     for (const ipu of ipus) {
       if (weightOffChip(id, elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, R);
       else items[ipu]!.push({ kind: 'weights', name, bytes });

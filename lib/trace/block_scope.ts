@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
+import { layerListBlockStarts } from './layer_list_blocks.js';
 
 /** Where a block runs, as given by the user. */
 export interface BlockSpec {
@@ -74,10 +75,25 @@ export class BlockTrace {
   private autoId = 0;
   private current: ActiveBlock | undefined;
   private lastBeginBlock: { layer: string; order: number } | undefined;
+  /** The block of each layer of the traced layers model's list at or after its first annotated layer. */
+  private readonly listedBlocks: ReadonlyMap<tf.layers.Layer, ActiveBlock>;
   /** The layers whose BeginBlock annotation took effect. */
   readonly begunLayers = new Set<tf.layers.Layer>();
   /** True once a scoped block (`Block`, `BlockFunction`) was used. */
   usedScopedBlocks = false;
+
+  /**
+   * @param layers the layer list of the layers model being traced (depth
+   * first), which places its layers by the layer-list rule (see
+   * `layer_list_blocks.ts`); blocks without a userId get automatic ids in
+   * the list's order. Empty for a function.
+   */
+  constructor(layers: readonly tf.layers.Layer[]) {
+    const starts = layerListBlockStarts(layers, (layer) => layerAnnotations.has(layer));
+    const blockOfStart = new Map<tf.layers.Layer, ActiveBlock>();
+    for (const start of new Set(starts.values())) blockOfStart.set(start, this.resolve(layerAnnotations.get(start)!.spec, false));
+    this.listedBlocks = new Map([...starts].map(([layer, start]) => [layer, blockOfStart.get(start)!]));
+  }
 
   /** The block nodes are traced in now. */
   get active(): ActiveBlock | undefined {
@@ -122,8 +138,31 @@ export class BlockTrace {
     }
   }
 
-  /** Called when `layer` starts: a `BeginBlock` annotation on it opens its block. */
-  enterLayer(layer: tf.layers.Layer): void {
+  /**
+   * Runs `fn`, a call of `layer`. A layer of the layers model's list runs in
+   * the block the list gives it, and the enclosing block is back afterwards,
+   * so each kernel is in the block of the innermost layer that ran it. Any
+   * other layer annotated with `BeginBlock` (one a function applies) opens
+   * its block when it first runs, until the next block begins.
+   */
+  inLayer<T>(layer: tf.layers.Layer, fn: () => T): T {
+    const listed = this.listedBlocks.get(layer);
+    if (listed === undefined) {
+      this.beginAnnotated(layer);
+      return fn();
+    }
+    if (layerAnnotations.has(layer)) this.begunLayers.add(layer);
+    const enclosing = this.current;
+    this.current = listed;
+    try {
+      return fn();
+    } finally {
+      this.current = enclosing;
+    }
+  }
+
+  /** Opens the block of `layer`'s `BeginBlock` annotation the first time it runs, checking the annotations' order. */
+  private beginAnnotated(layer: tf.layers.Layer): void {
     const annotation = layerAnnotations.get(layer);
     if (!annotation || this.begunLayers.has(layer)) return;
     if (this.lastBeginBlock && this.lastBeginBlock.order > annotation.order) {
@@ -146,10 +185,10 @@ export function currentBlockTrace(): BlockTrace | undefined {
   return activeTrace;
 }
 
-/** @internal Runs `fn` (a trace) with a fresh block state. */
-export function withBlockTrace<T>(fn: (blocks: BlockTrace) => T): T {
+/** @internal Runs `fn` (a trace) with a fresh block state; `layers` is the layer list of a layers model (empty for a function). */
+export function withBlockTrace<T>(layers: readonly tf.layers.Layer[], fn: (blocks: BlockTrace) => T): T {
   const previous = activeTrace;
-  activeTrace = new BlockTrace();
+  activeTrace = new BlockTrace(layers);
   try {
     return fn(activeTrace);
   } finally {

@@ -63,7 +63,12 @@ export class Block implements Disposable {
 
 /**
  * Places everything from `layer` on (until the next annotation) in a block.
- * Returns the layer. An error if the layer is already annotated.
+ * In a wrapped layers model "from on" follows the layer list the user
+ * annotates, whatever order tfjs runs the layers in: each layer belongs to
+ * the block of the nearest annotated layer at or before it in `model.layers`
+ * (the layers of a nested model right after it, depth first). A layer a
+ * function applies begins its block when it first runs. Returns the layer.
+ * An error if the layer is already annotated.
  */
 export function BeginBlock<L extends tf.layers.Layer>(layer: L, spec: BlockSpec = {}): L {
   annotateLayer(layer, spec);

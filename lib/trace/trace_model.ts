@@ -19,12 +19,15 @@ import { forwardWithLoss, type LossSpec } from './loss_function.js';
 import { allLayers, callModel, flattenOutputs, modelName, trainableVariables, type WrappableModel } from './model_function.js';
 import { runningOnIpu } from './running_on_ipu.js';
 import { withVariablesReplaced } from './variable_replacement.js';
+import { reportedWeightNames } from './weight_names.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
 export interface TracedModel {
   readonly graph: Graph;
   /** The model's variables, by parameter name. */
   readonly variables: ReadonlyMap<string, tf.Variable>;
+  /** The name reports give each parameter (its name in the model, see `weight_names.ts`), by parameter name. */
+  readonly weightNames: ReadonlyMap<string, string>;
 }
 
 /** Options of a trace. */
@@ -41,18 +44,18 @@ export interface TraceOptions {
 }
 
 /**
- * Runs `fn` with layers hooked so nodes name the layer and BeginBlock
- * annotations open their blocks: every layer's `apply` (layers used directly
- * by a function model), and the `call` of each layer of a layers model
- * (which nested models call without `apply`).
+ * Runs `fn` with layers hooked so nodes name the layer and run in its block:
+ * every layer's `apply` (layers used directly by a function model, added to
+ * `applied`), and the `call` of each layer of a layers model (which nested
+ * models call without `apply`).
  */
-function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, blocks: BlockTrace, fn: () => T): T {
+function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, blocks: BlockTrace, applied: Set<tf.layers.Layer>, fn: () => T): T {
   const restore: Array<() => void> = [];
   const layerPrototype = tf.layers.Layer.prototype as unknown as { apply: (...args: unknown[]) => unknown };
   const originalApply = layerPrototype.apply;
   layerPrototype.apply = function (this: tf.layers.Layer, ...args: unknown[]) {
-    blocks.enterLayer(this);
-    return recorder.inLayer(this.name, () => originalApply.apply(this, args));
+    applied.add(this);
+    return blocks.inLayer(this, () => recorder.inLayer(this.name, () => originalApply.apply(this, args)));
   };
   restore.push(() => (layerPrototype.apply = originalApply));
   for (const layer of allLayers(model)) {
@@ -60,8 +63,7 @@ function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, bloc
     const original = target.call;
     const own = Object.prototype.hasOwnProperty.call(target, 'call');
     target.call = function (this: unknown, ...args: unknown[]) {
-      blocks.enterLayer(layer);
-      return recorder.inLayer(layer.name, () => original.apply(this, args));
+      return blocks.inLayer(layer, () => recorder.inLayer(layer.name, () => original.apply(this, args)));
     };
     restore.push(() => {
       if (own) target.call = original;
@@ -109,15 +111,17 @@ function trace(
   body: (recorder: KernelRecorder, blocks: BlockTrace) => GraphOutputs,
 ): TracedModel {
   try {
-    return withBlockTrace((blocks) =>
+    const layers = allLayers(model);
+    const applied = new Set<tf.layers.Layer>();
+    return withBlockTrace(layers, (blocks) =>
       withVariablesReplaced(options.replacements ?? new Map(), () => {
         const { recorder, result } = KernelRecorder.record((recorder) => {
           inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
-          return runningOnIpu(() => withLayerHooks(model, recorder, blocks, () => body(recorder, blocks)));
+          return runningOnIpu(() => withLayerHooks(model, recorder, blocks, applied, () => body(recorder, blocks)));
         }, { ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}), ...(options.keepLargeConstants !== undefined ? { keepLargeConstants: options.keepLargeConstants } : {}) });
         const graph = eliminateDeadCode(recorder.builder.build(result));
         checkBlockRules(model, graph, blocks);
-        return { graph, variables: recorder.variables };
+        return { graph, variables: recorder.variables, weightNames: reportedWeightNames([...layers, ...applied], recorder.variables.values()) };
       }),
     );
   } catch (error) {

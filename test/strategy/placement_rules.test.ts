@@ -81,13 +81,24 @@ describe('block rules', () => {
     expect(() => BeginBlock(model.layers[1]!, { ipuId: 1 })).toThrow(/layer 'dense_Dense\d+' is already annotated with BeginBlock/);
   });
 
-  it('rejects BeginBlock annotations made in an order that contradicts the model', async () => {
-    const model = tf.sequential({ layers: denseLayers(3) });
-    BeginBlock(model.layers[2]!, { ipuId: 1 });
-    BeginBlock(model.layers[1]!, { ipuId: 1 });
+  it('rejects BeginBlock annotations that a function runs in an order contradicting them', async () => {
+    const layers = denseLayers(3);
+    BeginBlock(layers[2]!, { ipuId: 1 });
+    BeginBlock(layers[1]!, { ipuId: 1 });
+    const model = (x: tf.Tensor) => layers.reduce((h, layer) => layer.apply(h) as tf.Tensor, x);
     await expect(inferenceModel(model).run(tf.ones([1, 4]))).rejects.toThrow(
       /BeginBlock order contradicts the model's order: layer 'dense_Dense\d+' was annotated before layer 'dense_Dense\d+' but runs after it/,
     );
+  });
+
+  it('places a layers model by its layer list, whatever order the BeginBlock annotations were made in', async () => {
+    const model = tf.sequential({ layers: denseLayers(3) });
+    BeginBlock(model.layers[2]!, { ipuId: 1 });
+    BeginBlock(model.layers[1]!, { ipuId: 1 });
+    const executor = inferenceModel(model, { options: opts() });
+    await executor.run(tf.ones([4, 4]));
+    // Blocks without a userId are numbered in the list's order.
+    expect(executor.executable.placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([[0, ['(unannotated)']], [1, ['0', '1']]]);
     removeBlocks(model);
     await expect(inferenceModel(model).run(tf.ones([1, 4]))).resolves.toBeDefined();
   });
