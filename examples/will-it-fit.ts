@@ -37,7 +37,7 @@ for (const ipus of [1, 2, 4]) {
   const table = report.slice(report.indexOf('Memory per IPU'), report.indexOf('\n\n', report.indexOf('Memory per IPU')));
   const { memory } = executor.executable.hardware;
   console.log(`\n=== ${ipus} IPU(s): ${memory.fits ? 'fits' : 'does NOT fit'} ===\n${table}`);
-  if (!memory.fits) console.log(`\n${new OutOfMemoryError(memory, microBatch).message}`);
+  if (!memory.fits) console.log(`\n${new OutOfMemoryError(memory, microBatch, model.name).message}`);
   executor.destroy();
   model.dispose();
 }

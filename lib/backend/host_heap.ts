@@ -31,6 +31,12 @@ export interface HostHeap {
   readonly limit: number | undefined;
   /** Bytes the tensors of this process (or worker) take now. */
   used(): number;
+  /**
+   * Bytes the backend's heap has now: the wasm backend's memory, which only
+   * grows, so this is its peak so far; undefined for backends without a heap
+   * of their own.
+   */
+  size(): number | undefined;
 }
 
 const UNITS: Record<string, number> = { '': 1, B: 1, KIB: 1024, MIB: 1024 ** 2, GIB: 1024 ** 3 };
@@ -53,8 +59,9 @@ export function hostHeap(): HostHeap {
   const backend = tf.getBackend();
   const override = hostMemoryLimitFromEnvironment();
   const used = () => (engine().state as unknown as { numBytes: number }).numBytes;
+  const size = () => (backend === 'wasm' ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : undefined);
   const share = (heap: number) => Math.floor(heap * TENSOR_SHARE_OF_HEAP);
-  if (override !== undefined) return { description: `a heap of ${process.env[HOST_MEMORY_LIMIT_VARIABLE]} (${HOST_MEMORY_LIMIT_VARIABLE})`, limit: share(override), used };
-  if (backend === 'wasm') return { description: "the wasm backend's 4 GiB heap (wasm32)", limit: share(WASM_HEAP_LIMIT), used };
-  return { description: `the '${backend}' backend, which sets no limit`, limit: undefined, used };
+  if (override !== undefined) return { description: `a heap of ${process.env[HOST_MEMORY_LIMIT_VARIABLE]} (${HOST_MEMORY_LIMIT_VARIABLE})`, limit: share(override), used, size };
+  if (backend === 'wasm') return { description: "the wasm backend's 4 GiB heap (wasm32)", limit: share(WASM_HEAP_LIMIT), used, size };
+  return { description: `the '${backend}' backend, which sets no limit`, limit: undefined, used, size };
 }

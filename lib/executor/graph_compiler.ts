@@ -130,7 +130,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     recomputation: settings.autoRecomputation,
     weightNames: request.weightNames,
   });
-  if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize);
+  if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   progress.step();
   return {
     kind: request.kind,

@@ -1,18 +1,19 @@
 /**
  * Keeping a step within the host's memory: before a step runs, the host
  * memory it needs is estimated from its traced graph, placement and schedule,
- * and a step that will not fit the backend's heap is refused at once with the
- * figures and what would help; while a model is traced for real and run, a
- * guard checks the memory its tensors take at every kernel, so that running
- * out becomes an error naming the model, the phase and the micro-batch
- * instead of a crash or a hang deep in the backend.
+ * and a step that will not fit a heap is refused at once with the figures and
+ * what would help; while a model is traced for real, a guard checks the
+ * memory its tensors take at every kernel, so that running out becomes an
+ * error naming the model, the phase and the micro-batch instead of a crash or
+ * a hang deep in the backend.
  */
 import type * as tf from '@tensorflow/tfjs';
 import { hostHeap } from '../backend/host_heap.js';
 import type { Graph } from '../ir/graph.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import { microBatchesPerCall, type BatchFactors } from '../runtime/batch_plan.js';
-import { checkHostMemory, estimateHostMemory, guardHostMemory, type HostMemoryContext } from '../runtime/host_memory.js';
+import type { BatchFactors } from '../runtime/batch_plan.js';
+import { checkHostMemory, guardHostMemory, type HostMemoryContext } from '../runtime/host_memory_error.js';
+import { estimateHostMemory, type HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
 
@@ -31,13 +32,14 @@ export interface HostMemoryCheckRequest {
 }
 
 /** Where a step of this model is, for host-memory messages. */
-export function hostMemoryContext(request: HostMemoryCheckRequest, phase: HostMemoryContext['phase'], multiIpu: boolean): HostMemoryContext {
+export function hostMemoryContext(request: HostMemoryCheckRequest, phase: HostMemoryContext['phase'], ipusPerReplica: number): HostMemoryContext {
   return {
     model: request.model,
     phase,
+    training: request.training,
     microBatch: request.examples[0]?.shape[0] ?? 1,
-    microBatchesPerCall: microBatchesPerCall(request.factors),
-    multiIpu,
+    factors: request.factors,
+    ipusPerReplica,
     parallelIpus: request.settings.parallelIpus,
   };
 }
@@ -45,26 +47,35 @@ export function hostMemoryContext(request: HostMemoryCheckRequest, phase: HostMe
 /** A check, after each kernel of a real trace, that the tensors stay within the heap. */
 export function traceMemoryGuard(request: HostMemoryCheckRequest): () => void {
   const heap = hostHeap();
-  return () => guardHostMemory(heap, 0, () => hostMemoryContext(request, 'tracing', false));
+  return () => guardHostMemory(heap, 0, () => hostMemoryContext(request, 'tracing', 1));
 }
 
-/** Estimates the host memory a step of `graph` needs and throws a `HostMemoryError` if it will not fit. */
-export function checkStepHostMemory(graph: Graph, variables: ReadonlyMap<string, tf.Variable>, request: HostMemoryCheckRequest): void {
-  const heap = hostHeap();
-  if (heap.limit === undefined) return;
+/**
+ * Estimates the host memory a step of `graph` needs and throws a
+ * `HostMemoryError` if it will not fit the backend's heap; returns the
+ * estimate.
+ */
+export function checkStepHostMemory(graph: Graph, variables: ReadonlyMap<string, tf.Variable>, request: HostMemoryCheckRequest): HostMemoryEstimate {
   const { settings, factors } = request;
   const placement = placeGraph(graph, { strategy: settings.executionStrategy.toJSON(), replicationFactor: factors.replicationFactor, autoRoundNumIPUs: settings.autoRoundNumIPUs });
-  const multiIpu = placement.ipusPerReplica > 1;
   const schedule = buildSchedule(placement, request.training, request.training ? factors.gradientAccumulation : factors.deviceIterations);
-  const estimate = estimateHostMemory({
-    graph,
-    placement,
-    schedule,
-    training: request.training,
-    optimizerSlots: request.optimizerSlots,
-    trainedWeights: request.trainedWeights ?? new Set([...variables.values()].filter((v) => v.trainable).map((v) => v.name)),
-    inputBytes: request.inputBytes,
-    parallelIpus: settings.parallelIpus && multiIpu,
-  });
-  checkHostMemory(estimate, heap, hostMemoryContext(request, 'running', multiIpu));
+  const context = hostMemoryContext(request, 'running', placement.ipusPerReplica);
+  const trainedWeights = request.trainedWeights ?? new Set([...variables.values()].filter((v) => v.trainable).map((v) => v.name));
+  return checkHostMemory(
+    (atMicroBatch, parallelIpus) =>
+      estimateHostMemory({
+        graph,
+        placement,
+        schedule,
+        training: request.training,
+        optimizerSlots: request.optimizerSlots,
+        trainedWeights,
+        inputBytes: request.inputBytes,
+        parallelIpus,
+        microBatch: context.microBatch,
+        atMicroBatch,
+      }),
+    hostHeap(),
+    context,
+  );
 }

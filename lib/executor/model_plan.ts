@@ -158,9 +158,7 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     const model = await build();
     if (!isLayersModel(model) && typeof model !== 'function') throw planError(`build() must return a tf.LayersModel or a function of tensors, got ${typeof model}`);
     const tensors = [...inputs, ...(training && target ? [target] : [])].map(exampleTensor);
-    // A plan runs nothing: large constants need no values.
-    const traceOptions = { keepLargeConstants: false };
-    const traced = training ? traceTraining(model, request.loss, tensors, traceOptions) : traceInference(model, tensors, traceOptions);
+    const traced = training ? traceTraining(model, request.loss, tensors) : traceInference(model, tensors);
     const optimizer = training ? optimizerFor(request, model, traced) : undefined;
     const float16 = float16Declarations(traced, tensors, settings.precision.runningStatisticsAlwaysFloat);
     const examples = tensors.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));

@@ -11,7 +11,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
 import { getLogger } from '../log.js';
 import type { LossSpec } from '../trace/loss_function.js';
-import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
+import { allLayers, isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TraceOptions, type TracedModel } from '../trace/trace_model.js';
 
 const log = getLogger('compile');
@@ -40,7 +40,8 @@ function runnable(traced: TracedModel): boolean {
 
 /** Traces the model: with shapes only when it can, else for real. */
 export async function traceWrappedModel(request: ModelTraceRequest): Promise<TracedModel> {
-  if (isLayersModel(request.model) && request.model.built) {
+  // Every layer built: the weights exist (a Sequential model is never `built` itself until it is compiled or fit).
+  if (isLayersModel(request.model) && allLayers(request.model).every((layer) => layer.built)) {
     try {
       const traced = await withShapeOnlyBackend(() => traceOnce(request, { replacements: request.replacements }));
       if (runnable(traced)) return traced;

@@ -34,7 +34,8 @@ import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { hostHeap } from '../backend/host_heap.js';
 import { bytesPerElement } from '../ir/graph.js';
-import { guardHostMemory, hostOutOfMemory, isOutOfMemory } from '../runtime/host_memory.js';
+import { causedByOutOfMemory, executableMemoryContext, guardHostMemory, hostOutOfMemory } from '../runtime/host_memory_error.js';
+import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
 import { checkStepHostMemory, hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
@@ -118,6 +119,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private compilations = 0;
   private binding: DeviceBinding | undefined;
   private compileSeconds = 0;
+  private hostMemoryEstimate: HostMemoryEstimate | undefined;
   private calls = 0;
   private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
   /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
@@ -288,6 +290,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.requireCompiled('measuredOverlap').loaded.measuredOverlap();
   }
 
+  /**
+   * The host memory a step was estimated to need when the model was
+   * compiled: per heap (the main thread's, each worker IPU's) and kind.
+   * Undefined before compiling and for an executable loaded from a file.
+   */
+  hostMemory(): HostMemoryEstimate | undefined {
+    return this.hostMemoryEstimate;
+  }
+
   /** The optimizer of a training executor. */
   getOptimizer(): Optimizer | undefined {
     return this.optimizer;
@@ -362,9 +373,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     };
     try {
       traced = await this.traceModel(examples, traceMemoryGuard(memoryCheck));
-      checkStepHostMemory(traced.graph, traced.variables, memoryCheck);
+      this.hostMemoryEstimate = checkStepHostMemory(traced.graph, traced.variables, memoryCheck);
     } catch (error) {
-      if (isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown }).cause)) throw hostOutOfMemory(hostHeap(), hostMemoryContext(memoryCheck, 'tracing', false), error);
+      if (causedByOutOfMemory(error)) throw hostOutOfMemory(hostHeap(), hostMemoryContext(memoryCheck, 'tracing', 1), error);
       throw error;
     } finally {
       if (split) tf.dispose(examples);
@@ -513,16 +524,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     let traced: TracedModel;
     try {
       const heap = hostHeap();
-      traced = await this.traceModel(examples, () =>
-        guardHostMemory(heap, 0, () => ({
-          model: file.executable.modelName,
-          phase: 'tracing',
-          microBatch: file.executable.microBatchSize,
-          microBatchesPerCall: microBatchesPerCall(file.executable.factors),
-          multiIpu: file.executable.placement.ipusPerReplica > 1,
-          parallelIpus: this.options.settings.parallelIpus,
-        })),
-      );
+      traced = await this.traceModel(examples, () => guardHostMemory(heap, 0, () => executableMemoryContext(file.executable, 'tracing', this.options.settings.parallelIpus)));
     } catch (error) {
       throw new PoptfjsError(
         `${path} does not match the wrapped model: tracing it on the file's inputs (${describeSignature(file.executable.inputSignature)}) failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -710,7 +712,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.checkCallInputs(compiled, inputs);
     const binding = this.binding!;
     binding.readyToRun(this.options.settings.connectionType);
-    if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize);
+    if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.syncWeights(compiled);
     const result = compiled.loaded.run(inputs, binding.observer());
     this.calls++;

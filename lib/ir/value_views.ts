@@ -4,16 +4,17 @@
  * dimension shuffles, slices, concatenations, broadcasts), which PopART makes
  * of its view-changing ops when it in-places them (`ReshapeInplace`,
  * `TransposeInplace`, `SliceInplace`, `ConcatInplace`, ...), and broadcasts.
- * A view takes no
- * memory and no compute; it keeps the storage it looks at alive for as long
- * as it is used.
+ * A fill (one value repeated, as tfjs's gradient functions make them) is a
+ * broadcast of a scalar constant, a view of no storage.
+ * A view takes no memory and no compute; it keeps the storage it looks at
+ * alive for as long as it is used.
  */
-import type { Graph, Node, ValueId } from './graph.js';
+import { FILL_KERNEL, type Graph, type Node, type ValueId } from './graph.js';
 
 /** The kernels whose outputs are always views of their inputs. */
 const VIEW_KERNELS: ReadonlySet<string> = new Set([
   'Reshape', 'Identity', 'ExpandDims', 'Squeeze', 'Transpose', 'Slice', 'StridedSlice', 'Concat', 'Pack', 'Unpack', 'SplitV', 'Reverse',
-  'BroadcastTo',
+  'BroadcastTo', FILL_KERNEL,
 ]);
 
 /**

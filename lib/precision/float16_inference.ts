@@ -5,7 +5,7 @@
  * Every float32 value is float16 (`half`), float32 (`float`) or `weak`:
  * - declared float16 parameters and inputs are half, other parameters and
  *   inputs float; the loss-scale input, single-element constants, the
- *   constants only the backward pass reads (the ones and scales tfjs's
+ *   constants and fills only the backward pass reads (the ones and scales tfjs's
  *   gradient functions make, which PyTorch's autograd makes in the
  *   gradient's dtype) and random draws (a dropout mask is drawn in its
  *   input's dtype in PyTorch) are weak (like Python numbers in PyTorch, they
@@ -25,7 +25,7 @@
  * interpreter rounds them (see `withFloat16Arithmetic`).
  */
 import type { Graph, Value, ValueId } from '../ir/graph.js';
-import { sizeOf } from '../ir/graph.js';
+import { FILL_KERNEL, sizeOf } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../options/enums.js';
 import { isRandomNode } from '../trace/random_distribution.js';
 
@@ -45,8 +45,8 @@ function isFloat(value: Value): boolean {
 
 /**
  * The weak float32 values of `graph`: the loss-scale input, single-element
- * constants, constants read by the backward pass only, random draws, and
- * results computed from weak values only.
+ * constants, constants and fills read by the backward pass only, random
+ * draws, and results computed from weak values only.
  */
 export function weakFloatValues(graph: Graph): Set<ValueId> {
   const weak = new Set<ValueId>();
@@ -59,7 +59,8 @@ export function weakFloatValues(graph: Graph): Set<ValueId> {
   }
   for (const node of graph.nodes) {
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
-    if (isRandomNode(node) || (floats.length > 0 && floats.every((id) => weak.has(id)))) {
+    const backwardFill = node.kernel === FILL_KERNEL && !node.outputs.some((id) => readInForward.has(id));
+    if (isRandomNode(node) || backwardFill || (floats.length > 0 && floats.every((id) => weak.has(id)))) {
       for (const id of node.outputs) if (isFloat(graph.values[id]!)) weak.add(id);
     }
   }

@@ -16,7 +16,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { paramValues, sizeOf, type Node, type NodeId } from '../ir/graph.js';
+import { paramValues, type NodeId } from '../ir/graph.js';
 import { hostHeap } from '../backend/host_heap.js';
 import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
 import {
@@ -32,7 +32,7 @@ import type { DeviceState, OptimizerStateSnapshot } from './device_state.js';
 import type { Executable } from './executable.js';
 import type { ScheduledWork } from '../strategy/schedule.js';
 import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
-import { guardHostMemory, hostOutOfMemory, isOutOfMemory, type HostMemoryContext } from './host_memory.js';
+import { causedByOutOfMemory, executableMemoryContext, hostOutOfMemory, kernelMemoryGuard } from './host_memory_error.js';
 import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
 import type { RunObserver } from './run_observer.js';
@@ -119,20 +119,10 @@ export class LoadedExecutable implements OptimizerStateStore {
     const { graph, placement, schedule } = executable;
     const numerics = executable.numerics ?? { ...DEFAULT_FLOAT16_ARITHMETIC, automaticLossScaling: false };
     const heap = hostHeap();
-    const context = (): HostMemoryContext => ({
-      model: executable.modelName,
-      phase: 'running',
-      microBatch: executable.microBatchSize,
-      microBatchesPerCall: microBatchesPerCall(executable.factors),
-      multiIpu: placement.ipusPerReplica > 1,
-      parallelIpus: options.parallelIpus ?? false,
-    });
+    const context = () => executableMemoryContext(executable, 'running', options.parallelIpus ?? false);
     this.outOfMemory = (error) => hostOutOfMemory(heap, context(), error);
-    const outputBytes = graph.nodes.map((node) => node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape) * 4, 0));
-    this.interpreter = new GraphInterpreter(graph, {
-      float16: numerics,
-      ...(heap.limit !== undefined ? { beforeKernel: (node: Node) => guardHostMemory(heap, outputBytes[node.id]!, context) } : {}),
-    });
+    const beforeKernel = kernelMemoryGuard(graph, heap, context);
+    this.interpreter = new GraphInterpreter(graph, { float16: numerics, ...(beforeKernel ? { beforeKernel } : {}) });
     this.random = new RandomSource(seed);
     this.rounding = new Float16Rounding(numerics.stochasticRounding, this.random);
     this.halfParams = new Set([...paramValues(graph)].filter(([, v]) => v.precision === 'float16').map(([name]) => name));
@@ -300,7 +290,7 @@ export class LoadedExecutable implements OptimizerStateStore {
       return loss ? { outputs: combined, loss } : { outputs: combined };
     } catch (error) {
       collector.dispose();
-      throw isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown }).cause) ? this.outOfMemory(error) : error;
+      throw causedByOutOfMemory(error) ? this.outOfMemory(error) : error;
     } finally {
       inputs.forEach((t, i) => t !== hostInputs[i] && t.dispose());
       for (const g of gradients.values()) tf.dispose(g.sums.filter((t): t is tf.Tensor => t !== undefined));

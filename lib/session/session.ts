@@ -376,7 +376,7 @@ export abstract class Session {
     this.checkDeviceCanRun('run');
     if (this.weightsLost) throw new PopartRuntimeError('run: the device lost its weights in a fault; call weightsFromHost() before running again');
     const executable = this.executable!;
-    if (!executable.hardware.memory.fits) throw new OutOfMemoryError(executable.hardware.memory, executable.microBatchSize);
+    if (!executable.hardware.memory.fits) throw new OutOfMemoryError(executable.hardware.memory, executable.microBatchSize, executable.modelName);
     binding.readyToRun(this.deviceInfo.connectionType);
     const inputs = stepInputs(stepio, this.imported.inputNames, this.imported.tensorInfo, this.factors);
     let result: ReturnType<LoadedExecutable['run']>;

@@ -13,9 +13,9 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
-import type { AttrValue, ConstantData, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
+import { FILL_KERNEL, type AttrValue, type ConstantData, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
-import { SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
+import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
@@ -52,12 +52,10 @@ interface PendingAlias {
 export interface RecordOptions {
   /** Called after each kernel the model calls (a check of the memory its tensors take). */
   readonly afterKernel?: () => void;
-  /**
-   * With shapes only, read the values of large captured tensors the backend
-   * can give (fills; default true): a graph to run needs them, a plan does not.
-   */
-  readonly keepLargeConstants?: boolean;
 }
+
+/** The dtypes a captured fill is recorded as a `Fill` node of. */
+const FILL_DTYPES: ReadonlySet<tf.DataType> = new Set(['float32', 'int32', 'bool']);
 
 let activeRecorder: KernelRecorder | undefined;
 
@@ -90,7 +88,6 @@ export class KernelRecorder {
   private readonly shapeOnly: boolean;
 
   private readonly afterKernel: (() => void) | undefined;
-  private readonly keepLargeConstants: boolean;
 
   private constructor(
     private readonly eng: EngineInternals,
@@ -98,7 +95,6 @@ export class KernelRecorder {
   ) {
     this.shapeOnly = eng.backendName === SHAPE_ONLY_BACKEND;
     this.afterKernel = options.afterKernel;
-    this.keepLargeConstants = options.keepLargeConstants ?? true;
   }
 
   /**
@@ -149,8 +145,7 @@ export class KernelRecorder {
         [id] = this.builder.addNode(random.kernel, [], [], random.attrs, [{ shape: tensor.shape, dtype: tensor.dtype }], this.annotations()) as [ValueId];
         this.dynamic.add(id);
       } else {
-        const data = this.readInternal(tensor);
-        id = this.builder.addConstant(data, tensor.shape, tensor.dtype);
+        id = this.captureConstant(tensor);
       }
     }
     this.valueOf.set(tensor.id, id);
@@ -225,9 +220,26 @@ export class KernelRecorder {
     }
   }
 
-  /** The values of a captured tensor; null when tracing with shapes only and the backend has none (or they are not wanted). */
+  /**
+   * A captured tensor as a value of the graph: a `Fill` node when it is large
+   * and holds one value repeated (the ones and zeros tfjs's gradient functions
+   * make, as large as activations: the graph keeps their one value and a run
+   * makes them when they are read, instead of holding them for good), else a
+   * constant with its values (none when tracing with shapes only and the
+   * backend has none).
+   */
+  private captureConstant(tensor: tf.Tensor): ValueId {
+    const fillable = tensor.size > SHAPE_ONLY_MAX_KEPT_ELEMENTS && FILL_DTYPES.has(tensor.dtype);
+    const written = fillable && this.shapeOnly ? (this.eng.backend as unknown as ShapeOnlyBackend).writtenFill(tensor.dataId) : undefined;
+    const data = written === undefined ? this.readInternal(tensor) : null;
+    const fill = written ?? (fillable && data !== null ? repeatedValue(data as tf.TypedArray) : undefined);
+    if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype);
+    const output = { shape: tensor.shape, dtype: tensor.dtype };
+    return this.builder.addNode(FILL_KERNEL, [], [], { shape: [...tensor.shape], value: fill, dtype: tensor.dtype }, [output], this.annotations())[0]!;
+  }
+
+  /** The values of a captured tensor; null when tracing with shapes only and the backend has none. */
   private readInternal(tensor: tf.Tensor): ConstantData | null {
-    if (this.shapeOnly && !this.keepLargeConstants && tensor.size > SHAPE_ONLY_MAX_KEPT_ELEMENTS) return null;
     this.internal++;
     try {
       const data = tensor.dataSync() as unknown;

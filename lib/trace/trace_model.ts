@@ -39,8 +39,6 @@ export interface TraceOptions {
   readonly replacements?: ReadonlyMap<tf.Variable, tf.Tensor>;
   /** Called after each kernel the model calls (a check of the memory its tensors take). */
   readonly afterKernel?: () => void;
-  /** With shapes only, keep the values of large captured tensors the backend has (default true; a plan needs none). */
-  readonly keepLargeConstants?: boolean;
 }
 
 /**
@@ -118,7 +116,7 @@ function trace(
         const { recorder, result } = KernelRecorder.record((recorder) => {
           inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
           return runningOnIpu(() => withLayerHooks(model, recorder, blocks, applied, () => body(recorder, blocks)));
-        }, { ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}), ...(options.keepLargeConstants !== undefined ? { keepLargeConstants: options.keepLargeConstants } : {}) });
+        }, options.afterKernel ? { afterKernel: options.afterKernel } : {});
         const graph = eliminateDeadCode(recorder.builder.build(result));
         checkBlockRules(model, graph, blocks);
         return { graph, variables: recorder.variables, weightNames: reportedWeightNames([...layers, ...applied], recorder.variables.values()) };

@@ -31,8 +31,8 @@ export const SHAPE_ONLY_MAX_KEPT_ELEMENTS = 1024;
 /** How many of the first values of a larger written tensor the backend keeps (random draws are recognised by them). */
 export const SHAPE_ONLY_PREFIX_ELEMENTS = 64;
 
-/** The one value a numeric array repeats, or undefined. */
-function fillValue(values: tf.BackendValues): number | undefined {
+/** The one value a numeric array repeats (a fill), or undefined. */
+export function repeatedValue(values: tf.BackendValues): number | undefined {
   if (!ArrayBuffer.isView(values) || values.length === 0) return undefined;
   const numbers = values as tf.TypedArray;
   const first = numbers[0]!;
@@ -219,7 +219,7 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   private store(dataId: tf.DataId, values: tf.BackendValues, shape: number[], dtype: tf.DataType, origin: TensorOrigin, refCount: number): void {
     const small = elementCount(shape) <= SHAPE_ONLY_MAX_KEPT_ELEMENTS;
     const large = !small && ArrayBuffer.isView(values) ? (values as tf.TypedArray) : undefined;
-    const fill = large ? fillValue(large) : undefined;
+    const fill = large ? repeatedValue(large) : undefined;
     this.add(dataId, {
       shape: [...shape],
       dtype,
@@ -230,6 +230,11 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
       origin,
       refCount,
     });
+  }
+
+  /** The one value of a larger tensor written from the host that repeats it (a fill), if it was one. */
+  writtenFill(dataId: tf.DataId): number | undefined {
+    return this.records.get(dataId)?.fill;
   }
 
   /** The first values of a larger tensor written from the host, if it was one (see {@link SHAPE_ONLY_PREFIX_ELEMENTS}). */

@@ -4,7 +4,8 @@
  * become constants of the graph.
  *
  * Random pseudo-kernels (`poptfjs.*`) are never folded (they must draw anew
- * on every run), nor are kernels the active backend lacks, nodes with an
+ * on every run), nor are nodes without inputs (a fill is smaller as its one
+ * value than as a constant), kernels the active backend lacks, nodes with an
  * output above {@link FOLDED_ELEMENTS_LIMIT} elements (to keep the graph
  * small) or complex outputs. A kernel that fails on its constant inputs is
  * left in the graph, to fail or run where it would have anyway.
@@ -23,7 +24,8 @@ export const FOLDED_ELEMENTS_LIMIT = 1 << 20;
 const log = getLogger('pattern');
 
 function foldable(editor: GraphEditor, node: Node): boolean {
-  if (node.kernel.startsWith('poptfjs.')) return false;
+  // poptfjs's pseudo-kernels stay; a node without inputs (a fill) is smaller than the constant it would become.
+  if (node.kernel.startsWith('poptfjs.') || node.inputs.length === 0) return false;
   if (!node.inputs.every((id) => { const source = editor.value(id).source; return source.kind === 'constant' && source.data !== null; })) return false;
   const outputs = node.outputs.map((id) => editor.value(id));
   if (outputs.some((v) => v.dtype === 'complex64' || sizeOf(v.shape) > FOLDED_ELEMENTS_LIMIT)) return false;

@@ -14,6 +14,8 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
 import type * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/backend_selection.js';
+import { hostHeap, type HostHeap } from '../../backend/host_heap.js';
+import { causedByOutOfMemory, hostOutOfMemory, kernelMemoryGuard } from '../host_memory_error.js';
 import { PoptfjsError } from '../../errors.js';
 import type { NodeId } from '../../ir/graph.js';
 import { decodeMessage, Messages } from '../executable_proto.js';
@@ -34,6 +36,8 @@ interface MicroBatchRun {
 }
 
 const setup = workerData as WorkerSetup;
+/** This worker's heap: its own backend's. */
+let heap: HostHeap;
 const signal = new Int32Array(setup.signal);
 const port: MessagePort = setup.port;
 
@@ -127,15 +131,17 @@ class IpuWorker {
       post(reply, transferList(values.map(([, w]) => w)));
     } catch (error) {
       this.random.clear();
-      post(failure(error, message.seq, node));
+      post(failure(causedByOutOfMemory(error) ? hostOutOfMemory(heap, setup.memory, error) : error, message.seq, node));
     }
   }
 }
 
 async function start(): Promise<IpuWorker> {
   await initBackend(setup.backend);
+  heap = hostHeap();
   const graph = graphFromMessage(decodeMessage(Messages.Graph, setup.graph, `the graph sent to the worker of IPU ${setup.ipu}`), 'graph');
-  return new IpuWorker(new GraphInterpreter(graph, { float16: setup.float16 }), setup.unitNodes);
+  const beforeKernel = kernelMemoryGuard(graph, heap, () => setup.memory);
+  return new IpuWorker(new GraphInterpreter(graph, { float16: setup.float16, ...(beforeKernel ? { beforeKernel } : {}) }), setup.unitNodes);
 }
 
 try {

@@ -10,6 +10,7 @@ import { PoptfjsError } from '../../errors.js';
 import type { Executable } from '../executable.js';
 import { encodeMessage, Messages } from '../executable_proto.js';
 import { graphMessage } from '../graph_message.js';
+import { executableMemoryContext } from '../host_memory_error.js';
 import { DEFAULT_FLOAT16_ARITHMETIC, type Float16Arithmetic } from '../../precision/float16_arithmetic.js';
 import type { UnitDataflow } from './unit_dataflow.js';
 import { WorkerIpu } from './worker_ipu.js';
@@ -61,7 +62,8 @@ export class WorkerIpuPool {
       dataflow.units.forEach((flow, u) => {
         if (flow.ipu === ipu && flow.nodes.length > 0) unitNodes[u] = flow.nodes.map((n) => n.id);
       });
-      this.workers.set(ipu, new WorkerIpu(ipu, script, { ipu, slot, backend, graph, float16, unitNodes, signal: shared }, threads));
+      const memory = { ...executableMemoryContext(executable, 'running', true), worker: ipu };
+      this.workers.set(ipu, new WorkerIpu(ipu, script, { ipu, slot, backend, graph, float16, memory, unitNodes, signal: shared }, threads));
     });
   }
 

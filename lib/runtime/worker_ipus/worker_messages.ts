@@ -11,6 +11,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { NodeId, ValueId } from '../../ir/graph.js';
 import type { Float16Arithmetic } from '../../precision/float16_arithmetic.js';
+import type { HostMemoryContext } from '../host_memory_error.js';
 import type { WireTensor } from './wire_tensor.js';
 
 /** Index of the reply counter in the shared signal array. */
@@ -32,6 +33,8 @@ export interface WorkerSetup {
   readonly graph: Uint8Array;
   /** The float16 arithmetic of the executable. */
   readonly float16: Float16Arithmetic;
+  /** Where this worker computes, for the error when its heap runs out. */
+  readonly memory: HostMemoryContext;
   /** The nodes of each unit this worker runs, in graph order, by unit index. */
   readonly unitNodes: Readonly<Record<number, readonly NodeId[]>>;
   /** The worker's end of its channel with the main thread. */

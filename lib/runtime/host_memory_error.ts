@@ -1,0 +1,170 @@
+/**
+ * Running out of host memory, told clearly: a step whose estimated host
+ * memory will not fit a heap is refused before it runs, and a backend that
+ * runs out anyway (or is about to, by the guard each kernel passes) becomes a
+ * {@link HostMemoryError} naming which memory ran out, the model, the phase,
+ * the micro-batch and the heap, with what would help, instead of a crash or
+ * a hang deep in the backend.
+ */
+import { PoptfjsError } from '../errors.js';
+import type { HostHeap } from '../backend/host_heap.js';
+import { formatBytes } from '../ipu/byte_size.js';
+import { sizeOf, type Graph, type Node } from '../ir/graph.js';
+import type { BatchFactors } from './batch_plan.js';
+import type { Executable } from './executable.js';
+import type { HostMemoryEstimate, WorkerHeapEstimate } from './host_memory_estimate.js';
+
+/** Where a host-memory failure happened. */
+export interface HostMemoryContext {
+  readonly model: string;
+  readonly phase: 'tracing' | 'compiling' | 'running';
+  readonly training: boolean;
+  readonly microBatch: number;
+  /** How a call splits its host batch (the advice names the factor to raise). */
+  readonly factors: BatchFactors;
+  readonly ipusPerReplica: number;
+  /** True if the IPUs compute on worker threads. */
+  readonly parallelIpus: boolean;
+  /** The IPU whose worker thread's heap it is; absent for the main thread's. */
+  readonly worker?: number;
+}
+
+/** The context of a step of `executable`. */
+export function executableMemoryContext(executable: Executable, phase: HostMemoryContext['phase'], parallelIpus: boolean): HostMemoryContext {
+  return {
+    model: executable.modelName,
+    phase,
+    training: executable.kind === 'training',
+    microBatch: executable.microBatchSize,
+    factors: executable.factors,
+    ipusPerReplica: executable.placement.ipusPerReplica,
+    parallelIpus,
+  };
+}
+
+/** How to split the host batch into micro-batches of `fitting` (or, if unknown, smaller ones). */
+function splitAdvice(context: HostMemoryContext, fitting: number | undefined): string | undefined {
+  if (context.microBatch <= 1) return undefined;
+  const factor = fitting !== undefined ? context.microBatch / fitting : 2;
+  const call = context.training
+    ? `opts.Training.gradientAccumulation(${context.factors.gradientAccumulation * factor})`
+    : `opts.deviceIterations(${context.factors.deviceIterations * factor})`;
+  return `${call} or more, for micro-batches of ${context.microBatch / factor} from the same host batch`;
+}
+
+/** What would make a step fit the host's memory. */
+function remedies(context: HostMemoryContext, fitting: number | undefined, workerAdvice?: string): string {
+  const advice: string[] = [];
+  const split = splitAdvice(context, fitting);
+  if (split) advice.push(split);
+  if (workerAdvice) advice.push(workerAdvice);
+  else if (context.ipusPerReplica > 1 && !context.parallelIpus) advice.push('worker IPUs, each with a heap of its own (opts.parallelIpus(true))');
+  else if (context.ipusPerReplica === 1) advice.push('pipelining the model over several IPUs computed on worker IPUs, each with a heap of its own (BeginBlock and opts.parallelIpus(true))');
+  advice.push('the cpu backend (POPTFJS_BACKEND=cpu, slower) or @tensorflow/tfjs-node, which set no heap limit');
+  return advice.join('; ');
+}
+
+/** Which heap: the main thread's or a worker IPU's. */
+function heapOwner(worker: number | undefined): string {
+  return worker === undefined ? 'the main thread' : `the worker thread of IPU ${worker}`;
+}
+
+/** The limit as a message gives it: what tensors may take of the heap. */
+function describeLimit(heap: HostHeap): string {
+  return `the ${formatBytes(heap.limit ?? 0)} its tensors may take of ${heap.description}`;
+}
+
+/** The host's tfjs backend ran out of memory, or would: which memory, where, and what would help. */
+export class HostMemoryError extends PoptfjsError {
+  constructor(message: string, context: HostMemoryContext, cause?: unknown) {
+    super(message, { type: 'host_memory', location: `${context.phase} '${context.model}'`, ...(cause !== undefined ? { cause } : {}) });
+  }
+}
+
+/** The fullest heap of an estimate: its bytes, its activations, and the worker IPU it belongs to (none: the main thread). */
+function fullestHeap(estimate: HostMemoryEstimate): { total: number; activations: number; worker?: number } {
+  const main = { total: estimate.mainThread, activations: estimate.activations };
+  const worker = estimate.workers.reduce<WorkerHeapEstimate | undefined>((a, b) => (a === undefined || b.total > a.total ? b : a), undefined);
+  return worker !== undefined && worker.total > main.total ? { total: worker.total, activations: worker.activations, worker: worker.ipu } : main;
+}
+
+/** The host memory of a step at a micro-batch, with the IPUs on worker threads or not. */
+export type HostMemoryEstimator = (microBatch: number, parallelIpus: boolean) => HostMemoryEstimate;
+
+/**
+ * Estimates the step's host memory as it is set up and throws a
+ * {@link HostMemoryError} when a heap of it does not fit the limit, with the
+ * figures and what would help: the largest micro-batch that fits, and for a
+ * multi-IPU model computed in-process, what worker IPUs would need. Returns
+ * the estimate.
+ */
+export function checkHostMemory(estimateAt: HostMemoryEstimator, heap: HostHeap, context: HostMemoryContext): HostMemoryEstimate {
+  const estimate = estimateAt(context.microBatch, context.parallelIpus);
+  const limit = heap.limit;
+  const fits = (e: HostMemoryEstimate) => limit === undefined || fullestHeap(e).total <= limit;
+  if (fits(estimate)) return estimate;
+  const fullest = fullestHeap(estimate);
+  const divisors = Array.from({ length: context.microBatch - 1 }, (_, i) => context.microBatch - 1 - i).filter((d) => context.microBatch % d === 0);
+  const fitting = divisors.find((d) => fits(estimateAt(d, context.parallelIpus)));
+  const parts =
+    fullest.worker !== undefined
+      ? `activations ${formatBytes(fullest.activations)}, its copies of the weights ${formatBytes(fullest.total - fullest.activations)}`
+      : `activations ${formatBytes(estimate.activations)}, weights and the device's copies ${formatBytes(estimate.weights)}, ` +
+        `optimizer state and gradients ${formatBytes(estimate.optimizer)}, inputs ${formatBytes(estimate.inputs)}`;
+  let workerAdvice: string | undefined;
+  if (context.ipusPerReplica > 1 && !context.parallelIpus) {
+    const onWorkers = estimateAt(context.microBatch, true);
+    const heaviest = fullestHeap(onWorkers);
+    workerAdvice =
+      `worker IPUs (opts.parallelIpus(true)): each IPU's nodes would compute in a heap of their own, the fullest ` +
+      `(${heaviest.worker !== undefined ? `IPU ${heaviest.worker}` : 'the main thread'}) needing about ${formatBytes(heaviest.total)}${fits(onWorkers) ? ', which fits' : ''}`;
+  }
+  throw new HostMemoryError(
+    `model '${context.model}': a ${context.training ? 'training' : 'inference'} step at micro-batch ${context.microBatch} needs about ${formatBytes(fullest.total)} of host memory ` +
+      `on ${heapOwner(fullest.worker)} (${parts}), more than ${describeLimit(heap)}, so it would run out of memory while running. ` +
+      `What would help: ${remedies(context, fitting, workerAdvice)}`,
+    context,
+  );
+}
+
+/** Wasm and XNNPACK failures that mean the heap ran out. */
+const OUT_OF_MEMORY = /memory access out of bounds|out of memory|Cannot enlarge memory|Aborted\(|XNN status .* is not successful|Array buffer allocation failed|Invalid typed array length/i;
+
+/** True if `error` is the backend's (not poptfjs's) and says its memory ran out. */
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && !(error instanceof PoptfjsError) && OUT_OF_MEMORY.test(`${error.name}: ${error.message}`);
+}
+
+/** True if `error`, or the error it wraps, says the backend's memory ran out. */
+export function causedByOutOfMemory(error: unknown): boolean {
+  return isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown } | undefined)?.cause);
+}
+
+/** A {@link HostMemoryError} for a backend that ran out of memory (or is about to) while `context.phase`. */
+export function hostOutOfMemory(heap: HostHeap, context: HostMemoryContext, cause?: unknown): HostMemoryError {
+  const limit = heap.limit !== undefined ? describeLimit(heap) : heap.description;
+  return new HostMemoryError(
+    `model '${context.model}' ran out of host memory on ${heapOwner(context.worker)} while ${context.phase} at micro-batch ${context.microBatch}: ` +
+      `its tensors take ${formatBytes(heap.used())} of ${limit}. What would help: ${remedies(context, undefined)}`,
+    context,
+    cause,
+  );
+}
+
+/**
+ * Throws before a kernel would take the tensors of this thread past the
+ * heap's limit (`nextBytes`: what it is about to allocate).
+ */
+export function guardHostMemory(heap: HostHeap, nextBytes: number, context: () => HostMemoryContext): void {
+  if (heap.limit !== undefined && heap.used() + nextBytes > heap.limit) throw hostOutOfMemory(heap, context());
+}
+
+/**
+ * The check each kernel of a run of `graph` passes before it runs: that its
+ * outputs fit the heap. Undefined when the backend sets no limit.
+ */
+export function kernelMemoryGuard(graph: Graph, heap: HostHeap, context: () => HostMemoryContext): ((node: Node) => void) | undefined {
+  if (heap.limit === undefined) return undefined;
+  const outputBytes = graph.nodes.map((node) => node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape) * 4, 0));
+  return (node) => guardHostMemory(heap, outputBytes[node.id]!, context);
+}

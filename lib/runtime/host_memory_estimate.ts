@@ -1,0 +1,125 @@
+/**
+ * How much memory the tfjs backends of this process need to run a step,
+ * known before anything is computed: the host's side of the simulated device.
+ *
+ * The walk is the memory plan's ({@link activationPeaks}) with the host's
+ * tensors: every float takes four bytes (float16 values are held in float32
+ * tensors), only reshapes share their input's data (transposes, slices and
+ * concatenations copy), the host runs no recomputation, and the IPUs
+ * computing in this process share its one heap. A worker IPU
+ * (`opts.parallelIpus(true)`) has a heap of its own, which holds the weights
+ * its nodes read and the values of the micro-batches it computes; the main
+ * thread keeps the model's weights and the device's copies of them, the
+ * optimizer state, the accumulated gradients and the call's inputs.
+ */
+import { paramValues, sizeOf, type Graph, type Node } from '../ir/graph.js';
+import { activationPeaks } from '../ipu/activation_peak.js';
+import { ON_CHIP_STORAGE } from '../ipu/tensor_storage.js';
+import type { Placement } from '../strategy/placement.js';
+import type { Schedule } from '../strategy/schedule.js';
+
+/** Kernels whose output shares its input's data on the host (tfjs reshapes without copying). */
+const HOST_VIEW_KERNELS: ReadonlySet<string> = new Set(['Reshape', 'ExpandDims', 'Squeeze', 'Identity']);
+
+/** What the heap of one worker IPU holds. */
+export interface WorkerHeapEstimate {
+  /** The IPU (within a replica) the worker computes. */
+  readonly ipu: number;
+  /** Its copies of the weights its nodes read. */
+  readonly weights: number;
+  /** The values of the micro-batches in flight on it at its peak. */
+  readonly activations: number;
+  /** Both. */
+  readonly total: number;
+}
+
+/** How much host memory a step needs, by heap and kind. */
+export interface HostMemoryEstimate {
+  /** The model's weights and the device's copies of them, on the main thread. */
+  readonly weights: number;
+  /** Optimizer state and accumulated gradients, on the main thread. */
+  readonly optimizer: number;
+  /** The call's inputs, on the main thread. */
+  readonly inputs: number;
+  /** Values of the micro-batches in flight at the peak, on the main thread (0 when every IPU computes on a worker). */
+  readonly activations: number;
+  /** What the main thread's heap needs: the sum of the above. */
+  readonly mainThread: number;
+  /** One heap per worker IPU; empty when the IPUs compute on the main thread. */
+  readonly workers: readonly WorkerHeapEstimate[];
+}
+
+/** What the estimate needs. */
+export interface HostMemoryRequest {
+  readonly graph: Graph;
+  readonly placement: Placement;
+  readonly schedule: Schedule;
+  readonly training: boolean;
+  /** State tensors the optimizer keeps per trained weight. */
+  readonly optimizerSlots: number;
+  readonly trainedWeights: ReadonlySet<string>;
+  /** Bytes of one call's inputs (the host batch). */
+  readonly inputBytes: number;
+  /** Each IPU computes on a worker thread with a heap of its own. */
+  readonly parallelIpus: boolean;
+  /** The micro-batch the graph was traced with. */
+  readonly microBatch: number;
+  /**
+   * Estimate for this micro-batch instead (what a smaller one would need):
+   * values whose first dimension is the traced micro-batch scale with it.
+   */
+  readonly atMicroBatch?: number;
+}
+
+function hostBytes(graph: Graph, id: number): number {
+  const v = graph.values[id]!;
+  return sizeOf(v.shape) * (v.dtype === 'bool' ? 1 : v.dtype === 'complex64' ? 8 : 4);
+}
+
+/** Bytes of a value of a micro-batch at `request.atMicroBatch`. */
+function scaledBytes(request: HostMemoryRequest, id: number): number {
+  const bytes = hostBytes(request.graph, id);
+  const at = request.atMicroBatch ?? request.microBatch;
+  return request.graph.values[id]!.shape[0] === request.microBatch ? (bytes * at) / request.microBatch : bytes;
+}
+
+/** Bytes of the weights each IPU's nodes read (what its worker holds copies of). */
+function weightsByIpu(graph: Graph, placement: Placement): number[] {
+  const read = Array.from({ length: placement.ipusPerReplica }, () => new Set<number>());
+  for (const node of graph.nodes) {
+    const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
+    for (const id of node.inputs) if (graph.values[id]!.source.kind === 'param') read[ipu]!.add(id);
+  }
+  return read.map((ids) => [...ids].reduce((n, id) => n + hostBytes(graph, id), 0));
+}
+
+/** The host memory a step needs. */
+export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstimate {
+  const { graph, placement } = request;
+  const params = [...paramValues(graph).values()];
+  const paramBytes = params.reduce((n, v) => n + hostBytes(graph, v.id), 0);
+  const trainedBytes = params.filter((v) => v.source.kind === 'param' && request.trainedWeights.has(v.source.name)).reduce((n, v) => n + hostBytes(graph, v.id), 0);
+  const onWorkers = request.parallelIpus && placement.ipusPerReplica > 1;
+  // In-process, every IPU computes in the one heap: walk the schedule as if they were one.
+  const hostPlacement: Placement = onWorkers ? placement : { ...placement, stages: placement.stages.map((s) => ({ ...s, ipu: 0 })), ipusPerReplica: 1 };
+  const { peaks } = activationPeaks(
+    {
+      graph,
+      placement: hostPlacement,
+      schedule: request.schedule,
+      training: request.training,
+      gradientAccumulation: 1,
+      trainedWeights: request.trainedWeights,
+      isView: (_graph: Graph, node: Node) => HOST_VIEW_KERNELS.has(node.kernel),
+    },
+    ON_CHIP_STORAGE,
+    (id) => scaledBytes(request, id >= graph.values.length ? id - graph.values.length : id),
+  );
+  const activationsOf = (ipu: number) => peaks[ipu]!.stashed + peaks[ipu]!.working;
+  const weights = 2 * paramBytes;
+  const optimizer = request.training ? trainedBytes * (request.optimizerSlots + 1) : 0;
+  const activations = onWorkers ? 0 : activationsOf(0);
+  const workerWeights = onWorkers ? weightsByIpu(graph, placement) : [];
+  const workers = workerWeights.map((w, ipu) => ({ ipu, weights: w, activations: activationsOf(ipu), total: w + activationsOf(ipu) }));
+  return { weights, optimizer, inputs: request.inputBytes, activations, mainThread: weights + optimizer + request.inputBytes + activations, workers };
+}
