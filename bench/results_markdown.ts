@@ -15,8 +15,8 @@ function table(t: BenchmarkTable): string {
   ].join('\n');
 }
 
-/** The whole results page: how it was measured, the machine, one table per benchmark, then the calibration section if given. */
-export function resultsMarkdown(tables: readonly BenchmarkTable[], machine: readonly MachineRow[], notes: readonly string[], calibration?: string): string {
+/** The whole results page: how it was measured, the machine, one table per benchmark, then the further sections (Markdown, each with its heading). */
+export function resultsMarkdown(tables: readonly BenchmarkTable[], machine: readonly MachineRow[], notes: readonly string[], sections: readonly string[] = []): string {
   return [
     '# poptfjs benchmark results',
     '',
@@ -35,6 +35,6 @@ export function resultsMarkdown(tables: readonly BenchmarkTable[], machine: read
     '',
     tables.map(table).join('\n\n'),
     '',
-    ...(calibration ? [calibration, ''] : []),
+    ...sections.flatMap((section) => [section, '']),
   ].join('\n');
 }

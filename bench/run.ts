@@ -11,7 +11,8 @@
  * contains it (the file is then not written). After them, the calibration
  * table plans Graphcore's published configurations and sets their
  * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
- * runs it alone).
+ * runs it alone), and the host-memory table measures peak host memory
+ * against micro-batch and host batch (`BENCH_ONLY=host memory`).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,10 +23,12 @@ import { CALIBRATION_TITLE, calibrationMarkdown, calibrationRows, calibrationTex
 import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
+import { HOST_MEMORY_TITLE, hostMemoryMarkdown, hostMemoryRows, hostMemoryText } from './host_memory_table.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
 import { pipelinedIpusBenchmark } from './pipelined_ipus.js';
 import { PyTorchReference } from './pytorch_reference_process.js';
+import { resnet50TrainingBenchmark } from './resnet50_training_step.js';
 import { resultsMarkdown } from './results_markdown.js';
 import { formatResults, runSideBySide } from './side_by_side.js';
 import { wasmKernelBenchmarks } from './wasm_kernels.js';
@@ -37,6 +40,7 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
   return [
     mlpTrainingBenchmark(pytorch, rounds),
     cnnTrainingBenchmark(pytorch, rounds),
+    resnet50TrainingBenchmark(Math.max(3, Math.round(rounds / 4))),
     compileTimeBenchmark(Math.max(3, Math.round(rounds / 4))),
     cacheHitLoadBenchmark(Math.max(3, Math.round(rounds / 4))),
     ...wasmKernelBenchmarks(rounds),
@@ -63,9 +67,11 @@ try {
 }
 const calibration = only === undefined || CALIBRATION_TITLE.includes(only) ? await calibrationRows() : undefined;
 if (calibration) console.log(`\n${calibrationText(calibration)}`);
+const hostMemory = only === undefined || HOST_MEMORY_TITLE.toLowerCase().includes(only.toLowerCase()) ? hostMemoryRows() : undefined;
+if (hostMemory) console.log(`\n${hostMemoryText(hostMemory)}`);
 if (only === undefined) {
   const machine = describeMachine(pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : []);
   const path = join(benchDirectory(), 'RESULTS.md');
-  writeFileSync(path, resultsMarkdown(tables, machine, notes, calibration ? calibrationMarkdown(calibration) : undefined));
+  writeFileSync(path, resultsMarkdown(tables, machine, notes, [hostMemoryMarkdown(hostMemory!), calibrationMarkdown(calibration!)]));
   console.log(`\nwritten to ${path}`);
 }

@@ -9,6 +9,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BeginBlock, HostMemoryError, Options, OutOfMemoryError, inferenceModel, optim, trainingModel, type HostMemoryEstimate } from 'poptfjs';
 import { HOST_MEMORY_LIMIT_VARIABLE, hostMemoryLimitFromEnvironment } from '../../lib/backend/host_heap.js';
+import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
 import { mobilenetV2 } from '../../examples/models/mobilenet_v2.js';
 
 const WIDTH = 256;
@@ -26,20 +27,24 @@ function batch(n: number): [tf.Tensor, tf.Tensor] {
   return [tf.randomNormal([n, WIDTH], 0, 1, 'float32', 1), tf.randomNormal([n, WIDTH], 0, 1, 'float32', 2)];
 }
 
-/** The host memory estimated for a training step of the MLP at `hostBatch` with gradient accumulation `accumulation`. */
-async function estimateFor(hostBatch: number, accumulation: number, configure: (o: Options, m: tf.Sequential) => void = () => {}): Promise<HostMemoryEstimate> {
-  const model = mlp();
-  const opts = new Options();
-  opts.Training.gradientAccumulation(accumulation);
-  configure(opts, model);
-  const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new optim.Adam(model, { lr: 1e-3 }) });
-  const [x, y] = batch(hostBatch);
+/** Compiles the executor for the batch and returns its host-memory estimate; then disposes of all of them. */
+async function compiledEstimate(model: tf.LayersModel, executor: PoplarExecutor, [x, y]: [tf.Tensor, tf.Tensor]): Promise<HostMemoryEstimate> {
   await executor.compile(x, y);
   const estimate = executor.hostMemory()!;
   executor.destroy();
   tf.dispose([x, y]);
   model.dispose();
   return estimate;
+}
+
+/** The host memory estimated for a training step of the MLP at `hostBatch` with gradient accumulation `accumulation`. */
+function estimateFor(hostBatch: number, accumulation: number, configure: (o: Options, m: tf.Sequential) => void = () => {}): Promise<HostMemoryEstimate> {
+  const model = mlp();
+  const opts = new Options();
+  opts.Training.gradientAccumulation(accumulation);
+  configure(opts, model);
+  const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new optim.Adam(model, { lr: 1e-3 }) });
+  return compiledEstimate(model, executor, batch(hostBatch));
 }
 
 /** Four convolutions on 32×32 images, two per IPU, and a classifier: activations far larger than weights. */
@@ -57,15 +62,9 @@ function imageBatch(n: number): [tf.Tensor, tf.Tensor] {
   return [tf.randomNormal([n, 32, 32, 3], 0, 1, 'float32', 3), tf.randomNormal([n, 10], 0, 1, 'float32', 4)];
 }
 
-async function convEstimate(parallelIpus: boolean): Promise<HostMemoryEstimate> {
+function convEstimate(parallelIpus: boolean): Promise<HostMemoryEstimate> {
   const { model, executor } = convModel(parallelIpus);
-  const [x, y] = imageBatch(64);
-  await executor.compile(x, y);
-  const estimate = executor.hostMemory()!;
-  executor.destroy();
-  tf.dispose([x, y]);
-  model.dispose();
-  return estimate;
+  return compiledEstimate(model, executor, imageBatch(64));
 }
 
 afterEach(() => {
