@@ -3,8 +3,8 @@
  * wasm heap only grows, so its size at the end is the peak): compiles a model
  * with poptfjs at a host batch and micro-batch, trains it one step, and
  * prints, as one JSON line, the host memory poptfjs estimated for the step,
- * the peaks measured (the wasm heap, the process's resident memory) and the
- * step's time.
+ * the peaks measured (the tensors' bytes, the wasm heap, the process's
+ * resident memory) and the step's time.
  *
  * Run: node dist/bench/host_memory_probe.js <mobilenet-v2|resnet-50> <image size> <host batch> <micro-batch>
  */
@@ -27,6 +27,8 @@ export interface ProbeResult {
   readonly estimated: number;
   /** The activations of that estimate, in bytes. */
   readonly estimatedActivations: number;
+  /** The most bytes the tensors took after any kernel of the step (tfjs's count: what the estimate models), in bytes. */
+  readonly tensorsPeak: number;
   /** The wasm heap's size at the end (its peak), in bytes; undefined off wasm. */
   readonly heap: number | undefined;
   /** The process's peak resident memory, in bytes. */
@@ -53,6 +55,15 @@ if (isMain) {
   const x = tf.randomUniform([hostBatch, imageSize, imageSize, 3], -1, 1, 'float32', 1);
   const y = tf.oneHot(tf.tensor1d(Array.from({ length: hostBatch }, (_, i) => i % 1000), 'int32'), 1000);
   await executor.compile(x, y);
+  // The tensors' bytes after every kernel of the step (each of them goes through the engine's runKernel).
+  const engine = tf.engine() as unknown as { runKernel: (...args: unknown[]) => unknown; state: { numBytes: number } };
+  const runKernel = engine.runKernel.bind(engine);
+  let tensorsPeak = engine.state.numBytes;
+  engine.runKernel = (...args: unknown[]) => {
+    const out = runKernel(...args);
+    tensorsPeak = Math.max(tensorsPeak, engine.state.numBytes);
+    return out;
+  };
   const started = performance.now();
   const [out, loss] = await executor(x, y);
   loss.dataSync();
@@ -62,6 +73,7 @@ if (isMain) {
   const result: ProbeResult = {
     estimated: estimate.mainThread,
     estimatedActivations: estimate.activations,
+    tensorsPeak,
     heap: hostHeap().size(),
     maxRss: process.resourceUsage().maxRSS * 1024,
     stepMs,

@@ -68,11 +68,11 @@ const MODEL_NAMES: Record<HostMemoryConfig['model'], string> = { 'mobilenet-v2':
 function cells(row: HostMemoryRow): string[] {
   const { config, result } = row;
   const head = [MODEL_NAMES[config.model], `${config.imageSize}`, `${config.hostBatch}`, `${config.microBatch}`];
-  if ('failed' in result) return [...head, `failed: ${result.failed}`, '', '', '', ''];
-  return [...head, mib(result.estimated), mib(result.estimatedActivations), mib(result.heap), mib(result.maxRss), (result.stepMs / 1000).toFixed(1)];
+  if ('failed' in result) return [...head, `failed: ${result.failed}`, '', '', '', '', ''];
+  return [...head, mib(result.estimated), mib(result.estimatedActivations), mib(result.tensorsPeak), mib(result.heap), mib(result.maxRss), (result.stepMs / 1000).toFixed(1)];
 }
 
-const HEADERS = ['model (parameters)', 'image', 'host batch', 'micro-batch', 'estimated MiB', 'of it activations MiB', 'wasm heap peak MiB', 'peak RSS MiB', 'step s'];
+const HEADERS = ['model (parameters)', 'image', 'host batch', 'micro-batch', 'estimated MiB', 'of it activations MiB', 'tensors peak MiB', 'wasm heap peak MiB', 'peak RSS MiB', 'step s'];
 
 /** The table as text, for the console. */
 export function hostMemoryText(rows: readonly HostMemoryRow[]): string {
@@ -89,9 +89,11 @@ export function hostMemoryMarkdown(rows: readonly HostMemoryRow[]): string {
     'Each row trains the model (SGD, every layer, random 224×224 images) for one step in a process of its own, on the wasm backend:',
     'the host batch as micro-batches (`gradientAccumulation` = host batch / micro-batch). "estimated" is the host memory poptfjs',
     'computes for the step before running it (`executor.hostMemory()`: weights and their device copies, optimizer state and',
-    'accumulated gradients, inputs, and the activations of the schedule\'s peak); the wasm heap only grows, so its final size is',
-    'its peak; the peak RSS adds Node.js, the compiled wasm and the host\'s copies of the inputs. At a fixed micro-batch, a',
-    'larger host batch costs only its inputs.',
+    'accumulated gradients, inputs, and the activations of the schedule\'s peak); "tensors peak" is what tfjs counted its',
+    'tensors to take after any kernel of the step, the figure the estimate models. The wasm heap only grows, and in steps of',
+    'up to a fifth of its size, so its final size is its peak to within that step; it also holds what the backend keeps',
+    'beside tensors (XNNPACK\'s packed weights, the allocator\'s free blocks). The peak RSS adds Node.js and the compiled wasm.',
+    'At a fixed micro-batch, a larger host batch costs its inputs and, from two micro-batches on, the accumulated gradients.',
     '',
     `| ${HEADERS.join(' | ')} |`,
     `|---|${HEADERS.slice(1).map(() => '---:').join('|')}|`,

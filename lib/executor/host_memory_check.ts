@@ -69,6 +69,8 @@ export function checkStepHostMemory(graph: Graph, variables: ReadonlyMap<string,
         schedule,
         training: request.training,
         optimizerSlots: request.optimizerSlots,
+        // A smaller micro-batch of the same host batch is more micro-batches to accumulate.
+        gradientAccumulation: request.training ? (factors.gradientAccumulation * context.microBatch) / atMicroBatch : 1,
         trainedWeights,
         inputBytes: request.inputBytes,
         parallelIpus,

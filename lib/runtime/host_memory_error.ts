@@ -42,26 +42,30 @@ export function executableMemoryContext(executable: Executable, phase: HostMemor
   };
 }
 
-/** How to split the host batch into micro-batches of `fitting` (or, if unknown, smaller ones). */
-function splitAdvice(context: HostMemoryContext, fitting: number | undefined): string | undefined {
-  if (context.microBatch <= 1) return undefined;
-  const factor = fitting !== undefined ? context.microBatch / fitting : 2;
-  const call = context.training
+/** What is known of smaller micro-batches: the largest that fits, that none does (and what micro-batch 1 needs), or nothing. */
+type SmallerMicroBatches = { readonly fits: number } | { readonly noneFits: number } | undefined;
+
+/** The call that splits the same host batch `factor` times more. */
+function splitCall(context: HostMemoryContext, factor: number): string {
+  return context.training
     ? `opts.Training.gradientAccumulation(${context.factors.gradientAccumulation * factor})`
     : `opts.deviceIterations(${context.factors.deviceIterations * factor})`;
-  return `${call} or more, for micro-batches of ${context.microBatch / factor} from the same host batch`;
 }
 
 /** What would make a step fit the host's memory. */
-function remedies(context: HostMemoryContext, fitting: number | undefined, workerAdvice?: string): string {
+function remedies(context: HostMemoryContext, smaller: SmallerMicroBatches, workerAdvice?: string): string {
   const advice: string[] = [];
-  const split = splitAdvice(context, fitting);
-  if (split) advice.push(split);
+  if (smaller && 'fits' in smaller) {
+    advice.push(`${splitCall(context, context.microBatch / smaller.fits)} or more, for micro-batches of ${smaller.fits} from the same host batch`);
+  } else if (smaller === undefined && context.microBatch > 1) {
+    advice.push(`smaller micro-batches from the same host batch (${splitCall(context, 2)} or more)`);
+  }
   if (workerAdvice) advice.push(workerAdvice);
   else if (context.ipusPerReplica > 1 && !context.parallelIpus) advice.push('worker IPUs, each with a heap of its own (opts.parallelIpus(true))');
   else if (context.ipusPerReplica === 1) advice.push('pipelining the model over several IPUs computed on worker IPUs, each with a heap of its own (BeginBlock and opts.parallelIpus(true))');
   advice.push('the cpu backend (POPTFJS_BACKEND=cpu, slower) or @tensorflow/tfjs-node, which set no heap limit');
-  return advice.join('; ');
+  const none = smaller && 'noneFits' in smaller ? `no smaller micro-batch fits (micro-batch 1 needs about ${formatBytes(smaller.noneFits)}); ` : '';
+  return none + advice.join('; ');
 }
 
 /** Which heap: the main thread's or a worker IPU's. */
@@ -106,6 +110,8 @@ export function checkHostMemory(estimateAt: HostMemoryEstimator, heap: HostHeap,
   const fullest = fullestHeap(estimate);
   const divisors = Array.from({ length: context.microBatch - 1 }, (_, i) => context.microBatch - 1 - i).filter((d) => context.microBatch % d === 0);
   const fitting = divisors.find((d) => fits(estimateAt(d, context.parallelIpus)));
+  const smaller: SmallerMicroBatches =
+    fitting !== undefined ? { fits: fitting } : context.microBatch > 1 ? { noneFits: fullestHeap(estimateAt(1, context.parallelIpus)).total } : undefined;
   const parts =
     fullest.worker !== undefined
       ? `activations ${formatBytes(fullest.activations)}, its copies of the weights ${formatBytes(fullest.total - fullest.activations)}`
@@ -122,7 +128,7 @@ export function checkHostMemory(estimateAt: HostMemoryEstimator, heap: HostHeap,
   throw new HostMemoryError(
     `model '${context.model}': a ${context.training ? 'training' : 'inference'} step at micro-batch ${context.microBatch} needs about ${formatBytes(fullest.total)} of host memory ` +
       `on ${heapOwner(fullest.worker)} (${parts}), more than ${describeLimit(heap)}, so it would run out of memory while running. ` +
-      `What would help: ${remedies(context, fitting, workerAdvice)}`,
+      `What would help: ${remedies(context, smaller, workerAdvice)}`,
     context,
   );
 }

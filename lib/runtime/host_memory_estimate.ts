@@ -37,7 +37,7 @@ export interface WorkerHeapEstimate {
 export interface HostMemoryEstimate {
   /** The model's weights and the device's copies of them, on the main thread. */
   readonly weights: number;
-  /** Optimizer state and accumulated gradients, on the main thread. */
+  /** Optimizer state and, with gradient accumulation, the accumulated gradients, on the main thread. */
   readonly optimizer: number;
   /** The call's inputs, on the main thread. */
   readonly inputs: number;
@@ -57,6 +57,8 @@ export interface HostMemoryRequest {
   readonly training: boolean;
   /** State tensors the optimizer keeps per trained weight. */
   readonly optimizerSlots: number;
+  /** Micro-batches whose gradients a training step sums (above 1, each trained weight has an accumulator). */
+  readonly gradientAccumulation: number;
   readonly trainedWeights: ReadonlySet<string>;
   /** Bytes of one call's inputs (the host batch). */
   readonly inputBytes: number;
@@ -117,7 +119,8 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
   );
   const activationsOf = (ipu: number) => peaks[ipu]!.stashed + peaks[ipu]!.working;
   const weights = 2 * paramBytes;
-  const optimizer = request.training ? trainedBytes * (request.optimizerSlots + 1) : 0;
+  const accumulators = request.gradientAccumulation > 1 ? 1 : 0;
+  const optimizer = request.training ? trainedBytes * (request.optimizerSlots + accumulators) : 0;
   const activations = onWorkers ? 0 : activationsOf(0);
   const workerWeights = onWorkers ? weightsByIpu(graph, placement) : [];
   const workers = workerWeights.map((w, ipu) => ({ ipu, weights: w, activations: activationsOf(ipu), total: w + activationsOf(ipu) }));
