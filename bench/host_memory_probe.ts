@@ -8,7 +8,7 @@
  *
  * Run: node dist/bench/host_memory_probe.js <mobilenet-v2|resnet-50> <image size> <host batch> <micro-batch>
  */
-import { hostHeap, Options, optim, tf, trainingModel } from 'poptfjs';
+import { hostHeap, hostMemoryPeak, Options, optim, resetHostMemoryPeak, tf, trainingModel } from 'poptfjs';
 import { mobilenetV2 } from '../examples/models/mobilenet_v2.js';
 import { resnet50 } from '../examples/models/resnet50.js';
 
@@ -27,7 +27,7 @@ export interface ProbeResult {
   readonly estimated: number;
   /** The activations of that estimate, in bytes. */
   readonly estimatedActivations: number;
-  /** The most bytes the tensors took after any kernel of the step (tfjs's count: what the estimate models), in bytes. */
+  /** The most bytes the tensors took at any kernel of the step ({@link hostMemoryPeak}: what the estimate models), in bytes. */
   readonly tensorsPeak: number;
   /** The wasm heap's size at the end (its peak), in bytes; undefined off wasm. */
   readonly heap: number | undefined;
@@ -55,15 +55,7 @@ if (isMain) {
   const x = tf.randomUniform([hostBatch, imageSize, imageSize, 3], -1, 1, 'float32', 1);
   const y = tf.oneHot(tf.tensor1d(Array.from({ length: hostBatch }, (_, i) => i % 1000), 'int32'), 1000);
   await executor.compile(x, y);
-  // The tensors' bytes after every kernel of the step (each of them goes through the engine's runKernel).
-  const engine = tf.engine() as unknown as { runKernel: (...args: unknown[]) => unknown; state: { numBytes: number } };
-  const runKernel = engine.runKernel.bind(engine);
-  let tensorsPeak = engine.state.numBytes;
-  engine.runKernel = (...args: unknown[]) => {
-    const out = runKernel(...args);
-    tensorsPeak = Math.max(tensorsPeak, engine.state.numBytes);
-    return out;
-  };
+  resetHostMemoryPeak();
   const started = performance.now();
   const [out, loss] = await executor(x, y);
   loss.dataSync();
@@ -73,7 +65,7 @@ if (isMain) {
   const result: ProbeResult = {
     estimated: estimate.mainThread,
     estimatedActivations: estimate.activations,
-    tensorsPeak,
+    tensorsPeak: hostMemoryPeak(),
     heap: hostHeap().size(),
     maxRss: process.resourceUsage().maxRSS * 1024,
     stepMs,

@@ -76,7 +76,7 @@ export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.j
 export { OutOfMemoryError } from './ipu/out_of_memory_error.js';
 export { HostMemoryError, type HostMemoryContext } from './runtime/host_memory_error.js';
 export type { HostMemoryEstimate, WorkerHeapEstimate } from './runtime/host_memory_estimate.js';
-export { hostHeap, HOST_MEMORY_LIMIT_VARIABLE, WASM_HEAP_LIMIT, type HostHeap } from './backend/host_heap.js';
+export { hostHeap, hostMemoryPeak, resetHostMemoryPeak, HOST_MEMORY_LIMIT_VARIABLE, WASM_HEAP_LIMIT, type HostHeap } from './backend/host_heap.js';
 export { GC200, BOW, IPU_TARGETS, targetSpec, ipuMemory, type IpuTargetSpec, type IpuTargetName } from './ipu/target_spec.js';
 export type { MemoryPlan, IpuMemoryUse, MemoryItem, MemoryKind } from './ipu/memory_plan.js';
 export type { Timeline, TimelineSegment, IpuActivity, SegmentKind } from './ipu/timeline.js';

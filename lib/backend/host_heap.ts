@@ -65,3 +65,25 @@ export function hostHeap(): HostHeap {
   if (backend === 'wasm') return { description: "the wasm backend's 4 GiB heap (wasm32)", limit: share(WASM_HEAP_LIMIT), used, size };
   return { description: `the '${backend}' backend, which sets no limit`, limit: undefined, used, size };
 }
+
+let peakBytes = 0;
+
+/** Notes that the tensors of this thread take, or are about to take, `bytes` (the check before each kernel does). */
+export function noteHostMemoryUse(bytes: number): void {
+  if (bytes > peakBytes) peakBytes = bytes;
+}
+
+/**
+ * The most bytes the tensors of this thread took at any kernel poptfjs ran
+ * under a heap limit since {@link resetHostMemoryPeak} (what the kernel's
+ * inputs and everything else alive took, plus its outputs): the figure a
+ * step's host-memory estimate models. 0 if no kernel ran under a limit.
+ */
+export function hostMemoryPeak(): number {
+  return peakBytes;
+}
+
+/** Starts {@link hostMemoryPeak} again from nothing. */
+export function resetHostMemoryPeak(): void {
+  peakBytes = 0;
+}

@@ -7,7 +7,7 @@
  * a hang deep in the backend.
  */
 import { PoptfjsError } from '../errors.js';
-import type { HostHeap } from '../backend/host_heap.js';
+import { noteHostMemoryUse, type HostHeap } from '../backend/host_heap.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import type { BatchFactors } from './batch_plan.js';
@@ -162,7 +162,10 @@ export function hostOutOfMemory(heap: HostHeap, context: HostMemoryContext, caus
  * heap's limit (`nextBytes`: what it is about to allocate).
  */
 export function guardHostMemory(heap: HostHeap, nextBytes: number, context: () => HostMemoryContext): void {
-  if (heap.limit !== undefined && heap.used() + nextBytes > heap.limit) throw hostOutOfMemory(heap, context());
+  if (heap.limit === undefined) return;
+  const bytes = heap.used() + nextBytes;
+  noteHostMemoryUse(bytes);
+  if (bytes > heap.limit) throw hostOutOfMemory(heap, context());
 }
 
 /**

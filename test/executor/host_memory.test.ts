@@ -7,7 +7,9 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BeginBlock, HostMemoryError, Options, OutOfMemoryError, inferenceModel, optim, trainingModel, type HostMemoryEstimate } from 'poptfjs';
+import {
+  BeginBlock, HostMemoryError, Options, OutOfMemoryError, hostMemoryPeak, inferenceModel, optim, resetHostMemoryPeak, trainingModel, type HostMemoryEstimate,
+} from 'poptfjs';
 import { HOST_MEMORY_LIMIT_VARIABLE, hostMemoryLimitFromEnvironment } from '../../lib/backend/host_heap.js';
 import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
 import { mobilenetV2 } from '../../examples/models/mobilenet_v2.js';
@@ -89,6 +91,23 @@ describe('host memory estimate', () => {
     expect(micro4.workers).toEqual([]);
   });
 
+  it('is what the tensors take at the peak of a step, within a tenth', async () => {
+    for (const accumulation of [1, 4]) {
+      const before = tf.memory().numBytes;
+      const { model, executor } = convModel({ pipelined: false, accumulation });
+      const [x, y] = imageBatch(64);
+      await executor.compile(x, y);
+      resetHostMemoryPeak();
+      const [out, loss] = await executor(x, y);
+      const measured = hostMemoryPeak() - before;
+      const estimated = executor.hostMemory()!.mainThread;
+      expect(Math.abs(estimated - measured) / measured).toBeLessThan(0.1);
+      executor.destroy();
+      tf.dispose([x, y, out as tf.Tensor, loss]);
+      model.dispose();
+    }
+  });
+
   it('with worker IPUs, gives each its heap: the weights its nodes read and its activations', async () => {
     const onWorkers = await estimateFor(32, 8, (o, m) => {
       m.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: i < 2 ? 0 : 1 }));
@@ -156,6 +175,20 @@ describe('host memory limits', () => {
     tf.dispose([x, y, loss]);
     refused.model.dispose();
     workers.model.dispose();
+  });
+
+  it("a worker IPU checks its own heap, and its error names it", async () => {
+    const { model, executor } = convModel({ parallelIpus: true });
+    const [x, y] = imageBatch(64);
+    await executor.compile(x, y);
+    // The worker threads start with the first call, with this limit; the main thread's was read when compiling.
+    process.env[HOST_MEMORY_LIMIT_VARIABLE] = '256KiB';
+    await expect(executor(x, y)).rejects.toThrow(
+      /IPU 0 \(worker thread\).*: model '[^']+' ran out of host memory on the worker thread of IPU 0 while running at micro-batch 8: its tensors take [\d.]+ KiB of the 224\.0 KiB its tensors may take of a heap of 256KiB \(POPTFJS_HOST_MEMORY_LIMIT\)/,
+    );
+    executor.destroy();
+    tf.dispose([x, y]);
+    model.dispose();
   });
 
   it('reads the limit as bytes or with a unit, and refuses a value it cannot read', () => {
