@@ -45,7 +45,7 @@ export class OutOfMemoryError extends PoptfjsError {
     const over = plan.ipus.find((m) => m.used > m.capacity)!;
     const largest = over.items.slice(0, 5).map((i) => `${i.kind} ${i.name.startsWith('live') || i.name.includes(' ') ? `(${i.name})` : `'${i.name}'`} ${formatBytes(i.bytes)}`);
     super(
-      `IPU ${over.ipu} is out of memory: model '${model}' at micro-batch ${microBatch} needs ${formatBytes(over.used)} of its ${formatBytes(over.capacity)} ` +
+      `IPU ${over.ipu} is out of memory compiling model '${model}' at micro-batch ${microBatch}: it needs ${formatBytes(over.used)} of its ${formatBytes(over.capacity)} ` +
         `(${formatBytes(over.used - over.capacity)} over). Largest items: ${largest.join(', ')}. ` +
         `What would help: ${remedies(over, microBatch, plan.ipus.length).join('; ')}. ` +
         'Options.allowOutOfMemory(true) compiles anyway, for the report.',

@@ -14,7 +14,7 @@ describe('simulated IPU examples', () => {
     expect(out).toContain('=== 1 IPU(s): does NOT fit ===');
     expect(out).toContain('=== 2 IPU(s): fits ===');
     expect(out).toContain('=== 4 IPU(s): fits ===');
-    expect(out).toMatch(/IPU 0 is out of memory: model '[^']+' at micro-batch 8 needs [\d.]+ GiB of its 897\.0 MiB/);
+    expect(out).toMatch(/IPU 0 is out of memory compiling model '[^']+' at micro-batch 8: it needs [\d.]+ GiB of its 897\.0 MiB/);
     expect(out.match(/^ {2}\d {4}[\d.]+ MiB/gm)).toHaveLength(2 + 4);
   });
 

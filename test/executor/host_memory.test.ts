@@ -263,7 +263,7 @@ describe('MobileNetV2 at 224×224, wrapped with the default options', () => {
     const error = await executor(x, y).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(OutOfMemoryError);
     expect((error as Error).message).toMatch(
-      /^IPU 0 is out of memory: model 'mobilenetv2_1\.00_224' at micro-batch 16 needs [\d.]+ GiB of its 897\.0 MiB .*What would help: .*or use a smaller micro-batch \(it is 16 now\)/,
+      /^IPU 0 is out of memory compiling model 'mobilenetv2_1\.00_224' at micro-batch 16: it needs [\d.]+ GiB of its 897\.0 MiB .*What would help: .*or use a smaller micro-batch \(it is 16 now\)/,
     );
     executor.destroy();
     tf.dispose([x, y]);
