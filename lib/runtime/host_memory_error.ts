@@ -75,7 +75,7 @@ function heapOwner(worker: number | undefined): string {
 
 /** The limit as a message gives it: what tensors may take of the heap. */
 function describeLimit(heap: HostHeap): string {
-  return `the ${formatBytes(heap.limit ?? 0)} its tensors may take of ${heap.description}`;
+  return `the ${formatBytes(heap.limit ?? 0)} tensors may take of ${heap.description}`;
 }
 
 /** The host's tfjs backend ran out of memory, or would: which memory, where, and what would help. */
@@ -141,17 +141,32 @@ function isOutOfMemory(error: unknown): boolean {
   return error instanceof Error && !(error instanceof PoptfjsError) && OUT_OF_MEMORY.test(`${error.name}: ${error.message}`);
 }
 
-/** True if `error`, or the error it wraps, says the backend's memory ran out. */
-export function causedByOutOfMemory(error: unknown): boolean {
-  return isOutOfMemory(error) || isOutOfMemory((error as { cause?: unknown } | undefined)?.cause);
+/** The backend's out-of-memory error: `error`, or the error it wraps; undefined if neither says the memory ran out. */
+function outOfMemoryCause(error: unknown): Error | undefined {
+  const wrapped = (error as { cause?: unknown } | undefined)?.cause;
+  return isOutOfMemory(error) ? (error as Error) : isOutOfMemory(wrapped) ? (wrapped as Error) : undefined;
 }
 
-/** A {@link HostMemoryError} for a backend that ran out of memory (or is about to) while `context.phase`. */
-export function hostOutOfMemory(heap: HostHeap, context: HostMemoryContext, cause?: unknown): HostMemoryError {
+/** True if `error`, or the error it wraps, says the backend's memory ran out. */
+export function causedByOutOfMemory(error: unknown): boolean {
+  return outOfMemoryCause(error) !== undefined;
+}
+
+/**
+ * A {@link HostMemoryError} for a backend that ran out of memory while
+ * `context.phase` (`cause`: its error), or whose tensors would take `needed`
+ * bytes, past the heap's limit.
+ */
+export function hostOutOfMemory(heap: HostHeap, context: HostMemoryContext, cause?: unknown, needed?: number): HostMemoryError {
   const limit = heap.limit !== undefined ? describeLimit(heap) : heap.description;
+  const failure = outOfMemoryCause(cause);
+  const what =
+    needed !== undefined
+      ? `its tensors would take ${formatBytes(needed)}, more than ${limit}`
+      : `the backend failed to allocate${failure ? ` (${failure.name}: ${failure.message.split('\n')[0]})` : ''} with its tensors taking ${formatBytes(heap.used())} of ${limit}`;
   return new HostMemoryError(
     `model '${context.model}' ran out of host memory on ${heapOwner(context.worker)} while ${context.phase} at micro-batch ${context.microBatch}: ` +
-      `its tensors take ${formatBytes(heap.used())} of ${limit}. What would help: ${remedies(context, undefined)}`,
+      `${what}. What would help: ${remedies(context, undefined)}`,
     context,
     cause,
   );
@@ -165,7 +180,7 @@ export function guardHostMemory(heap: HostHeap, nextBytes: number, context: () =
   if (heap.limit === undefined) return;
   const bytes = heap.used() + nextBytes;
   noteHostMemoryUse(bytes);
-  if (bytes > heap.limit) throw hostOutOfMemory(heap, context());
+  if (bytes > heap.limit) throw hostOutOfMemory(heap, context(), undefined, bytes);
 }
 
 /**
