@@ -3,14 +3,15 @@
  * `<ISO timestamp> poptfjs:<module> <pid>.<thread> <level initial>: <message>`.
  *
  * Each module (`poptfjs`, `session`, `ir`, `devicex`, ...) has its own level.
- * The default level is WARN; `POPTFJS_LOG_LEVEL` changes it (PopART's
- * `POPART_LOG_LEVEL` is honoured as an alias when `POPTFJS_LOG_LEVEL` is not
- * set) and `POPTFJS_LOG_DEST` sends the lines to `stderr` (default), `stdout`
+ * The default level is WARN; `POPTFJS_LOG_LEVEL` changes it (PopTorch's
+ * `POPTORCH_LOG_LEVEL`, then PopART's `POPART_LOG_LEVEL`, are honoured as
+ * aliases when it is not set) and `POPTFJS_LOG_DEST` sends the lines to `stderr` (default), `stdout`
  * or a file.
  * Nothing is ever written to stdout unless asked for.
  */
 import { appendFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
+import { environmentSetting } from './environment.js';
 
 /** Log levels from the most to the least verbose. */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERR', 'CRITICAL', 'OFF'] as const;
@@ -120,8 +121,8 @@ class LoggerRegistry {
   }
 
   configureFromEnv(env: NodeJS.ProcessEnv): void {
-    const [variable, level] = env.POPTFJS_LOG_LEVEL ? ['POPTFJS_LOG_LEVEL', env.POPTFJS_LOG_LEVEL] : ['POPART_LOG_LEVEL', env.POPART_LOG_LEVEL];
-    this.defaultLevel = level ? parseLevel(level, variable) : 'WARN';
+    const level = environmentSetting('POPTFJS_LOG_LEVEL', env);
+    this.defaultLevel = level ? parseLevel(level.value, level.variable) : 'WARN';
     this.sink = sinkFor(env.POPTFJS_LOG_DEST);
   }
 
@@ -165,7 +166,7 @@ export function setLogDestination(dest: string): void {
   registry.setDestination(dest);
 }
 
-/** Re-reads `POPTFJS_LOG_LEVEL` (or `POPART_LOG_LEVEL`) and `POPTFJS_LOG_DEST` (levels set in code are reset). */
+/** Re-reads `POPTFJS_LOG_LEVEL` (or `POPTORCH_LOG_LEVEL`, `POPART_LOG_LEVEL`) and `POPTFJS_LOG_DEST` (levels set in code are reset). */
 export function configureLoggingFromEnv(env: NodeJS.ProcessEnv = process.env): void {
   registry.configureFromEnv(env);
   registry.setAll(registry.defaultLevel);

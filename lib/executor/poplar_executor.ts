@@ -16,7 +16,8 @@ import { irText } from '../ir/ir_text.js';
 import type { Device } from '../ipu/device.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { Options } from '../options/options.js';
-import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
+import { writeProfileReports } from '../report/profile_report.js';
+import { withEngineOptions } from '../options/engine_options.js';
 import { summaryReport } from '../report/summary_report.js';
 import { batchFormula, hostBatchSize, microBatchesPerCall, microBatchSize } from '../runtime/batch_plan.js';
 import type { Executable, TensorSignature } from '../runtime/executable.js';
@@ -277,7 +278,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   getSummaryReport(): string {
     const { executable, loaded } = this.requireCompiled('getSummaryReport');
-    return summaryReport(executable, profileDirectory(this.options.settings.profileDir) !== undefined, loaded.measuredOverlap());
+    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, loaded.measuredOverlap());
   }
 
   /**
@@ -340,7 +341,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const started = performance.now();
     const progress = new CompileProgress(progressCallback, this.options.settings.showCompilationProgressBar ? progressBar() : undefined);
     await initBackend(this.options.settings.backend);
-    const settings = this.options.settings;
+    const settings = withEngineOptions(this.options.settings);
     const execution = executionSettings(settings, this.training);
     const { factors } = execution;
     if (inputs.length === 0 && microBatchesPerCall(factors) > 1) {
@@ -402,7 +403,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
-    const reports = profileDirectory(settings.profileDir);
+    const reports = settings.profileDir;
     if (reports !== undefined) {
       const written = writeProfileReports(reports, executable);
       log.info(`profile reports written to ${written.json} and ${written.html}`);
@@ -446,7 +447,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /** Loads a compiled executable on the device with the weights of `variables`, and makes it this executor's. */
   private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
-    const settings = this.options.settings;
+    const settings = withEngineOptions(this.options.settings);
     const binding = DeviceBinding.acquire(executable, settings);
     const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
     try {

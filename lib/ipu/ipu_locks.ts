@@ -10,6 +10,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PoptfjsError } from '../errors.js';
+import { environmentSetting } from '../environment.js';
 import { getLogger } from '../log.js';
 
 const log = getLogger('devicex');
@@ -100,9 +101,9 @@ function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Whether to wait for busy IPUs (`POPTFJS_WAIT_FOR_IPU=1`) instead of failing. */
+/** Whether to wait for busy IPUs (`POPTFJS_WAIT_FOR_IPU=1`, or PopTorch's `POPTORCH_WAIT_FOR_IPU=1`) instead of failing. */
 export function waitForIpus(): boolean {
-  return process.env.POPTFJS_WAIT_FOR_IPU === '1';
+  return environmentSetting('POPTFJS_WAIT_FOR_IPU')?.value === '1';
 }
 
 /**

@@ -5,6 +5,7 @@
  * runtime reads.
  */
 import { z } from 'zod';
+import { environmentSetting } from '../environment.js';
 import { getLogger } from '../log.js';
 import {
   type ExecutionStrategy,
@@ -60,6 +61,7 @@ const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
 const backendRule = oneOfValues(Object.values(TfjsBackendName), 'string');
 const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
 const recomputationRule = enumRule(RecomputationType, 'RecomputationType');
+const environmentFlagRule = oneOfValues(['0', '1'], 'string');
 const strategyRule: ArgumentRule<ExecutionStrategy> = {
   schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
   jsType: 'object',
@@ -133,8 +135,9 @@ export class Options {
 
   /**
    * PopTorch's defaults, then (unless `init.fromEnvironment` is false) the JSON
-   * options in `POPTFJS_DEFAULT_OPTIONS` and the cache directory in
-   * `POPTFJS_CACHE_DIR`. Bad JSON or an unknown key in `POPTFJS_DEFAULT_OPTIONS`
+   * options in `POPTFJS_DEFAULT_OPTIONS`, the cache directory in
+   * `POPTFJS_CACHE_DIR` (or PopTorch's `POPTORCH_CACHE_DIR`) and the IPU Model
+   * in `POPTFJS_IPU_MODEL` (or `POPTORCH_IPU_MODEL`: `1` or `0`). Bad JSON or an unknown key in `POPTFJS_DEFAULT_OPTIONS`
    * is a `ConfigFileError` naming the variable.
    */
   constructor(init: OptionsInit = {}) {
@@ -143,11 +146,13 @@ export class Options {
     if (defaults !== undefined && defaults.trim() !== '') {
       applyJsonConfigText(this, defaults, 'POPTFJS_DEFAULT_OPTIONS');
     }
-    const cacheDir = process.env.POPTFJS_CACHE_DIR;
-    if (cacheDir !== undefined && cacheDir !== '') {
-      logger.info(`POPTFJS_CACHE_DIR is set: caching executables in ${cacheDir}`);
-      this.enableExecutableCaching(cacheDir);
+    const cacheDir = environmentSetting('POPTFJS_CACHE_DIR');
+    if (cacheDir !== undefined) {
+      logger.info(`${cacheDir.variable} is set: caching executables in ${cacheDir.value}`);
+      this.enableExecutableCaching(cacheDir.value);
     }
+    const ipuModel = environmentSetting('POPTFJS_IPU_MODEL');
+    if (ipuModel !== undefined) this.useIpuModel(checkArgument(environmentFlagRule, ipuModel.value, ipuModel.variable) === '1');
   }
 
   /**

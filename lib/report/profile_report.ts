@@ -1,30 +1,18 @@
 /**
  * Profiling: where reports go, from `Options.enableProfiling(dir)` or the
- * Poplar-style `POPTFJS_ENGINE_OPTIONS='{"autoReport.all":"true",
- * "autoReport.directory":"./reports"}'`, and writing the JSON and HTML
+ * Poplar-style `POPTFJS_ENGINE_OPTIONS` (or `POPLAR_ENGINE_OPTIONS`)
+ * `'{"autoReport.all":"true", "autoReport.directory":"./reports"}'`, and writing the JSON and HTML
  * reports there (atomically: a temporary file renamed into place).
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigFileError } from '../errors.js';
+import { environmentEngineSettings } from '../options/engine_options.js';
 import type { Executable } from '../runtime/executable.js';
 import { htmlReport } from './html_report.js';
 
-/** The directory profiling reports go to, or undefined when profiling is off. */
+/** The directory profiling reports go to, or undefined when profiling is off: `optionDir`, else the environment's engine options'. */
 export function profileDirectory(optionDir: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (optionDir !== undefined) return optionDir;
-  const raw = env.POPTFJS_ENGINE_OPTIONS;
-  if (!raw) return undefined;
-  let options: Record<string, unknown>;
-  try {
-    options = JSON.parse(raw) as Record<string, unknown>;
-  } catch (error) {
-    throw new ConfigFileError('POPTFJS_ENGINE_OPTIONS', 1, 1, `not valid JSON: ${(error as Error).message}`, error);
-  }
-  const enabled = options['autoReport.all'] === 'true' || options['autoReport.all'] === true;
-  if (!enabled) return undefined;
-  const directory = options['autoReport.directory'];
-  return typeof directory === 'string' && directory !== '' ? directory : '.';
+  return optionDir ?? environmentEngineSettings(env)?.reportDirectory;
 }
 
 function writeAtomically(path: string, text: string): void {

@@ -9,7 +9,7 @@ import { Patterns } from '../ir/patterns/patterns.js';
 import { OutputMode } from '../options/enums.js';
 import { Options } from '../options/options.js';
 import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
-import type { EngineSettings } from './engine_options.js';
+import type { EngineSettings } from '../options/engine_options.js';
 import type { SessionSettings } from './session_options.js';
 
 /** What {@link executionOptions} builds options from. */

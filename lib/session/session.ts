@@ -41,7 +41,7 @@ import { RandomSource } from '../runtime/random_source.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { anchorArrayShape, anchorValues, hostArrayOf, microBatchesPerStep, type StepFactors } from './anchor_arrays.js';
 import { DataFlow } from './data_flow.js';
-import { engineSettings, type EngineSettings } from './engine_options.js';
+import { engineSettings, type EngineOptionsSource, type EngineSettings } from '../options/engine_options.js';
 import { accumulationFactorOf, executionOptions, replicationFactorOf } from './execution_options.js';
 import { modelFromSource, type ModelSource } from './model_source.js';
 import { sessionExecutableFromFile, executableFileContents, type SessionGraph } from './session_executable_file.js';
@@ -50,6 +50,9 @@ import { sessionReport, sessionSummaryReport, type SessionReport } from './sessi
 import { checkBuffer, stepInputs, writeAnchor } from './step_buffers.js';
 import { StepIO, type HostArray, type HostArrays } from './step_io.js';
 import { virtualGraphPlacement } from './virtual_graph_placement.js';
+
+/** Engine options of a session: PopART's errors for bad ones. */
+const SESSION_ENGINE_OPTIONS: EngineOptionsSource = { name: 'SessionOptions.engineOptions', error: (message) => new PopartException(message) };
 import { checkedArgument } from './checked_argument.js';
 
 const log = getLogger('session');
@@ -152,7 +155,7 @@ export abstract class Session {
     this.deviceInfo = args.deviceInfo;
     this.imported = imported;
     this.settings = sessionSettings(args.userOptions as SessionOptions | undefined);
-    this.engine = engineSettings(this.settings.engineOptions);
+    this.engine = engineSettings(this.settings.engineOptions, SESSION_ENGINE_OPTIONS);
     this.reportDirectory = profileDirectory(this.engine.reportDirectory);
     this.executionProfiling = this.engine.executionProfile || (this.engine.reportDirectory === undefined && this.reportDirectory !== undefined);
     const training = setup.kind === 'training';
@@ -188,7 +191,7 @@ export abstract class Session {
     const args = setup.args;
     checkedArgument(argumentsSchema, args, where);
     // The options are checked before the (possibly long) import; the session checks them again when constructed.
-    engineSettings(sessionSettings(args.userOptions as SessionOptions | undefined).engineOptions);
+    engineSettings(sessionSettings(args.userOptions as SessionOptions | undefined).engineOptions, SESSION_ENGINE_OPTIONS);
     await initBackend();
     const model = modelFromSource(args.model, where);
     const imported = importModel(model, {

@@ -1,0 +1,25 @@
+/**
+ * poptfjs's environment variables, and the names PopTorch, PopART and Poplar
+ * give the same settings: `POPTORCH_LOG_LEVEL` (then `POPART_LOG_LEVEL`),
+ * `POPTORCH_CACHE_DIR`, `POPTORCH_WAIT_FOR_IPU`, `POPTORCH_IPU_MODEL` and
+ * `POPLAR_ENGINE_OPTIONS` are read when poptfjs's own name is unset, so a
+ * PopTorch user's environment works as it is.
+ */
+
+/** The other names of each of poptfjs's variables, in the order they are read. */
+export const ENVIRONMENT_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  POPTFJS_LOG_LEVEL: ['POPTORCH_LOG_LEVEL', 'POPART_LOG_LEVEL'],
+  POPTFJS_CACHE_DIR: ['POPTORCH_CACHE_DIR'],
+  POPTFJS_WAIT_FOR_IPU: ['POPTORCH_WAIT_FOR_IPU'],
+  POPTFJS_IPU_MODEL: ['POPTORCH_IPU_MODEL'],
+  POPTFJS_ENGINE_OPTIONS: ['POPLAR_ENGINE_OPTIONS'],
+};
+
+/** The value of `name`, or of the first of its other names that is set, with the variable it came from; undefined if none is set. */
+export function environmentSetting(name: string, env: NodeJS.ProcessEnv = process.env): { variable: string; value: string } | undefined {
+  for (const variable of [name, ...(ENVIRONMENT_ALIASES[name] ?? [])]) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') return { variable, value };
+  }
+  return undefined;
+}
