@@ -36,6 +36,7 @@ import { causedByOutOfMemory, executableMemoryContext, hostOutOfMemory, kernelMe
 import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
 import type { RunObserver } from './run_observer.js';
+import { meanDivisor } from './gradient_mean.js';
 import { ReplicaWeights } from './replica_weights.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
@@ -444,8 +445,9 @@ export class LoadedExecutable implements OptimizerStateStore {
       gradients.clear();
       return;
     }
-    const reduce = (sum: tf.Tensor, count: number) => {
-      const divisor = (reduction.type === 'Mean' && reduction.strategy === 'Post' ? count : 1) * lossScale;
+    const replicas = this.executable.factors.replicationFactor;
+    const reduce = (sum: tf.Tensor, count: number, members: number) => {
+      const divisor = meanDivisor(reduction, count, members, replicas) * lossScale;
       return divisor === 1 ? sum : tf.div(sum, divisor);
     };
     // Ungrouped parameters share one optimizer state; each group of a grouped parameter has its own.
@@ -460,7 +462,7 @@ export class LoadedExecutable implements OptimizerStateStore {
         let batch = batches.get(key);
         if (!batch) batches.set(key, (batch = { weights: new Map(), grads: new Map(), members: new Map() }));
         batch.weights.set(name, this.weights.of(groups[k]![0]!).get(name)!);
-        batch.grads.set(name, reduce(sum, entry.counts[k]!));
+        batch.grads.set(name, reduce(sum, entry.counts[k]!, groups[k]!.length));
         batch.members.set(name, groups[k]!);
       });
     }

@@ -35,7 +35,7 @@ describe('replicaGrouping (the seed example)', () => {
     executor.parameter('grouped_W').replicaGrouping(CommGroupType.Orthogonal, 2, VariableRetrievalMode.OnePerGroup);
 
     // By hand: replica r sees input part floor(r / 4) and weight slice r % 4; each slice moves by
-    // the mean gradient of its two replicas.
+    // the sum of its two replicas' gradients over the 8 replicas (PopTorch's Mean reduction).
     const parts = [X.slice([0], [12]), X.slice([12], [12])];
     let slices = [0, 1, 2, 3].map((k) => W0.slice([k], [1]).squeeze([0]));
     for (let step = 0; step < 4; step++) {
@@ -46,12 +46,19 @@ describe('replicaGrouping (the seed example)', () => {
       expect((out as tf.Tensor).shape).toEqual([8 * 12, 14]);
       slices = slices.map((s, k) => {
         const grads = [k, k + 4].map((r) => tf.grad((w: tf.Tensor) => tf.mean(tf.square(tf.matMul(parts[Math.floor(r / 4)]!, w))))(s));
-        return tf.sub(s, tf.mul(tf.mean(tf.stack(grads), 0), 0.01));
+        return tf.sub(s, tf.mul(tf.div(tf.addN(grads), 8), 0.01));
       });
     }
     executor.copyWeightsToHost();
     expect(W.shape).toEqual([4, 40, 14]);
     expectClose(W, tf.stack(slices), 1e-5, 1e-6);
+
+    // PopTorch's own check: the slices end where the whole weight ends when trained on the whole batch.
+    let whole = tf.reshape(tf.transpose(W0, [1, 0, 2]), [40, 56]);
+    for (let step = 0; step < 4; step++) {
+      whole = tf.sub(whole, tf.mul(tf.grad((w: tf.Tensor) => tf.mean(tf.square(tf.matMul(X, w))))(whole), 0.01));
+    }
+    expectClose(tf.reshape(tf.transpose(W, [1, 0, 2]), [40, 56]), whole, 1e-5, 1e-6);
   });
 
   it('returns one value per replica with AllReplicas; replicas of a group hold the same slice', async () => {
