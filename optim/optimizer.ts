@@ -12,6 +12,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/errors.js';
+import { getLogger } from '../lib/log.js';
 import type { Float16Rounding } from '../lib/precision/float16_rounding.js';
 import { isLayersModel, trainableVariables } from '../lib/trace/model_function.js';
 import { type AccumType, type HyperShape, type HyperValue, optimizerError, parseHyperValues, sameHyperValue } from './optimizer_options.js';
@@ -23,6 +24,8 @@ import { splitIntoGroups, type ParamGroup, type ParamGroupSpec } from './param_g
 import { VariableAttributes } from './variable_attributes.js';
 
 export type { OptimizerState, ParameterState } from './optimizer_state.js';
+
+const log = getLogger('poptfjs');
 
 /** What an optimizer trains: a layers model (its trainable weights) or a list of variables. */
 export type OptimizerTarget = tf.LayersModel | readonly tf.Variable[];
@@ -126,6 +129,8 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   /** The precision gradients are accumulated in over micro-batches and replicas. */
   declare accumType: AccumType;
   readonly #shapes: OptimizerShapes;
+  /** The warnings this optimizer gave, so each is given once. */
+  readonly #warned = new Set<string>();
   #store: OptimizerStateStore | undefined;
   #hostState: OptimizerStateData | undefined;
 
@@ -207,6 +212,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     const globalValues: Record<string, unknown> = {};
     for (const key of Object.keys(this.#shapes.global)) globalValues[key] = (this as unknown as Record<string, unknown>)[key];
     const global = Object.freeze(parseHyperValues(where, this.#shapes.global, globalValues)) as unknown as O;
+    this.checkGlobal(global, where);
     const groups = this.paramGroups.map((group, g) => {
       const { params: _params, ...values } = group;
       const checked = Object.freeze(parseHyperValues(`${where} paramGroups[${g}]`, this.#shapes.group, values)) as unknown as G;
@@ -219,8 +225,18 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     return Object.freeze({ type: this.type, global, groups, groupParams, groupOf });
   }
 
+  /** Checks rules between the optimizer attributes; throws (or warns about a value it ignores) with `where`. */
+  protected checkGlobal(_global: Readonly<O>, _where: string): void {}
+
   /** Checks rules between a group's values and the optimizer's (`nesterov` needs momentum, ...); throws with `where`. */
   protected checkGroup(_global: Readonly<O>, _group: Readonly<G>, _where: string): void {}
+
+  /** Logs `message` as a warning the first time this optimizer gives it. */
+  protected warnOnce(message: string): void {
+    if (this.#warned.has(message)) return;
+    this.#warned.add(message);
+    log.warn(message);
+  }
 
   /** The state slots this optimizer keeps per parameter with `settings`. */
   protected abstract slotsOf(settings: OptimizerSettings<G, O>): StateSlot[];

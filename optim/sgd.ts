@@ -8,7 +8,8 @@
  * - combined (`useCombinedAccum: true`): one tensor per parameter holds the
  *   velocity multiplied by `velocityScaling` (`scaledVelocity`, kept in the
  *   parameter's precision, so float16 for float16 parameters); gradients are
- *   accumulated in the parameter's precision. In effect the gradients reach
+ *   accumulated in the parameter's precision (`accumType` and
+ *   `firstOrderMomentumAccumType` are ignored with a warning, as in PopTorch). In effect the gradients reach
  *   it scaled by `velocityScaling / lossScaling`, so velocity scaling keeps
  *   small float16 velocities from underflowing.
  *
@@ -89,10 +90,15 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
     if (group.velocityScaling !== 1 && !global.useCombinedAccum) {
       throw optimizerError(`${where}: velocityScaling applies to the combined variant only; pass useCombinedAccum: true to use it`);
     }
-    if (global.useCombinedAccum && (global.accumType === 'float16' || global.firstOrderMomentumAccumType === 'float16')) {
-      throw optimizerError(
-        `${where}: accumType and firstOrderMomentumAccumType do not apply to the combined variant, whose combined tensor has the parameter's precision`,
-      );
+  }
+
+  /** As in PopTorch, the combined variant ignores `accumType` and `firstOrderMomentumAccumType` (with a warning): its one tensor has the parameter's precision. */
+  protected override checkGlobal(global: Readonly<SGDAttributes>, where: string): void {
+    if (!global.useCombinedAccum) return;
+    for (const key of ['accumType', 'firstOrderMomentumAccumType'] as const) {
+      if (global[key] === 'float16') {
+        this.warnOnce(`${where}: ${key} 'float16' is ignored with useCombinedAccum: true; the combined variant accumulates gradients and velocity in one tensor of the parameter's precision`);
+      }
     }
   }
 
