@@ -363,7 +363,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
     let traced: TracedModel;
     const memoryCheck: HostMemoryCheckRequest = {
-      model: modelName(this.model),
+      model: settings.modelName ?? modelName(this.model),
       training: this.training,
       examples,
       settings,
@@ -386,7 +386,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const parameters = parameterSpecs(traced.variables);
     const { executable, source } = await compileWithCache({
       kind: this.training ? 'training' : 'inference',
-      modelName: modelName(this.model),
+      modelName: settings.modelName ?? modelName(this.model),
       graph: traced.graph,
       inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
       microBatchSize: micro,
@@ -445,9 +445,14 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.loss === undefined ? signatureLength : (modelInputCount(this.model) ?? signatureLength - 1);
   }
 
-  /** Loads a compiled executable on the device with the weights of `variables`, and makes it this executor's. */
-  private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
+  /**
+   * Loads a compiled executable on the device with the weights of
+   * `variables`, and makes it this executor's (named as `opts.modelName`
+   * says, a run-time option, when it is set).
+   */
+  private install(compiledExecutable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
     const settings = withEngineOptions(this.options.settings);
+    const executable = settings.modelName !== undefined ? { ...compiledExecutable, modelName: settings.modelName } : compiledExecutable;
     const binding = DeviceBinding.acquire(executable, settings);
     const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
     try {
