@@ -7,6 +7,7 @@
  * splits the host batch into micro-batches and runs them on the device; the
  * weights stay there until `copyWeightsToHost()`.
  */
+import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
@@ -403,7 +404,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
-    const reports = settings.profileDir;
+    // As in PopTorch, a name set with opts.modelName is the reports' subdirectory.
+    const reports = settings.profileDir !== undefined && settings.modelName !== undefined ? join(settings.profileDir, settings.modelName) : settings.profileDir;
     if (reports !== undefined) {
       const written = writeProfileReports(reports, executable);
       log.info(`profile reports written to ${written.json} and ${written.html}`);

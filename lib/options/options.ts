@@ -298,7 +298,11 @@ export class Options {
     return this.#set({ logDir: checkArgument(nonEmptyString, logDir, where) });
   }
 
-  /** The model's name in reports, profiles, log lines and errors (default: the tfjs model's or function's name). Runtime only. */
+  /**
+   * The model's name in reports, log lines and errors (default: the tfjs
+   * model's or function's name); as in PopTorch, profile reports go to a
+   * subdirectory of this name. Runtime only.
+   */
   modelName(name: string): this {
     const where = this.#check('modelName');
     return this.#set({ modelName: checkArgument(nonEmptyString, name, where) });

@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel } from 'poptfjs';
 
 describe('modelName', () => {
-  it('names the profile reports and the executable', async () => {
+  it('names the executable and the profile reports, which go to a subdirectory of that name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'poptfjs-model-name-'));
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3] })] });
     const executor = inferenceModel(model, { options: new Options().modelName('my_classifier').enableProfiling(dir) });
     await executor.compile(tf.ones([1, 3]));
-    expect(readdirSync(dir).sort()).toEqual(['my_classifier-inference.html', 'my_classifier-inference.json']);
+    expect(readdirSync(join(dir, 'my_classifier')).sort()).toEqual(['my_classifier-inference.html', 'my_classifier-inference.json']);
     expect(executor.executable.modelName).toBe('my_classifier');
     executor.destroy();
     model.dispose();
