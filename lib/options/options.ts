@@ -75,7 +75,8 @@ const cachePathRule: ArgumentRule<string | null> = {
 
 /**
  * The return period given with an output mode: required (a positive integer)
- * with `EveryN`, refused with any other mode. `null` and `undefined` mean none.
+ * with `EveryN`; with any other mode it is ignored, as PopTorch ignores it,
+ * with an info message, and the period is 1. `null` and `undefined` mean none.
  */
 function checkReturnPeriod(mode: OutputMode, period: number | null | undefined, where: string): number {
   if (mode === OutputMode.EveryN) {
@@ -85,9 +86,7 @@ function checkReturnPeriod(mode: OutputMode, period: number | null | undefined, 
     return checkArgument(positiveInteger, period, `${where}: outputReturnPeriod`);
   }
   if (period !== undefined && period !== null) {
-    throw new RangeError(
-      `${where}: a return period only applies to OutputMode.EveryN; got period ${describeValue(period)} with OutputMode.${mode}`,
-    );
+    logger.info(`${where}: return period ${describeValue(period)} ignored with OutputMode.${mode}; it only applies to OutputMode.EveryN`);
   }
   return 1;
 }
@@ -202,7 +201,8 @@ export class Options {
   /**
    * Which results a run returns: `All` (each micro-batch), `Final` (the last),
    * `Sum` (their sum), `EveryN` (every `outputReturnPeriod`-th, which is then
-   * required) or `Default` (`All` for inference, `Final` for training).
+   * required) or `Default` (`All` for inference, `Final` for training). With
+   * any mode but `EveryN`, a period is ignored (logged at info), as in PopTorch.
    */
   outputMode(outputMode: OutputMode, outputReturnPeriod?: number | null): this {
     const where = this.#check('outputMode');

@@ -110,8 +110,6 @@ describe('toJSON / fromJSON', () => {
       [{ tensorLocations: { weight: { useOnChipStorage: 1 } } }, ['tensorLocations', 'weight', 'useOnChipStorage'], 'TensorLocationSettings.useOnChipStorage'],
       [{ executionStrategy: { type: 'ShardedExecution', stages: [{ blocks: ['A'], ipu: 'one' }] } }, ['executionStrategy', 'stages', 0, 'ipu'], 'executionStrategy.stages[0].ipu'],
       [{ outputMode: 'EveryN' }, ['outputMode'], 'OutputMode.EveryN needs a return period'],
-      [{ outputMode: 'All', outputReturnPeriod: 3 }, ['outputMode'], 'a return period only applies to OutputMode.EveryN'],
-      [{ anchoredTensors: { a: { longName: 'x', outputReturnPeriod: 2 } } }, ['anchoredTensors', 'a'], 'a return period only applies'],
       [{ distributed: { processId: 3 } }, ['distributed'], 'processId must be less than numProcesses (1), got 3'],
       [[1, 2], [], 'options data must be an object'],
     ] as const;
