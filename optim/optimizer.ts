@@ -21,11 +21,15 @@ import {
   copyOptimizerStateData, OPTIMIZER_STATE_DICT_FORMAT, OPTIMIZER_STATE_DICT_VERSION, parseOptimizerStateDict, type OptimizerStateDict,
 } from './optimizer_state_dict.js';
 import { splitIntoGroups, type ParamGroup, type ParamGroupSpec } from './param_groups.js';
+import { type UnknownAttributeCheck, withoutUnknownAttributes } from './unknown_attributes.js';
 import { VariableAttributes } from './variable_attributes.js';
 
 export type { OptimizerState, ParameterState } from './optimizer_state.js';
 
 const log = getLogger('poptfjs');
+
+/** The own properties of an optimizer that are not attributes. */
+const OWN_FIELDS: ReadonlySet<string> = new Set(['type', 'variables', 'paramGroups', 'variableAttrs']);
 
 /** What an optimizer trains: a layers model (its trainable weights) or a list of variables. */
 export type OptimizerTarget = tf.LayersModel | readonly tf.Variable[];
@@ -131,6 +135,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   readonly #shapes: OptimizerShapes;
   /** The warnings this optimizer gave, so each is given once. */
   readonly #warned = new Set<string>();
+  #unknownAttributes: UnknownAttributeCheck = 'refuse';
   #store: OptimizerStateStore | undefined;
   #hostState: OptimizerStateData | undefined;
 
@@ -205,24 +210,48 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
 
   /**
    * The current values, checked (an invalid value set since construction is
-   * an error here), as a frozen copy.
+   * an error here), as a frozen copy. An attribute the optimizer does not
+   * have, added since construction to a parameter group or to the optimizer
+   * (such as `initialLr`), is an error, or ignored with a warning when the
+   * executor training with it has `Options.relaxOptimizerAttributesChecks(true)`.
    */
   settings(): OptimizerSettings<G, O> {
     const where = `optim.${this.type}`;
+    const { group: groupShape, global: globalShape } = this.#shapes;
+    const attributes = [...Object.keys(groupShape), ...Object.keys(globalShape)];
+    const own = Object.fromEntries(Object.keys(this).filter((key) => !OWN_FIELDS.has(key)).map((key) => [key, undefined]));
+    this.#withoutUnknown(where, own, (key) => key in groupShape || key in globalShape, attributes);
     const globalValues: Record<string, unknown> = {};
-    for (const key of Object.keys(this.#shapes.global)) globalValues[key] = (this as unknown as Record<string, unknown>)[key];
-    const global = Object.freeze(parseHyperValues(where, this.#shapes.global, globalValues)) as unknown as O;
+    for (const key of Object.keys(globalShape)) globalValues[key] = (this as unknown as Record<string, unknown>)[key];
+    const global = Object.freeze(parseHyperValues(where, globalShape, globalValues)) as unknown as O;
     this.checkGlobal(global, where);
     const groups = this.paramGroups.map((group, g) => {
-      const { params: _params, ...values } = group;
-      const checked = Object.freeze(parseHyperValues(`${where} paramGroups[${g}]`, this.#shapes.group, values)) as unknown as G;
-      this.checkGroup(global, checked, `${where} paramGroups[${g}]`);
+      const { params: _params, ...given } = group;
+      const groupWhere = `${where} paramGroups[${g}]`;
+      // An optimizer attribute in a group stays an error (parseHyperValues names it): it is known, but misplaced.
+      const values = this.#withoutUnknown(groupWhere, given, (key) => key in groupShape || key in globalShape, Object.keys(groupShape));
+      const checked = Object.freeze(parseHyperValues(groupWhere, groupShape, values)) as unknown as G;
+      this.checkGroup(global, checked, groupWhere);
       return checked;
     });
     const groupParams = this.paramGroups.map((g) => g.params.map((v) => v.name));
     const groupOf = new Map<string, number>();
     groupParams.forEach((names, g) => names.forEach((n) => groupOf.set(n, g)));
     return Object.freeze({ type: this.type, global, groups, groupParams, groupOf });
+  }
+
+  #withoutUnknown(where: string, values: Record<string, unknown>, isKnown: (key: string) => boolean, expected: readonly string[]): Record<string, unknown> {
+    return withoutUnknownAttributes(where, values, isKnown, expected, this.#unknownAttributes, (message) => this.warnOnce(message));
+  }
+
+  /**
+   * @internal What {@link Optimizer.settings} does with attributes this
+   * optimizer does not have (an executor sets it from its options'
+   * `relaxOptimizerAttributesChecks`): refuse them (default) or ignore them
+   * with a warning. The constructor always refuses them.
+   */
+  checkUnknownAttributes(check: UnknownAttributeCheck): void {
+    this.#unknownAttributes = check;
   }
 
   /** Checks rules between the optimizer attributes; throws (or warns about a value it ignores) with `where`. */

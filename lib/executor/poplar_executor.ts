@@ -32,6 +32,7 @@ import type { TracedModel } from '../trace/trace_model.js';
 import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { SGD } from '../../optim/sgd.js';
+import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { hostHeap } from '../backend/host_heap.js';
@@ -134,6 +135,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.options = config.options;
     this.training = config.training;
     this.optimizer = config.optimizer;
+    this.optimizer?.checkUnknownAttributes(this.unknownAttributeCheck());
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
@@ -438,7 +440,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (this.training && !this.optimizer) {
       const trainable = [...traced.variables.values()].filter((v) => v.trainable);
       this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
+      this.optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
     }
+  }
+
+  /** What this executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */
+  private unknownAttributeCheck(): UnknownAttributeCheck {
+    return this.options.settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
   }
 
   /** How many of `signatureLength` inputs the model itself takes (the rest are a training model's targets). */
@@ -763,6 +771,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (!(optimizer instanceof Optimizer)) {
       throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
     }
+    optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
     if (this.compiledOptimizer) this.compiledOptimizer.check(optimizer);
     else optimizer.settings();
     const loaded = this.compiled?.loaded;

@@ -357,8 +357,11 @@ export class Options {
   }
 
   /**
-   * With `relax` true, unexpected attributes given to `setOptimizer` are debug
-   * messages instead of warnings (default false). Runtime only.
+   * With `relax` true, attributes an optimizer does not have (such as
+   * `initialLr`, added to a parameter group or set on the optimizer after it
+   * was built) are ignored with a warning when the executor compiles or
+   * `setOptimizer` is called; with `relax` false (default) they are errors
+   * naming the attribute. Runtime only.
    */
   relaxOptimizerAttributesChecks(relax = true): this {
     const where = this.#check('relaxOptimizerAttributesChecks');
