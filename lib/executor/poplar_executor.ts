@@ -44,7 +44,7 @@ import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
-import { executionSettings } from './graph_compiler.js';
+import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { readCheckpointFile, writeCheckpointFile } from '../runtime/checkpoint_file.js';
@@ -393,7 +393,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       graph: traced.graph,
       inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
       microBatchSize: micro,
-      execution,
+      execution: this.optimizerReduction(execution),
       settings,
       optimizer: this.optimizer,
       replicaGroupings: this.replicaGroupings,
@@ -442,6 +442,22 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
       this.optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
     }
+  }
+
+  /**
+   * The execution settings with the reduction the optimizer needs: as in
+   * PopTorch, a float16 gradient accumulator (`accumType: 'float16'`, not
+   * SGD's combined variant) makes a Mean reduction keep a Running mean,
+   * whatever strategy the options set, so the accumulator holds a mean
+   * (bounded by the largest micro-batch gradient) rather than a sum that can
+   * overflow float16.
+   */
+  private optimizerReduction(execution: ExecutionSettings): ExecutionSettings {
+    const { reduction } = execution;
+    if (!this.optimizer || reduction.type !== 'Mean' || reduction.strategy === 'Running') return execution;
+    if (this.optimizer.accumulatorPrecision(this.optimizer.settings()) !== 'float16') return execution;
+    log.info(`optim.${this.optimizer.type} accumulates gradients in float16 (accumType): the mean reduction strategy is Running instead of ${reduction.strategy}`);
+    return { ...execution, reduction: { ...reduction, strategy: 'Running' } };
   }
 
   /** What this executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */

@@ -63,7 +63,9 @@ export class TrainingOptions {
    * `Running` (keep a running mean, which bounds the accumulator's magnitude).
    * Both give the same result within float tolerance, but a float16 gradient
    * accumulator (`accumType: 'float16'`) holding loss-scaled gradients can
-   * overflow with `Post` where `Running` does not.
+   * overflow with `Post` where `Running` does not; so, as in PopTorch, a
+   * training model whose optimizer accumulates in float16 uses `Running`
+   * whatever is set here (`executor.executable.reduction` tells).
    */
   setMeanAccumulationAndReplicationReductionStrategy(meanReductionStrategy: MeanReductionStrategy): this {
     const where = this.#check('setMeanAccumulationAndReplicationReductionStrategy');
