@@ -10,6 +10,7 @@ import { Options } from '../options/options.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import { Optimizer } from '../../optim/optimizer.js';
+import { checkInferenceAccumulation } from './inference_accumulation.js';
 import { rebuildOptimizer } from './optimizer_reconstruction.js';
 import { PoplarExecutor, type ModelOutput, type TrainingOutput } from './poplar_executor.js';
 import { optionsOfExecutableFile, restoreExportedModel, type EditOptions } from './precompiled_model.js';
@@ -80,14 +81,25 @@ export function trainingModel(model: WrappableModel, args: TrainingModelArgs = {
 /**
  * Wraps `model` (or the model of another executor, keeping the two in sync)
  * for inference on the simulated IPU. Each call returns the outputs for a
- * host batch.
+ * host batch. Without `options`, an executor's model is wrapped with a copy
+ * of that executor's options whose `Training.gradientAccumulation` is 1.
+ * Options with `Training.gradientAccumulation` above 1 are refused, as in
+ * PopTorch.
  */
 export function inferenceModel(model: WrappableModel | PoplarExecutor, args: InferenceModelArgs = {}): InferenceExecutor {
   const source = model instanceof PoplarExecutor ? model : undefined;
   const target = source ? source.model : model;
   checkModel(target, 'inferenceModel');
-  const options = args.options === undefined && source ? source.options.clone() : checkOptions(args.options, 'inferenceModel');
+  const options = args.options === undefined && source ? inferenceCopy(source.options) : checkOptions(args.options, 'inferenceModel');
+  checkInferenceAccumulation(options);
   return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor;
+}
+
+/** A copy of a training executor's options for inference: the same options without gradient accumulation. */
+function inferenceCopy(options: Options): Options {
+  const copy = options.clone();
+  copy.Training.gradientAccumulation(1);
+  return copy;
 }
 
 /** Arguments of {@link load}. */
