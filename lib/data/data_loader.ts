@@ -46,10 +46,12 @@ const SHUFFLE_BUFFER_BATCHES = 10;
  * each iteration is one epoch.
  *
  * `combinedBatchSize = batchSize × deviceIterations × (replicationFactor /
- * inputReplicaGrouping.size) × gradientAccumulation`, read from the options
- * when the loader is built. As in PopTorch, the training option
- * `gradientAccumulation` is always included: for inference options it is 1
- * unless set, and setting it for an inference model is a mistake anyway.
+ * inputReplicaGrouping.size) × gradientAccumulation`. As PopTorch's
+ * DataLoader does, the loader freezes the options it is given: later changes
+ * to them are refused (derive other options with `options.clone()`), so the
+ * loader and the models wrapped with the same options keep agreeing. As in
+ * PopTorch, the training option `gradientAccumulation` is always included:
+ * it is 1 for inference, where `inferenceModel` refuses anything else.
  * `opts.Distributed` is not taken into account: every process sees the whole
  * dataset.
  *
@@ -59,6 +61,8 @@ const SHUFFLE_BUFFER_BATCHES = 10;
  * disposes each element's tensors once it has stacked them into a batch.
  */
 export class DataLoader implements AsyncIterable<tf.Tensor[]> {
+  /** The options the loader was built with, frozen by it. */
+  readonly options: Options;
   /** The micro-batch size. */
   readonly batchSize: number;
   /** Samples per yielded batch: what one call of a model built with the same options consumes. */
@@ -73,12 +77,14 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
     | { readonly kind: 'dataset'; readonly dataset: tf.data.Dataset<DataLoaderSample> };
 
   /**
-   * @param options - the options of the model the batches are for.
+   * @param options - the options of the model the batches are for; the loader freezes them.
    * @param dataset - the samples (see {@link DataLoaderDataset}).
    * @param loaderOptions - batch size, shuffling, remainder handling and seed.
    */
   constructor(options: Options, dataset: DataLoaderDataset, loaderOptions: DataLoaderOptions = {}) {
-    const settings = checkArgument(optionsRule, options, 'DataLoader: options').settings;
+    this.options = checkArgument(optionsRule, options, 'DataLoader: options');
+    if (!this.options.isFrozen()) this.options.freeze();
+    const settings = this.options.settings;
     this.batchSize = checkArgument(positiveInteger, loaderOptions.batchSize ?? 1, 'DataLoader: batchSize');
     this.#shuffle = checkArgument(flag, loaderOptions.shuffle ?? false, 'DataLoader: shuffle');
     this.#dropLast = checkArgument(flag, loaderOptions.dropLast ?? true, 'DataLoader: dropLast');

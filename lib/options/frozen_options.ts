@@ -1,7 +1,7 @@
 /**
- * Frozen options: once a model wrapper owns an `Options`, the options (and the
- * execution strategy they hold) can no longer change; every setter then throws
- * one of the errors made here.
+ * Frozen options: once a model wrapper or a `DataLoader` holds an `Options`,
+ * the options (and the execution strategy they hold) can no longer change;
+ * every setter then throws one of the errors made here.
  */
 import { PoptfjsError } from '../errors.js';
 
@@ -11,7 +11,7 @@ export type MutationGuard = (method: string) => void;
 /** The error a setter of frozen options throws; `method` names the setter, e.g. `Options.deviceIterations`. */
 export function frozenOptionsError(method: string): PoptfjsError {
   return new PoptfjsError(
-    `${method}: these options belong to a wrapped model and can no longer change; ` +
+    `${method}: these options are frozen (a wrapped model or a DataLoader uses them) and can no longer change; ` +
       'call clone() on the options and change the copy instead',
     { type: 'options' },
   );
@@ -20,7 +20,7 @@ export function frozenOptionsError(method: string): PoptfjsError {
 /** The error a setter of a strategy, phase or stage held by frozen options throws. */
 export function frozenStrategyError(method: string): PoptfjsError {
   return new PoptfjsError(
-    `${method}: this execution strategy belongs to the options of a wrapped model and can no longer change; ` +
+    `${method}: this execution strategy belongs to frozen options (a wrapped model or a DataLoader uses them) and can no longer change; ` +
       'call clone() on the options and change the strategy of the copy instead',
     { type: 'options' },
   );

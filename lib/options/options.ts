@@ -103,8 +103,8 @@ export interface OptionsInit {
 
 /**
  * The set of options controlling how a model is compiled and run. Pass it to
- * the model wrappers; they freeze it (use {@link Options.clone} to derive
- * other options from it).
+ * the model wrappers or a `DataLoader`; they freeze it (use
+ * {@link Options.clone} to derive other options from it).
  *
  * ```ts
  * const opts = new Options().deviceIterations(4).replicationFactor(2);
@@ -527,7 +527,8 @@ export class Options {
   /**
    * Makes these options (and their execution strategy) read-only: every setter
    * then throws a `PoptfjsError` telling to use {@link Options.clone}. The model
-   * wrappers call it. A strategy shared with other options is frozen for them too.
+   * wrappers and `DataLoader` call it. A strategy shared with other options is
+   * frozen for them too.
    */
   freeze(): this {
     this.#frozen = true;

@@ -156,7 +156,7 @@ describe('freeze and clone', () => {
     ];
     for (const setter of setters) {
       expect(setter).toThrow(PoptfjsError);
-      expect(setter).toThrow(/belong to a wrapped model .* call clone\(\) on the options/);
+      expect(setter).toThrow(/are frozen \(a wrapped model or a DataLoader uses them\) .* call clone\(\) on the options/);
     }
     expect(() => opts.deviceIterations(2)).toThrow(/^Options\.deviceIterations: /);
     expect(() => opts.Training.gradientAccumulation(2)).toThrow(/^Options\.Training\.gradientAccumulation: /);
@@ -170,7 +170,7 @@ describe('freeze and clone', () => {
     opts.freeze();
     expect(strategy.isFrozen()).toBe(true);
     expect(() => strategy.phase(0).ipus(2, 3)).toThrow(PoptfjsError);
-    expect(() => strategy.phase(0).stage(0).ipu(4)).toThrow(/belongs to the options of a wrapped model/);
+    expect(() => strategy.phase(0).stage(0).ipu(4)).toThrow(/belongs to frozen options \(a wrapped model or a DataLoader uses them\)/);
     expect(() => strategy.useSeparateBackwardPhase()).toThrow(PoptfjsError);
     expect(strategy.phase(0).stages.map((stage) => stage.ipuId)).toEqual([0, 1]);
   });
