@@ -101,6 +101,17 @@ export class Logger {
   /** Logs at CRITICAL. */
   critical(message: string | (() => string)): void { this.log('CRITICAL', message); }
 
+  /**
+   * Writes output the user asked for (a tensor printed by `ops.ipuPrintTensor`)
+   * whatever the level, unless the module's level is OFF; the line's level
+   * letter is `I`.
+   */
+  print(message: string | (() => string)): void {
+    if (this.getLevel() === 'OFF') return;
+    const text = typeof message === 'function' ? message() : message;
+    this.registry.write(`${timestamp()} poptfjs:${this.module} ${process.pid}.${threadId} I: ${text}\n`);
+  }
+
   private readonly warnedOnce = new Set<string>();
 
   /** Logs a warning the first time a given `key` is seen, and never again. */

@@ -12,6 +12,7 @@ import '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import { registerCpuFallbacks } from './cpu_fallback.js';
+import { registerPoptfjsKernels } from './poptfjs_kernels/index.js';
 import { registerWasmTrainingKernels } from './wasm_kernels/index.js';
 import { registerThreadedWasmBackend } from './wasm_threads.js';
 
@@ -22,6 +23,7 @@ export type BackendName = (typeof BACKEND_NAMES)[number];
 
 const log = getLogger('poptfjs');
 registerWasmTrainingKernels();
+registerPoptfjsKernels(BACKEND_NAMES);
 const TFJS_NODE = '@tensorflow/tfjs-node';
 
 function parseBackendName(name: string, source: string): BackendName {

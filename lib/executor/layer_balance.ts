@@ -27,6 +27,7 @@ export function layerCycles(executable: Executable): Map<string, number> {
     availableMemoryProportion: DEFAULT_AVAILABLE_MEMORY_PROPORTION,
     macsPerCycle: ampMacsPerCycle(spec),
     halfPartials: executable.numerics?.halfPartials ?? false,
+    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
   };
   const cycles = new Map<string, number>();
   for (const node of graph.nodes) {

@@ -94,6 +94,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
       availableMemoryProportion: request.availableMemoryProportion[ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
       macsPerCycle,
       halfPartials: request.halfPartials ?? false,
+      hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
     });
   });
   const memory = memoryPlan({

@@ -26,6 +26,7 @@ import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
 import { isViewNode } from '../ir/value_views.js';
 import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, TILE_SYNC_CYCLES, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
 import { matMulShape } from './matmul_shape.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
@@ -76,6 +77,8 @@ const SCATTERS = new Set(['ScatterNd', 'TensorScatterUpdate', 'UnsortedSegmentSu
 export interface KernelTarget extends MatMulTarget {
   /** Matrix products accumulate in float16 (`Precision.setPartialsType(half)`) instead of float32. */
   readonly halfPartials: boolean;
+  /** Bytes the IPU sends to the host per tile clock cycle (host-link bandwidth over the clock), for kernels that print. */
+  readonly hostBytesPerCycle: number;
 }
 
 /** The cost of one kernel on one IPU. */
@@ -194,6 +197,11 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const copy = Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE;
     const exchange = MOVES.has(kernel) ? Math.ceil(bytesMoved / tiles) / EXCHANGE_BYTES_PER_TILE_CYCLE : 0;
     return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (kernel === 'Cast' ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+  }
+  if (kernel === POPTFJS_KERNELS.nop || kernel === POPTFJS_KERNELS.ipuPrintTensor) {
+    // A copy of the input on each tile (PopART's Nop and PrintTensor output a copy); a print also sends the tensor to the host.
+    const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
   }
   if (kernel.startsWith('poptfjs.')) return FREE;
   // A division by one number is a multiplication by its reciprocal.

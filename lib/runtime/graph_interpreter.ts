@@ -18,6 +18,8 @@ import { weakFloatValues } from '../precision/float16_inference.js';
 import { withFloat16Arithmetic, type Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { printNodeValue } from './tensor_print.js';
 
 /** How nodes are executed. */
 export interface InterpreterOptions {
@@ -107,6 +109,15 @@ function directRunner(node: Node): NodeRunner {
     const out = kernel.kernelFunc({ inputs: kernelInputs(node, inputs) as tf.NamedTensorInfoMap, attrs, backend: eng.backend });
     const infos = Array.isArray(out) ? out : [out];
     return infos.map((info) => (info instanceof tf.Tensor ? info : eng.makeTensorFromTensorInfo(info)));
+  };
+}
+
+/** A print node's runner: runs it, then prints its value (`ops.ipuPrintTensor`), each time it runs. */
+function printingRunner(node: Node, run: NodeRunner): NodeRunner {
+  return (inputs, feeds) => {
+    const outputs = run(inputs, feeds);
+    printNodeValue(node, outputs[0]!);
+    return outputs;
   };
 }
 
@@ -216,7 +227,8 @@ export class GraphInterpreter {
     const weak = options.float16 ? weakFloatValues(graph) : new Set<ValueId>();
     this.steps = graph.nodes.map((node) => {
       const run = isRandomNode(node) ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node);
-      return { node, run: options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run };
+      const computed = options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run;
+      return { node, run: node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed) : computed };
     });
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {

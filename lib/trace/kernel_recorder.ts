@@ -327,7 +327,7 @@ export class KernelRecorder {
     return new TraceError(
       `the model reads the values of ${what}${where ? ` in layer '${where}'` : ''} while it is being traced. ` +
         'poptfjs compiles the model into a static graph, so values cannot be read inside it and control flow cannot depend on them: ' +
-        'compute with tensor ops instead (tf.where, tf.maximum, ...), or use ops.ipuPrintTensor to print a tensor',
+        'compute with tensor ops instead (tf.where, tf.maximum, ...); to see a value, use x = ops.ipuPrintTensor(x, title), which prints it each time the model runs',
       where,
     );
   }

@@ -5,6 +5,7 @@
  * backend (the reference) and on the shape-only backend.
  */
 import * as tf from '@tensorflow/tfjs';
+import * as ops from '../../../ops/index.js';
 
 /** Makes the inputs of a case on the active backend. */
 export interface TensorMaker {
@@ -347,6 +348,12 @@ const directKernelCases: OpCase[] = [
   },
 ];
 
+/** poptfjs's own kernels (PopTorch's helper ops). */
+const poptfjsOpCases: OpCase[] = [
+  { name: 'ops.ipuPrintTensor', run: (t) => ops.ipuPrintTensor(t.random([2, 3]), 'title') },
+  { name: 'ops.nop', run: (t) => ops.nop(t.random([2, 3], 'int32')) },
+];
+
 /** Every case of the catalog. */
 export const OP_CATALOG: readonly OpCase[] = [
   ...unaryCases,
@@ -366,4 +373,5 @@ export const OP_CATALOG: readonly OpCase[] = [
   ...complexCases,
   ...sparseRaggedStringCases,
   ...directKernelCases,
+  ...poptfjsOpCases,
 ];

@@ -13,6 +13,7 @@ import { INDEXING_RULES } from './indexing.js';
 import { MATMUL_RULES } from './matmul.js';
 import { NORMALIZATION_RULES } from './normalization.js';
 import { POOLING_RULES } from './pooling.js';
+import { POPTFJS_OP_RULES } from './poptfjs_ops.js';
 import { RAGGED_RULES } from './ragged.js';
 import { REDUCTION_RULES } from './reduction.js';
 import { RESHAPING_RULES } from './reshaping.js';
@@ -39,6 +40,7 @@ const FAMILIES: ReadonlyArray<Readonly<Record<string, KernelShapeRule>>> = [
   SPARSE_RULES,
   RAGGED_RULES,
   STRING_RULES,
+  POPTFJS_OP_RULES,
 ];
 
 function gatherRules(): ReadonlyMap<string, KernelShapeRule> {

@@ -1,0 +1,14 @@
+/**
+ * poptfjs's own kernels (`poptfjs.*`), registered for the tfjs backends
+ * poptfjs computes on, with their gradients. Their shape rules for planning
+ * with shapes only are in ../shape_only/kernels/poptfjs_ops.ts.
+ */
+import { registerIdentityKernels } from './identity_kernels.js';
+
+export { POPTFJS_KERNELS, type PoptfjsKernelName } from './kernel_names.js';
+export { PRINTED_GRADIENT_SUFFIX } from './identity_kernels.js';
+
+/** Registers poptfjs's kernels for each of `backendNames` (those already registered are kept) and their gradients. */
+export function registerPoptfjsKernels(backendNames: readonly string[]): void {
+  registerIdentityKernels(backendNames);
+}

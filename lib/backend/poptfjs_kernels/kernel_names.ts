@@ -1,0 +1,15 @@
+/**
+ * The names of poptfjs's own kernels: PopTorch's helper ops that are nodes of
+ * their own kind in the IR (`poptfjs.*`), as the random draws are.
+ */
+
+/** The kernel names of PopTorch's helper ops. */
+export const POPTFJS_KERNELS = {
+  /** `ops.ipuPrintTensor`: hands its input on and prints it each time it runs on the device. */
+  ipuPrintTensor: 'poptfjs.IpuPrintTensor',
+  /** `ops.nop`: hands its input on as a copy that no pattern removes. */
+  nop: 'poptfjs.Nop',
+} as const;
+
+/** One of {@link POPTFJS_KERNELS}. */
+export type PoptfjsKernelName = (typeof POPTFJS_KERNELS)[keyof typeof POPTFJS_KERNELS];
