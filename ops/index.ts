@@ -5,3 +5,4 @@ export { identityLoss, type LossReduction } from './identity_loss.js';
 export { recomputationCheckpoint } from './recomputation_checkpoint.js';
 export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './ipu_print_tensor.js';
 export { nop } from './nop.js';
+export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
