@@ -6,3 +6,4 @@ export { recomputationCheckpoint } from './recomputation_checkpoint.js';
 export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './ipu_print_tensor.js';
 export { nop } from './nop.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
+export { NameScope } from './name_scope.js';

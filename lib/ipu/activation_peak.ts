@@ -11,6 +11,7 @@ import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { TensorStorage } from './tensor_storage.js';
+import { scopedName } from '../trace/name_scope.js';
 
 /** The not-always-live memory of an IPU at its peak. */
 export interface MemoryPeak {
@@ -287,7 +288,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
         for (const s of inputs) hold(work.microBatch, s, execution.forward);
         const outputs = [...new Set(execution.outputs.flatMap((id) => storageOn(id, ipu)))].filter((s) => !held.has(heldKey(work.microBatch, s)));
         for (const s of outputs) hold(work.microBatch, s, execution.forward);
-        recordMoment(ipu, temporaryOf(node), `${node.kernel} in ${label}`);
+        recordMoment(ipu, temporaryOf(node), `${scopedName(node.kernel, node.annotations.scope)} in ${label}`);
         for (const s of inputs) read(work.microBatch, s, execution.forward);
         for (const s of outputs) {
           const k = heldKey(work.microBatch, s);

@@ -68,6 +68,8 @@ export interface NodeAnnotations {
   loss?: boolean;
   /** True if recomputation keeps this node's outputs (`ops.recomputationCheckpoint`) instead of recomputing them. */
   checkpoint?: boolean;
+  /** The name scopes (`ops.NameScope`) the node was traced in, joined by `/`; a backward node has its forward node's. */
+  scope?: string;
 }
 
 /** A kernel call. */

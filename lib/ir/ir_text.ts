@@ -52,6 +52,7 @@ export function irText(graph: Graph): string {
       node.annotations.pass === 'backward' ? `backward${node.annotations.gradOf !== undefined ? ` of #${node.annotations.gradOf}` : ''}` : '',
       node.annotations.layer ?? '',
       node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
+      node.annotations.scope !== undefined ? `scope ${node.annotations.scope}` : '',
     ].filter(Boolean);
     lines.push(`  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
   }

@@ -92,6 +92,7 @@ export interface NodeAnnotationsMessage {
   ipu?: number;
   loss?: boolean;
   checkpoint?: boolean;
+  scope?: string;
 }
 
 /** `Node`. */

@@ -284,6 +284,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "checkpoint"
               ]
+            },
+            "_scope": {
+              "oneof": [
+                "scope"
+              ]
             }
           },
           "fields": {
@@ -329,6 +334,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "checkpoint": {
               "type": "bool",
               "id": 7,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "scope": {
+              "type": "string",
+              "id": 8,
               "options": {
                 "proto3_optional": true
               }

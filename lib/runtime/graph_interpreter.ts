@@ -14,6 +14,7 @@ import { PoptfjsError } from '../errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { constantData, rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { isRandomNode, RANDOM_KERNELS } from '../trace/random_distribution.js';
+import { scopedName } from '../trace/name_scope.js';
 import { weakFloatValues } from '../precision/float16_inference.js';
 import { withFloat16Arithmetic, type Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
@@ -54,7 +55,7 @@ interface Step {
 
 /** A node as error messages name it: id, kernel and layer. */
 export function describeNode(node: Node): string {
-  return `node #${node.id} ${node.kernel}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
+  return `node #${node.id} ${scopedName(node.kernel, node.annotations.scope)}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
 }
 
 function kernelInputs(node: Node, inputs: tf.Tensor[]): KernelInputs {

@@ -79,6 +79,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
     ...(a.loss !== undefined ? { loss: a.loss } : {}),
     ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
+    ...(a.scope !== undefined ? { scope: a.scope } : {}),
   };
 }
 
@@ -150,6 +151,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
       ...(a.loss !== undefined ? { loss: a.loss } : {}),
       ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
+      ...(a.scope !== undefined ? { scope: a.scope } : {}),
     };
     return {
       id: i,

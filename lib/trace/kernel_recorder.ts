@@ -18,6 +18,7 @@ import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.j
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
+import { currentNameScope } from './name_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
 /** An error in a model that cannot be traced. */
@@ -193,12 +194,14 @@ export class KernelRecorder {
     const layer = this.layerStack[this.layerStack.length - 1];
     const active = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
     const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
+    const scope = this.pass === 'forward' ? currentNameScope() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.scope : undefined;
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
       ...(this.gradOf !== undefined ? { gradOf: this.gradOf } : {}),
       ...(block.block !== undefined ? { block: block.block, ...(block.ipu !== undefined ? { ipu: block.ipu } : {}) } : {}),
       ...(this.computingLoss ? { loss: true } : {}),
+      ...(scope !== undefined ? { scope } : {}),
     };
   }
 
