@@ -31,10 +31,8 @@ export function adamMoments(
   stored: (slot: string, value: tf.Tensor) => tf.Tensor,
 ): AdamMoments {
   const [beta1, beta2] = betas;
-  const m0 = slots[FIRST_MOMENT];
-  const v0 = slots[SECOND_MOMENT];
-  const firstMoment = stored(FIRST_MOMENT, m0 ? tf.add(tf.mul(m0, beta1), tf.mul(g, 1 - beta1)) : tf.mul(g, 1 - beta1));
-  const secondMoment = stored(SECOND_MOMENT, v0 ? tf.add(tf.mul(v0, beta2), tf.mul(tf.square(g), 1 - beta2)) : tf.mul(tf.square(g), 1 - beta2));
+  const firstMoment = stored(FIRST_MOMENT, tf.add(tf.mul(slots[FIRST_MOMENT]!, beta1), tf.mul(g, 1 - beta1)));
+  const secondMoment = stored(SECOND_MOMENT, tf.add(tf.mul(slots[SECOND_MOMENT]!, beta2), tf.mul(tf.square(g), 1 - beta2)));
   const correction1 = biasCorrection ? 1 - beta1 ** step : 1;
   const correction2 = biasCorrection ? 1 - beta2 ** step : 1;
   const denominator = tf.add(tf.div(tf.sqrt(secondMoment), Math.sqrt(correction2)), eps);

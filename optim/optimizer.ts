@@ -16,7 +16,7 @@ import { getLogger } from '../lib/log.js';
 import type { Float16Rounding } from '../lib/precision/float16_rounding.js';
 import { isLayersModel, trainableVariables } from '../lib/trace/model_function.js';
 import { type AccumType, type HyperShape, type HyperValue, optimizerError, parseHyperValues, sameHyperValue } from './optimizer_options.js';
-import type { OptimizerState, OptimizerStateData, OptimizerStateStore, ParameterState } from './optimizer_state.js';
+import type { OptimizerState, OptimizerStateData, OptimizerStateRecord, OptimizerStateStore, ParameterState, TensorData } from './optimizer_state.js';
 import {
   copyOptimizerStateData, OPTIMIZER_STATE_DICT_FORMAT, OPTIMIZER_STATE_DICT_VERSION, parseOptimizerStateDict, type OptimizerStateDict,
 } from './optimizer_state_dict.js';
@@ -71,7 +71,7 @@ export interface ParameterUpdate<G, O> {
   readonly weight: tf.Tensor;
   /** The reduced, unscaled (and clipped) gradient. */
   readonly grad: tf.Tensor;
-  /** The slots before this step (absent before the first step). */
+  /** The slots before this step (each at its start value, {@link Optimizer.slotStart}, before the first step). */
   readonly slots: Readonly<ParameterState>;
   readonly group: Readonly<G>;
   readonly global: Readonly<O>;
@@ -270,6 +270,11 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   /** The state slots this optimizer keeps per parameter with `settings`. */
   protected abstract slotsOf(settings: OptimizerSettings<G, O>): StateSlot[];
 
+  /** The value every element of slot `slot` starts at with `settings` (default 0: momenta and moments start at zero). */
+  protected slotStart(_slot: string, _settings: OptimizerSettings<G, O>): number {
+    return 0;
+  }
+
   /** The update formula of one parameter. */
   protected abstract updateParameter(update: ParameterUpdate<G, O>): ParameterResult;
 
@@ -311,14 +316,17 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
    * parameters) and updates `batch.state` in place.
    */
   apply(batch: ParameterBatch, settings: OptimizerSettings<G, O>): Map<string, tf.Tensor> {
-    const precisions = new Map(this.slotsOf(settings).map((s) => [s.name, s.precision]));
+    const slots = this.slotsOf(settings);
+    const precisions = new Map(slots.map((s) => [s.name, s.precision]));
     const step = batch.state.step + 1;
     const clip = this.clipFactor(batch.grads, settings);
     const updated = new Map<string, tf.Tensor>();
     try {
       for (const [name, grad] of batch.grads) {
         const half = batch.half.has(name);
-        const previous = batch.state.slots.get(name) ?? {};
+        const weight = batch.weights.get(name)!;
+        const previous: ParameterState = { ...batch.state.slots.get(name) };
+        for (const slot of slots) previous[slot.name] ??= tf.fill(weight.shape, this.slotStart(slot.name, settings));
         const group = settings.groups[settings.groupOf.get(name)!]!;
         const stored = (slot: string, value: tf.Tensor) => {
           const precision = precisions.get(slot);
@@ -327,11 +335,13 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
         };
         const result = tf.tidy(() => {
           const g = clip ? tf.mul(grad, clip) : grad;
-          const r = this.updateParameter({ weight: batch.weights.get(name)!, grad: g, slots: previous, group, global: settings.global, step, stored });
+          const r = this.updateParameter({ weight, grad: g, slots: previous, group, global: settings.global, step, stored });
           return { weight: r.weight, slots: r.slots };
         });
-        for (const [slot, t] of Object.entries(previous)) if (result.slots[slot] !== t) t.dispose();
-        batch.state.slots.set(name, result.slots);
+        // A slot the update leaves alone (a group without momentum, ...) keeps its value.
+        const next = { ...previous, ...result.slots };
+        for (const [slot, t] of Object.entries(previous)) if (next[slot] !== t) t.dispose();
+        batch.state.slots.set(name, next);
         updated.set(name, half ? batch.rounding.replace(result.weight) : result.weight);
       }
     } finally {
@@ -350,6 +360,25 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
       const norm = tf.sqrt(tf.addN(squares));
       return tf.div(maxNorm, tf.maximum(norm, maxNorm));
     });
+  }
+
+  /**
+   * The state before the first step, as an executor holds it once compiled:
+   * step 0 and, for each parameter it trains in `shapes` (the shape of each
+   * parameter on the device, by name), every slot at its start value (zeros
+   * for momenta and moments; see each optimizer).
+   */
+  initialState(shapes: ReadonlyMap<string, readonly number[]>): OptimizerStateRecord {
+    const settings = this.settings();
+    const slots = this.slotsOf(settings);
+    const trained = new Set(this.parameterNames);
+    const record: Record<string, Record<string, TensorData>> = {};
+    for (const [name, shape] of shapes) {
+      if (!trained.has(name)) continue;
+      const size = shape.reduce((n, d) => n * d, 1);
+      record[name] = Object.fromEntries(slots.map((s) => [s.name, { shape: [...shape], data: new Float32Array(size).fill(this.slotStart(s.name, settings)) }]));
+    }
+    return { step: 0, slots: record };
   }
 
   /**
@@ -423,9 +452,14 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     }
   }
 
-  /** @internal An executor trains with this optimizer: its state lives on `store` from now on (a loaded state dict goes there). */
-  attachStateStore(store: OptimizerStateStore): void {
-    if (this.#hostState) store.writeOptimizerState(this.#hostState);
+  /**
+   * @internal An executor trains with this optimizer: its state lives on
+   * `store` from now on. A loaded state dict goes there, or else `initial`
+   * (the state before the first step) if given.
+   */
+  attachStateStore(store: OptimizerStateStore, initial?: OptimizerStateData): void {
+    const state = this.#hostState ?? initial;
+    if (state) store.writeOptimizerState(state);
     this.#hostState = undefined;
     this.#store = store;
   }

@@ -84,27 +84,28 @@ export class RMSprop extends Optimizer<RMSpropGroupAttributes, RMSpropAttributes
     return slots;
   }
 
+  /** The square average starts at one in TensorFlow's variant, the other slots at zero. */
+  protected override slotStart(slot: string, settings: OptimizerSettings<RMSpropGroupAttributes, RMSpropAttributes>): number {
+    return slot === SQUARE_AVERAGE && settings.global.useTfVariant ? 1 : 0;
+  }
+
   protected override updateParameter(u: ParameterUpdate<RMSpropGroupAttributes, RMSpropAttributes>): ParameterResult {
     const { lr, alpha, eps, weightDecay, momentum, centered } = u.group;
     const tfVariant = u.global.useTfVariant;
     const g = weightDecay !== 0 ? tf.add(u.grad, tf.mul(u.weight, weightDecay)) : u.grad;
-    const squareAverage0 = u.slots[SQUARE_AVERAGE] ?? (tfVariant ? tf.onesLike(g) : undefined);
-    const fresh = tf.mul(tf.square(g), 1 - alpha);
-    const squareAverage = u.stored(SQUARE_AVERAGE, squareAverage0 ? tf.add(tf.mul(squareAverage0, alpha), fresh) : fresh);
+    const squareAverage = u.stored(SQUARE_AVERAGE, tf.add(tf.mul(u.slots[SQUARE_AVERAGE]!, alpha), tf.mul(tf.square(g), 1 - alpha)));
     const slots: Record<string, tf.Tensor> = { [SQUARE_AVERAGE]: squareAverage };
     let variance = squareAverage;
     if (centered) {
-      const gradAverage0 = u.slots[GRADIENT_AVERAGE];
-      const gradAverage = u.stored(GRADIENT_AVERAGE, gradAverage0 ? tf.add(tf.mul(gradAverage0, alpha), tf.mul(g, 1 - alpha)) : tf.mul(g, 1 - alpha));
+      const gradAverage = u.stored(GRADIENT_AVERAGE, tf.add(tf.mul(u.slots[GRADIENT_AVERAGE]!, alpha), tf.mul(g, 1 - alpha)));
       slots[GRADIENT_AVERAGE] = gradAverage;
       variance = tf.sub(squareAverage, tf.square(gradAverage));
     }
     const denominator = tfVariant ? tf.sqrt(tf.add(variance, eps)) : tf.add(tf.sqrt(variance), eps);
     const step = tf.div(g, denominator);
     if (momentum === 0) return { weight: tf.sub(u.weight, tf.mul(step, lr)), slots };
-    const buffer0 = u.slots[MOMENTUM_BUFFER];
     const increment = tfVariant ? tf.mul(step, lr) : step;
-    const buffer = u.stored(MOMENTUM_BUFFER, buffer0 ? tf.add(tf.mul(buffer0, momentum), increment) : increment);
+    const buffer = u.stored(MOMENTUM_BUFFER, tf.add(tf.mul(u.slots[MOMENTUM_BUFFER]!, momentum), increment));
     slots[MOMENTUM_BUFFER] = buffer;
     return { weight: tf.sub(u.weight, tfVariant ? buffer : tf.mul(buffer, lr)), slots };
   }

@@ -118,17 +118,19 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
     if (momentum === 0) return { weight: tf.sub(u.weight, tf.mul(g, lr)), slots: {} };
     let velocity: tf.Tensor;
     let slots: Record<string, tf.Tensor>;
+    // As torch.optim.SGD: the first step's velocity is the gradient itself (no dampening); the zeros the state starts at are not used.
+    const first = u.step === 1;
     if (u.global.useCombinedAccum) {
-      const previous = u.slots[SCALED_VELOCITY];
+      const previous = u.slots[SCALED_VELOCITY]!;
       const scaled = u.stored(
         SCALED_VELOCITY,
-        previous ? tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)) : tf.mul(g, velocityScaling),
+        first ? tf.mul(g, velocityScaling) : tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)),
       );
       velocity = tf.div(scaled, velocityScaling);
       slots = { [SCALED_VELOCITY]: scaled };
     } else {
-      const previous = u.slots[MOMENTUM_BUFFER];
-      velocity = u.stored(MOMENTUM_BUFFER, previous ? tf.add(tf.mul(previous, momentum), tf.mul(g, 1 - dampening)) : tf.clone(g));
+      const previous = u.slots[MOMENTUM_BUFFER]!;
+      velocity = u.stored(MOMENTUM_BUFFER, first ? tf.clone(g) : tf.add(tf.mul(previous, momentum), tf.mul(g, 1 - dampening)));
       slots = { [MOMENTUM_BUFFER]: velocity };
     }
     const direction = nesterov ? tf.add(g, tf.mul(velocity, momentum)) : velocity;

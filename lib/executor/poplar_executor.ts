@@ -44,6 +44,7 @@ import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
+import { initialOptimizerState } from './initial_optimizer_state.js';
 import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 import { ParameterHandle } from './parameter_handle.js';
@@ -240,15 +241,19 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /**
    * Attaches to the device again and loads the model: the weights come from
-   * the host; after a fault, the optimizer state starts afresh (restore it
-   * from a checkpoint if needed).
+   * the host; after a fault, the optimizer state starts afresh, as after
+   * compiling (restore it from a checkpoint if needed).
    */
   attachToDevice(): void {
     const compiled = this.requireCompiled('attachToDevice');
     const device = this.binding!.device;
     if (device.isAttached) throw new PoptfjsError('attachToDevice: the device is already attached', { type: 'device' });
     device.attach();
-    if (this.reloadOnAttach === 'after-fault') compiled.loaded.discardOptimizerState();
+    if (this.reloadOnAttach === 'after-fault') {
+      const { loaded, executable } = compiled;
+      if (this.optimizer) loaded.writeOptimizerState(initialOptimizerState(this.optimizer, executable, loaded.lossScale));
+      else loaded.discardOptimizerState();
+    }
     if (this.reloadOnAttach !== undefined) this.loadWeights(compiled);
     this.reloadOnAttach = undefined;
   }
@@ -483,7 +488,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
     try {
       loaded.loadWeights(variables);
-      this.optimizer?.attachStateStore(loaded);
+      this.optimizer?.attachStateStore(loaded, initialOptimizerState(this.optimizer, executable, loaded.lossScale));
       this.compiledOptimizer = this.optimizer ? new CompiledOptimizerAttributes(this.optimizer) : undefined;
     } catch (error) {
       loaded.dispose();
