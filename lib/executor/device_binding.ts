@@ -81,6 +81,15 @@ export class DeviceBinding {
     return binding;
   }
 
+  /**
+   * True when an executor must attach before its next run: its device can run
+   * and is detached, and the connection type is `Always` or `OnDemand` — as
+   * PopTorch attaches a detached executor again on its next call.
+   */
+  needsAttach(connectionType: OptionsSettings['connectionType']): boolean {
+    return this.device.canRun && !this.device.isAttached && connectionType !== 'Never';
+  }
+
   /** Makes sure the device can run now: attaches an on-demand device; explains an offline, detached or faulted one. */
   readyToRun(connectionType: OptionsSettings['connectionType']): void {
     const { device } = this;

@@ -63,19 +63,25 @@ function checkOptions(options: unknown, what: string): Options {
 }
 
 /**
- * Wraps `model` for training on the simulated IPU. Each call runs forward,
- * loss, backward and the optimizer step on a host batch and returns
- * `[output, loss]`.
+ * Wraps `model` (or the model of another executor, as PopTorch accepts a
+ * `PoplarExecutor`, keeping the two in sync) for training on the simulated
+ * IPU. Each call runs forward, loss, backward and the optimizer step on a
+ * host batch and returns `[output, loss]`. Without `options`, an executor's
+ * model is wrapped with a copy of that executor's options. A model has one
+ * live training executor at a time: wrapping it again for training is an
+ * error until that executor is destroyed.
  */
-export function trainingModel(model: WrappableModel, args: TrainingModelArgs = {}): TrainingExecutor {
-  checkModel(model, 'trainingModel');
-  const options = checkOptions(args.options, 'trainingModel');
+export function trainingModel(model: WrappableModel | PoplarExecutor, args: TrainingModelArgs = {}): TrainingExecutor {
+  const source = model instanceof PoplarExecutor ? model : undefined;
+  const target = source ? source.model : model;
+  checkModel(target, 'trainingModel');
+  const options = args.options === undefined && source ? source.options.clone() : checkOptions(args.options, 'trainingModel');
   if (args.optimizer !== undefined && !(args.optimizer instanceof Optimizer)) {
     throw new PoptfjsError('trainingModel: optimizer must be a poptfjs optimizer, e.g. new optim.SGD(model, { lr: 0.01 })', {
       type: 'executor',
     });
   }
-  return new PoplarExecutor({ model, options, training: true, optimizer: args.optimizer, loss: args.loss }) as TrainingExecutor;
+  return new PoplarExecutor({ model: target, options, training: true, optimizer: args.optimizer, loss: args.loss }) as TrainingExecutor;
 }
 
 /**

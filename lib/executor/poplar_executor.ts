@@ -228,6 +228,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /**
    * Detaches from the device so other processes can use its IPUs. A training
    * executor first copies its weights to the host (unless a fault lost them).
+   * The next call attaches again, as {@link PoplarExecutor.attachToDevice} does.
    */
   detachFromDevice(): void {
     this.requireCompiled('detachFromDevice');
@@ -748,6 +749,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const compiled = await this.ensureCompiled(inputs);
     this.checkCallInputs(compiled, inputs);
     const binding = this.binding!;
+    if (binding.needsAttach(this.options.settings.connectionType)) this.attachToDevice();
     binding.readyToRun(this.options.settings.connectionType);
     if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.syncWeights(compiled);

@@ -2,12 +2,15 @@
  * `DeviceManager`: the simulated IPU system, as PopART's. The system has
  * `POPTFJS_NUM_IPUS` IPUs (default 16). Devices are numbered as PopART
  * numbers them: the single IPUs first (0..N-1), then the pairs, the groups of
- * 4, 8 and 16.
+ * 4, 8 and 16. As on IPU hardware, a device whose IPUs another device of this
+ * process has attached is not available: models wrapped one after the other
+ * take IPUs 0, 1, 2, ... .
  */
 import { PoptfjsError } from '../errors.js';
 import { ConnectionType } from '../options/enums.js';
 import { Device } from './device.js';
-import { otherHolder, waitForIpus } from './ipu_locks.js';
+import { getLogger } from '../log.js';
+import { attachedHere, otherHolder, waitForIpus } from './ipu_locks.js';
 import { targetSpec, type IpuTargetSpec } from './target_spec.js';
 
 /** A device of the system, as `enumerateDevices` lists it. */
@@ -32,6 +35,8 @@ export interface ModelDeviceOptions extends Partial<IpuTargetSpec> {
   /** Number of IPUs (default 1). */
   readonly numIpus?: number;
 }
+
+const log = getLogger('devicex');
 
 function isPowerOfTwo(n: number): boolean {
   return Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
@@ -69,7 +74,13 @@ export class DeviceManager {
     return device;
   }
 
-  /** A device of `numIpus` IPUs that no other process holds (attached unless `OnDemand`); an error if none is free. */
+  /**
+   * A device of `numIpus` IPUs that no other process holds and none of whose
+   * IPUs this process has attached (attached unless `OnDemand`). When every
+   * such device is attached in this process, the first is shared, as the
+   * simulator can time-share IPUs (logged at info); an error if other
+   * processes hold them all.
+   */
   acquireAvailableDevice(numIpus = 1, options: AcquireOptions = {}): Device {
     const device = this.tryAcquireAvailableDevice(numIpus, options);
     if (device) return device;
@@ -87,7 +98,8 @@ export class DeviceManager {
       throw new PoptfjsError(`a device has a power of two IPUs, at most ${this.numIpus}; asked for ${numIpus}`, { type: 'device' });
     }
     for (;;) {
-      const free = this.enumerateDevices().find((d) => d.numIpus === numIpus && d.heldBy.length === 0);
+      const candidates = this.enumerateDevices().filter((d) => d.numIpus === numIpus && d.heldBy.length === 0);
+      const free = candidates.find((d) => !d.ipus.some(attachedHere)) ?? sharedDevice(candidates[0]);
       if (free) {
         try {
           return this.device(free, options);
@@ -134,4 +146,10 @@ export class DeviceManager {
     const { numIpus = 1, ...spec } = options;
     return new Device(-1, 'OfflineIpu', Array.from({ length: numIpus }, (_, i) => i), targetSpec(spec, 'createOfflineIpuDevice'), ConnectionType.Never);
   }
+}
+
+/** `info`, logged as shared with other devices of this process (every device of its size is attached here). */
+function sharedDevice(info: DeviceInfo | undefined): DeviceInfo | undefined {
+  if (info) log.info(`every device of ${info.numIpus} IPU(s) is attached in this process: sharing device ${info.id} (IPUs ${info.ipus.join(', ')})`);
+  return info;
 }

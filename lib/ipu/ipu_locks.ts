@@ -2,9 +2,9 @@
  * Which process holds which simulated IPU, across the processes of a
  * machine: one lock file per IPU (`ipu-<n>.lock`, holding the holder's pid)
  * in `POPTFJS_IPU_LOCK_DIR` (default `<tmpdir>/poptfjs-ipus`). A lock whose
- * holder is dead is reclaimed. Within one process, executors share the IPUs
- * the process holds (counted, released when the last one lets go, and at
- * exit).
+ * holder is dead is reclaimed. Within one process, devices attached to the
+ * same IPUs share them (counted, released when the last one lets go, and at
+ * exit); `DeviceManager` prefers IPUs this process has not attached.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,11 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** True while a device of this process has `ipu` attached. */
+export function attachedHere(ipu: number): boolean {
+  return held.has(ipu);
 }
 
 /** The pid holding `ipu` in another live process, if any (stale locks are removed). */

@@ -1,11 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runProgram } from '../run_program.js';
 
 function run(example: string): string {
-  const { status, stdout, stderr } = runProgram(`examples/${example}.ts`, [], { POPTFJS_IPU_LOCK_DIR: mkdtempSync(join(tmpdir(), 'poptfjs-example-locks-')) });
+  const { status, stdout, stderr } = runProgram(`examples/${example}.ts`);
   expect(stderr).toBe('');
   expect(status).toBe(0);
   return stdout;

@@ -1,20 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { popart, PoptfjsError } from 'poptfjs';
 import { expectAllClose, linearModel, ramp } from './session_models.js';
 
 const { AnchorReturnType, DataFlow, DeviceManager, InferenceSession, SessionOptions, StepIO } = popart;
-
-// The IPU locks of this file, apart from other processes'.
-beforeAll(() => {
-  process.env.POPTFJS_IPU_LOCK_DIR = mkdtempSync(join(tmpdir(), 'poptfjs-session-locks-'));
-});
-afterAll(() => {
-  delete process.env.POPTFJS_IPU_LOCK_DIR;
-});
 
 async function linearSession(deviceInfo: popart.Device, userOptions = new SessionOptions()) {
   const m = linearModel();
