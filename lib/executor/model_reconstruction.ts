@@ -238,10 +238,22 @@ export interface ReconstructedModel {
 }
 
 /**
+ * `name` as tfjs-layers accepts it in a layer's or an input's name (a letter
+ * or digit, then letters, digits and `-._/`): each run of other characters
+ * becomes `_`, and a name that does not start with a letter or digit gets a
+ * `model` prefix ('anonymous function' becomes 'anonymous_function').
+ */
+function layerNameOf(name: string): string {
+  const replaced = name.replace(/[^-A-Za-z0-9._/]+/g, '_');
+  return /^[A-Za-z0-9]/.test(replaced) ? replaced : `model${replaced}`;
+}
+
+/**
  * Rebuilds a functional tfjs model replaying `graph` (a forward graph, see
  * {@link forwardGraph}) with `parameters` as its weights, taking inputs like
- * `signature` (one micro-batch each). With `shareWith`, the model uses that
- * layer's weights when the parameters are the same.
+ * `signature` (one micro-batch each). The model is named `name`; its layer and
+ * inputs are named after it as tfjs allows (see {@link layerNameOf}). With
+ * `shareWith`, the model uses that layer's weights when the parameters are the same.
  */
 export function reconstructModel(
   graph: Graph,
@@ -251,13 +263,14 @@ export function reconstructModel(
   name: string,
   shareWith?: ExecutableGraphLayer,
 ): ReconstructedModel {
-  const layer = ExecutableGraphLayer.fromGraph(graph, parameters, microBatchSize, `${name}_executable_graph`);
+  const layerName = layerNameOf(name);
+  const layer = ExecutableGraphLayer.fromGraph(graph, parameters, microBatchSize, `${layerName}_executable_graph`);
   if (shareWith) layer.shareWeightsOf(shareWith);
   const inputs = signature.map((s, i) =>
     tf.input({
       batchShape: s.shape.length > 0 && s.shape[0] === microBatchSize ? [null, ...s.shape.slice(1)] : [...s.shape],
       dtype: s.dtype,
-      name: `${name}_input${i}`,
+      name: `${layerName}_input${i}`,
     }),
   );
   const outputs = layer.apply(inputs.length === 1 ? inputs[0]! : inputs) as tf.SymbolicTensor | tf.SymbolicTensor[];

@@ -94,6 +94,35 @@ describe('compileAndExport and load', () => {
     loaded!.destroy();
   });
 
+  it('load() rebuilds a model exported from an anonymous function', async () => {
+    const w = tf.variable(tf.tensor2d([[1, -1], [2, 0.5]]));
+    const exporter = inferenceModel((t: tf.Tensor) => tf.relu(tf.matMul(t, w)), { options: new Options().useOfflineIpuTarget(2) });
+    const path = join(dir, 'anonymous.poptfjs');
+    const x = tf.tensor2d([[1, 2], [3, -4]]);
+    await exporter.compileAndExport(path, x);
+    exporter.destroy();
+    w.dispose();
+    const loaded = await load(path);
+    expect(loaded.executable.modelName).toBe('anonymous function');
+    // relu([1·1 + 2·2, 1·(-1) + 2·0.5]) = [5, 0]; relu([3 - 8, -3 - 2]) = [0, 0]
+    expect(await ((await loaded(x)) as tf.Tensor).array()).toEqual([[5, 0], [0, 0]]);
+    loaded.destroy();
+  });
+
+  it('load() rebuilds a model whose name is not a valid tfjs layer name', async () => {
+    const [x] = sample();
+    const path = join(dir, 'spaces.poptfjs');
+    const exporter = inferenceModel(linearModel(), { options: new Options().useOfflineIpuTarget(2).modelName('my model #1') });
+    await exporter.compileAndExport(path, x);
+    exporter.destroy();
+    const loaded = await load(path);
+    expect(loaded.executable.modelName).toBe('my model #1');
+    expect((loaded.model as tf.LayersModel).name).toBe('my model #1');
+    const expected = (linearModel().predict(x) as tf.Tensor).dataSync();
+    expect(Array.from(((await loaded(x)) as tf.Tensor).dataSync())).toEqual(Array.from(expected));
+    loaded.destroy();
+  });
+
   it('load() refuses a file exported without its model, saying to use loadExecutable', async () => {
     const [x] = sample();
     const path = join(dir, 'bare.poptfjs');
