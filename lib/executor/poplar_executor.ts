@@ -58,6 +58,7 @@ import { tensorFromData } from '../runtime/tensor_data_conversion.js';
 import { modelInputCount } from '../trace/model_function.js';
 import { compileAffectingOptions } from './executable_cache_key.js';
 import { compileWithCache } from './executable_cache.js';
+import { exportFilePath } from './export_path.js';
 import {
   checkpointContents, executableFileContents, splitExportArguments, type CompileAndExportOptions, type ExportSource, type ModelTraceRecord,
 } from './executable_export.js';
@@ -529,7 +530,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * device state, so `load(path)` restores a ready-to-run executor from the
    * file alone; with `{ exportModel: false }` only the executable is written:
    * wrap the model again and call {@link PoplarExecutor.loadExecutable}.
-   * The file is written atomically.
+   * The file is written atomically; missing folders above it are created, and
+   * when `path` is an existing directory the file is `model.poptfjs` inside
+   * it (with a warning), as PopTorch writes `model.poptorch`.
    */
   async compileAndExport(path: string, ...args: Array<tf.Tensor | CompileAndExportOptions>): Promise<void> {
     const { inputs, options } = splitExportArguments(args);
@@ -538,8 +541,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.checkCallInputs(compiled, inputs);
     const exportModel = options.exportModel ?? true;
     if (exportModel) this.syncHostWeights();
-    writeExecutableFile(path, executableFileContents(this.exportSource(compiled), exportModel));
-    log.info(`exported the ${compiled.executable.kind} executable of '${compiled.executable.modelName}' to ${path}${exportModel ? ' with its model' : ''}`);
+    const file = exportFilePath(path);
+    writeExecutableFile(file, executableFileContents(this.exportSource(compiled), exportModel));
+    log.info(`exported the ${compiled.executable.kind} executable of '${compiled.executable.modelName}' to ${file}${exportModel ? ' with its model' : ''}`);
   }
 
   /**

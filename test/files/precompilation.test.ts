@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -92,6 +92,32 @@ describe('compileAndExport and load', () => {
     expect(loaded!.options.settings.deviceIterations).toBe(1);
     expect(loaded!.executable.factors.deviceIterations).toBe(1);
     loaded!.destroy();
+  });
+
+  it('exports into model.poptfjs with a warning when the path is a directory, and that file loads', async () => {
+    const [x] = sample();
+    const folder = mkdtempSync(join(dir, 'folder-'));
+    const exporter = inferenceModel(linearModel(), { options: new Options().useOfflineIpuTarget(2) });
+    const log = await warnings(() => exporter.compileAndExport(folder, x));
+    exporter.destroy();
+    const file = join(folder, 'model.poptfjs');
+    expect(log).toContain(`compileAndExport(${folder}): ${folder} is a directory, exporting the executable to ${file}`);
+    expect(readdirSync(folder)).toEqual(['model.poptfjs']);
+    const loaded = await load(file);
+    const expected = (linearModel().predict(x) as tf.Tensor).dataSync();
+    expect(Array.from(((await loaded(x)) as tf.Tensor).dataSync())).toEqual(Array.from(expected));
+    loaded.destroy();
+  });
+
+  it('creates the missing folders of the path, and names the path when a folder cannot be made', async () => {
+    const [x] = sample();
+    const exporter = inferenceModel(linearModel(), { options: new Options().useOfflineIpuTarget(2) });
+    const nested = join(dir, 'new', 'folders', 'nested.poptfjs');
+    await exporter.compileAndExport(nested, x);
+    expect(existsSync(nested)).toBe(true);
+    const underFile = join(nested, 'inside.poptfjs');
+    await expect(exporter.compileAndExport(underFile, x)).rejects.toThrow(`compileAndExport(${underFile}): cannot create the folder ${nested}: `);
+    exporter.destroy();
   });
 
   it('load() rebuilds a model exported from an anonymous function', async () => {
