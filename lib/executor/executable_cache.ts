@@ -5,6 +5,9 @@
  * cache directory; a hit loads the executable instead of compiling it.
  *
  * On disk an entry is an executable file `<key>.poptfjs`, written atomically.
+ * A model served from memory is still stored in the cache directory of the
+ * compile that asked for it when that directory lacks the entry (the
+ * directory may have changed since the model was first compiled).
  * Several processes compiling the same model at once take turns on the
  * entry's lock (cache_entry_lock.ts): one compiles, the others wait and then
  * load what it wrote. An entry that cannot be read (corrupted, truncated) is
@@ -55,14 +58,16 @@ export interface ExecutableCacheStatistics {
 
 /** The cache of one process. */
 export class ExecutableCache {
-  private readonly memory = new Map<string, Executable>();
+  /** The entries compiled or loaded in this process (the entry to store in another cache directory). */
+  private readonly memory = new Map<string, ExecutableFileContents>();
   /** What the cache did so far. */
   readonly statistics: ExecutableCacheStatistics = { compilations: 0, memoryHits: 0, diskHits: 0, discardedEntries: 0 };
 
   /**
-   * The executable of `keys`: from memory (by `keys.memory`), from `dir`
-   * (when given, by `keys.disk`), or made by `compile`, which returns the
-   * entry to store (its executable is used).
+   * The executable of `keys`: from memory (by `keys.memory`; also stored in
+   * `dir`, when given, if that lacks the entry), from `dir` (when given, by
+   * `keys.disk`), or made by `compile`, which returns the entry to store (its
+   * executable is used).
    */
   async obtain(
     keys: { readonly memory: string; readonly disk: string },
@@ -74,9 +79,10 @@ export class ExecutableCache {
     if (remembered) {
       this.remember(key, remembered);
       this.statistics.memoryHits++;
-      return { executable: remembered, source: 'memory cache' };
+      if (dir !== undefined && !existsSync(entryPath(dir, keys.disk))) this.storeRemembered(dir, entryPath(dir, keys.disk), remembered);
+      return { executable: remembered.executable, source: 'memory cache' };
     }
-    if (dir === undefined) return { executable: this.compiled(key, compile().executable), source: 'compiled' };
+    if (dir === undefined) return { executable: this.compiled(key, compile()), source: 'compiled' };
     const entry = entryPath(dir, keys.disk);
     const found = this.readEntry(entry);
     if (found) return this.hit(key, found);
@@ -90,54 +96,71 @@ export class ExecutableCache {
     } catch (error) {
       if (!(error instanceof PoptfjsError)) throw error;
       log.warn(`the executable cache in ${dir} cannot be used (${error.message}); compiling without it`);
-      return { executable: this.compiled(key, compile().executable), source: 'compiled' };
+      return { executable: this.compiled(key, compile()), source: 'compiled' };
     }
     try {
       const written = replaced() ? this.readEntry(entry) : undefined;
       if (written) return this.hit(key, written);
       const contents = compile();
-      try {
-        writeExecutableFile(entry, contents);
-        log.info(`stored the executable of '${contents.executable.modelName}' in the cache: ${entry}`);
-      } catch (error) {
-        if (!(error instanceof PoptfjsError)) throw error;
-        log.warn(`the executable could not be stored in the cache (${error.message}); it is used without being cached`);
-      }
-      return { executable: this.compiled(key, contents.executable), source: 'compiled' };
+      store(entry, contents);
+      return { executable: this.compiled(key, contents), source: 'compiled' };
     } finally {
       lock?.release();
     }
   }
 
-  private compiled(key: string, executable: Executable): Executable {
+  /** Writes a remembered entry into the cache directory `dir`, or warns that it cannot. */
+  private storeRemembered(dir: string, entry: string, contents: ExecutableFileContents): void {
+    try {
+      ensureDirectory(dir);
+    } catch (error) {
+      if (!(error instanceof PoptfjsError)) throw error;
+      log.warn(`the executable cache in ${dir} cannot be used (${error.message}); the executable is not stored there`);
+      return;
+    }
+    store(entry, contents);
+  }
+
+  private compiled(key: string, contents: ExecutableFileContents): Executable {
     this.statistics.compilations++;
-    this.remember(key, executable);
-    return executable;
+    this.remember(key, contents);
+    return contents.executable;
   }
 
-  private hit(key: string, executable: Executable): { executable: Executable; source: ExecutableSource } {
+  private hit(key: string, contents: ExecutableFileContents): { executable: Executable; source: ExecutableSource } {
     this.statistics.diskHits++;
-    this.remember(key, executable);
-    return { executable, source: 'disk cache' };
+    this.remember(key, contents);
+    return { executable: contents.executable, source: 'disk cache' };
   }
 
-  private remember(key: string, executable: Executable): void {
+  private remember(key: string, contents: ExecutableFileContents): void {
     this.memory.delete(key);
-    this.memory.set(key, executable);
+    this.memory.set(key, contents);
     if (this.memory.size > MEMORY_ENTRIES) this.memory.delete(this.memory.keys().next().value!);
   }
 
-  /** The executable of a cache entry, or undefined if there is none or it cannot be read (then a warning). */
-  private readEntry(entry: string): Executable | undefined {
+  /** The contents of a cache entry, or undefined if there is none or it cannot be read (then a warning). */
+  private readEntry(entry: string): ExecutableFileContents | undefined {
     if (!existsSync(entry)) return undefined;
     try {
-      return readExecutableFile(entry).executable;
+      return readExecutableFile(entry);
     } catch (error) {
       if (!(error instanceof PoptfjsError)) throw error;
       this.statistics.discardedEntries++;
       log.warn(`discarding the executable cache entry ${entry}, which cannot be used (${error.message}); compiling again`);
       return undefined;
     }
+  }
+}
+
+/** Writes the cache entry `entry`, or warns that it cannot (the executable is then used without being cached). */
+function store(entry: string, contents: ExecutableFileContents): void {
+  try {
+    writeExecutableFile(entry, contents);
+    log.info(`stored the executable of '${contents.executable.modelName}' in the cache: ${entry}`);
+  } catch (error) {
+    if (!(error instanceof PoptfjsError)) throw error;
+    log.warn(`the executable could not be stored in the cache (${error.message}); it is used without being cached`);
   }
 }
 

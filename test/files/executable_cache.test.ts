@@ -118,6 +118,49 @@ describe('the executable cache in one process', () => {
     b.destroy();
   });
 
+  it('a model compiled before POPTFJS_CACHE_DIR changes is stored in the new directory when compiled again', async () => {
+    const previous = process.env.POPTFJS_CACHE_DIR;
+    const firstDir = join(dir, 'env-first');
+    const secondDir = join(dir, 'env-second');
+    const model = linearModel(12, 12);
+    const compile = async () => {
+      const executor = inferenceModel(model);
+      await executor.compile(x);
+      executor.destroy();
+    };
+    try {
+      process.env.POPTFJS_CACHE_DIR = firstDir;
+      expect(await compileStats(compile)).toMatchObject({ compilations: 1 });
+      const [entry] = readdirSync(firstDir);
+      expect(entry).toMatch(/^[0-9a-f]{64}\.poptfjs$/);
+      process.env.POPTFJS_CACHE_DIR = secondDir;
+      expect(await compileStats(compile)).toMatchObject({ compilations: 0, memoryHits: 1 });
+      expect(readdirSync(secondDir)).toEqual([entry]);
+      expect(readExecutableFile(join(secondDir, entry!)).executable).toStrictEqual(readExecutableFile(join(firstDir, entry!)).executable);
+      // The entry loads in another cache: a fresh one finds it there without compiling.
+      expect(await new ExecutableCache().obtain({ memory: 'other', disk: entry!.replace('.poptfjs', '') }, secondDir, () => {
+        throw new Error('must not compile');
+      })).toMatchObject({ source: 'disk cache' });
+    } finally {
+      if (previous === undefined) delete process.env.POPTFJS_CACHE_DIR;
+      else process.env.POPTFJS_CACHE_DIR = previous;
+    }
+  });
+
+  it('a model compiled before is stored in the directory given to enableExecutableCaching when compiled again', async () => {
+    const cacheDir = join(dir, 'option-later');
+    const model = linearModel(13, 13);
+    const compile = (options: Options) => async () => {
+      const executor = inferenceModel(model, { options });
+      await executor.compile(x);
+      executor.destroy();
+    };
+    expect(await compileStats(compile(new Options()))).toMatchObject({ compilations: 1 });
+    expect(existsSync(cacheDir)).toBe(false);
+    expect(await compileStats(compile(new Options().enableExecutableCaching(cacheDir)))).toMatchObject({ compilations: 0, memoryHits: 1 });
+    expect(listExecutableCache(cacheDir).map((e) => e.contents)).toEqual([{ modelName: model.name, kind: 'inference', backend: tf.getBackend() }]);
+  });
+
   it('with a cache directory, writes entries atomically and lists and clears them', async () => {
     const cacheDir = join(dir, 'in-process');
     const executor = inferenceModel(linearModel(7, 7), { options: new Options().enableExecutableCaching(cacheDir) });
