@@ -36,7 +36,7 @@ import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { hostHeap } from '../backend/host_heap.js';
-import { bytesPerElement } from '../ir/graph.js';
+import { bytesPerElement, paramValues, type Graph } from '../ir/graph.js';
 import { causedByOutOfMemory, executableMemoryContext, guardHostMemory, hostOutOfMemory } from '../runtime/host_memory_error.js';
 import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
 import { checkStepHostMemory, hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';
@@ -103,6 +103,20 @@ function checkTensorInputs(inputs: readonly unknown[]): asserts inputs is tf.Ten
     }
     if (x.isDisposed) throw new PoptfjsError(`input ${i} is a disposed tensor`, { type: 'input' });
   });
+}
+
+/** Checks that every name given to `Options.updatableNamedBuffers` is a buffer (a non-trainable weight) of the compiled graph. */
+function checkUpdatableBuffers(graph: Graph, names: readonly string[]): void {
+  const params = paramValues(graph);
+  const buffers = [...params].filter(([, v]) => v.source.kind === 'param' && !v.source.trainable).map(([name]) => name);
+  for (const name of names) {
+    if (buffers.includes(name)) continue;
+    const what = params.has(name) ? `'${name}' is a trainable weight, not a buffer` : `the model has no buffer '${name}'`;
+    throw new PoptfjsError(
+      `Options.updatableNamedBuffers: ${what}; its buffers (non-trainable weights it reads) are ${buffers.length > 0 ? buffers.map((b) => `'${b}'`).join(', ') : 'none'}`,
+      { type: 'options' },
+    );
+  }
 }
 
 /** A model wrapped for the simulated IPU. Call it like the model: `await executor(x, target)`. */
@@ -486,6 +500,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private install(compiledExecutable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
     const settings = withEngineOptions(this.options.settings);
     const executable = settings.modelName !== undefined ? { ...compiledExecutable, modelName: settings.modelName } : compiledExecutable;
+    checkUpdatableBuffers(executable.graph, settings.updatableNamedBuffers);
     const binding = DeviceBinding.acquire(executable, settings);
     const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
     try {
@@ -783,6 +798,21 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** Copies the host model's weights to the device (needed after changing them outside poptfjs). */
   copyWeightsToDevice(): void {
     this.loadWeights(this.requireCompiled('copyWeightsToDevice'));
+  }
+
+  /**
+   * Copies the host values of the buffers named with
+   * `Options.updatableNamedBuffers` to the device, without recompiling and
+   * without touching any other weight or buffer, as PopTorch's
+   * `copyNamedBuffersToDevice`. An error if no buffer was named.
+   */
+  copyNamedBuffersToDevice(): void {
+    const compiled = this.requireCompiled('copyNamedBuffersToDevice');
+    const names = this.options.settings.updatableNamedBuffers;
+    if (names.length === 0) {
+      throw new PoptfjsError('copyNamedBuffersToDevice: no buffers are marked as updatable; name them with Options.updatableNamedBuffers([...])', { type: 'executor' });
+    }
+    compiled.loaded.loadWeights(compiled.variables, names);
   }
 
   /**

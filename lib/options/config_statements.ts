@@ -50,6 +50,7 @@ const OPTIONS_METHODS = {
   syncPattern: ['syncPattern'],
   broadcastBuffers: ['broadcastBuffers'],
   anchorTensor: ['shortName', 'longName', 'outputMode', 'outputReturnPeriod'],
+  updatableNamedBuffers: ['buffers'],
   relaxOptimizerAttributesChecks: ['relax'],
   showCompilationProgressBar: ['show'],
   enableProfiling: ['profileDir'],

@@ -357,6 +357,20 @@ export class Options {
   }
 
   /**
+   * Names the buffers (non-trainable `tf.Variable`s the model reads, by
+   * name) that `executor.copyNamedBuffersToDevice()` copies from the host to
+   * the device without recompiling, as PopTorch's `updatableNamedBuffers`.
+   * Each name must be a buffer of the model: another name is an error when
+   * the model is compiled. Runtime only.
+   */
+  updatableNamedBuffers(buffers: readonly string[]): this {
+    const where = this.#check('updatableNamedBuffers');
+    if (!Array.isArray(buffers)) throw new TypeError(`${where}: expected an array of buffer names, got ${describeValue(buffers)}`);
+    const names = buffers.map((name, i) => checkArgument(nonEmptyString, name, `${where}: buffers[${i}]`));
+    return this.#set({ updatableNamedBuffers: [...new Set(names)] });
+  }
+
+  /**
    * With `relax` true, attributes an optimizer does not have (such as
    * `initialLr`, added to a parameter group or set on the optimizer after it
    * was built) are ignored with a warning when the executor compiles or

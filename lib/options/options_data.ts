@@ -29,6 +29,7 @@ const GENERAL_SETTERS = {
   connectionType: 'connectionType',
   syncPattern: 'syncPattern',
   broadcastBuffers: 'broadcastBuffers',
+  updatableNamedBuffers: 'updatableNamedBuffers',
   relaxOptimizerAttributesChecks: 'relaxOptimizerAttributesChecks',
   showCompilationProgressBar: 'showCompilationProgressBar',
   profileDir: 'enableProfiling',

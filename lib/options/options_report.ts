@@ -54,6 +54,7 @@ const GENERAL_LINES: { readonly [K in keyof GeneralSettings]-?: (value: GeneralS
           })
           .join('; ');
   },
+  updatableNamedBuffers: (names) => (names.length === 0 ? '(none)' : names.join(', ')),
   relaxOptimizerAttributesChecks: plain,
   showCompilationProgressBar: plain,
   profileDir: plain,

@@ -77,6 +77,8 @@ export interface GeneralSettings {
   readonly broadcastBuffers: boolean;
   /** Anchored tensors by short name. */
   readonly anchoredTensors: Readonly<Record<string, AnchoredTensor>>;
+  /** The buffers `copyNamedBuffersToDevice()` copies to the device (default none). */
+  readonly updatableNamedBuffers: readonly string[];
   /** Whether unexpected optimizer attributes are debug messages instead of warnings (default false). */
   readonly relaxOptimizerAttributesChecks: boolean;
   /** Whether compilation shows a progress bar (default: whether stderr is a terminal). */
@@ -139,6 +141,7 @@ export function defaultGeneralSettings(): GeneralSettings {
     syncPattern: SyncPattern.Full,
     broadcastBuffers: true,
     anchoredTensors: {},
+    updatableNamedBuffers: [],
     relaxOptimizerAttributesChecks: false,
     showCompilationProgressBar: process.stderr.isTTY === true,
     parallelIpus: false,
@@ -166,6 +169,7 @@ export const RUNTIME_OPTION_KEYS = [
   'relaxOptimizerAttributesChecks',
   'backend',
   'parallelIpus',
+  'updatableNamedBuffers',
 ] as const satisfies readonly (keyof GeneralSettings)[];
 
 /** The name of an option in {@link RUNTIME_OPTION_KEYS}. */

@@ -162,9 +162,12 @@ export class LoadedExecutable implements OptimizerStateStore {
     return [...paramValues(this.executable.graph).keys()];
   }
 
-  /** Uploads the host values of the parameters (copy-on-write: no data is copied until one side changes). */
-  loadWeights(variables: ReadonlyMap<string, tf.Variable>): void {
-    for (const name of this.parameterNames) {
+  /**
+   * Uploads the host values of the parameters, or of those named in `names`
+   * (copy-on-write: no data is copied until one side changes).
+   */
+  loadWeights(variables: ReadonlyMap<string, tf.Variable>, names: readonly string[] = this.parameterNames): void {
+    for (const name of names) {
       const v = variables.get(name);
       if (!v) throw new PoptfjsError(`no host variable for parameter '${name}'`, { type: 'runtime' });
       if (v.isDisposed) throw new PoptfjsError(`the host variable '${name}' was disposed`, { type: 'runtime' });

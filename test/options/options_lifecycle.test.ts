@@ -42,6 +42,7 @@ function everythingSet(): Options {
     .anchorTensor('a', 'x/y')
     .anchorTensor('b', 'z', OutputMode.EveryN, 5)
     .anchorTensor('c', 'w', OutputMode.Final)
+    .updatableNamedBuffers(['running_mean', 'running_var'])
     .relaxOptimizerAttributesChecks()
     .showCompilationProgressBar(!process.stderr.isTTY)
     .enableProfiling('/tmp/profile')
