@@ -3,14 +3,16 @@
  * `eps` added to the root, optional centering and momentum, weight decay as
  * an L2 penalty), or with `useTfVariant: true` TensorFlow's (as PopTorch
  * describes it): the square average starts at one, `eps` is added inside the
- * root, and the learning rate is accumulated in the momentum buffer.
+ * root, and the learning rate is accumulated in the momentum buffer;
+ * `squareAvgFromZero: true` starts that variant's square average at zero, as
+ * tfjs's (`tf.train.rmsprop`) and Keras's RMSprop do.
  * The square average is kept in `secondOrderMomentumAccumType`, the
  * gradient average (centered) and the momentum buffer in
  * `firstOrderMomentumAccumType`.
  */
 import * as tf from '@tensorflow/tfjs';
 import { Optimizer, type OptimizerOptions, type OptimizerSettings, type OptimizerTarget, type ParameterResult, type ParameterUpdate, type StateSlot } from './optimizer.js';
-import { accumType, flag, type HyperValues, nonNegative, positive, unitInterval } from './optimizer_options.js';
+import { accumType, flag, type HyperValues, nonNegative, optimizerError, positive, unitInterval } from './optimizer_options.js';
 
 const GROUP = {
   /** Learning rate (default 1e-2). */
@@ -32,6 +34,8 @@ const GLOBAL = {
   lossScaling: positive(1),
   /** Use TensorFlow's variant (default false). */
   useTfVariant: flag(false),
+  /** Start TensorFlow's variant's square average at zero instead of one (default false; with useTfVariant only). */
+  squareAvgFromZero: flag(false),
   /** Precision of the gradient accumulator (default float32). */
   accumType: accumType(),
   /** Precision of the gradient average and momentum buffer (default float32). */
@@ -67,6 +71,8 @@ export class RMSprop extends Optimizer<RMSpropGroupAttributes, RMSpropAttributes
   declare centered: boolean;
   /** Whether TensorFlow's variant is used. */
   declare useTfVariant: boolean;
+  /** Whether TensorFlow's variant's square average starts at zero. */
+  declare squareAvgFromZero: boolean;
   /** Precision of the gradient average and momentum buffer. */
   declare firstOrderMomentumAccumType: 'float32' | 'float16';
   /** Precision of the square average. */
@@ -74,6 +80,12 @@ export class RMSprop extends Optimizer<RMSpropGroupAttributes, RMSpropAttributes
 
   constructor(target: OptimizerTarget, options: RMSpropOptions = {}) {
     super('RMSprop', target, options, { group: GROUP, global: GLOBAL });
+  }
+
+  protected override checkGlobal(global: Readonly<RMSpropAttributes>, where: string): void {
+    if (global.squareAvgFromZero && !global.useTfVariant) {
+      throw optimizerError(`${where}: squareAvgFromZero applies to TensorFlow's variant only (PyTorch's square average always starts at zero); pass useTfVariant: true to use it`);
+    }
   }
 
   protected override slotsOf(settings: OptimizerSettings<RMSpropGroupAttributes, RMSpropAttributes>): StateSlot[] {
@@ -84,9 +96,9 @@ export class RMSprop extends Optimizer<RMSpropGroupAttributes, RMSpropAttributes
     return slots;
   }
 
-  /** The square average starts at one in TensorFlow's variant, the other slots at zero. */
+  /** The square average starts at one in TensorFlow's variant (unless `squareAvgFromZero`), the other slots at zero. */
   protected override slotStart(slot: string, settings: OptimizerSettings<RMSpropGroupAttributes, RMSpropAttributes>): number {
-    return slot === SQUARE_AVERAGE && settings.global.useTfVariant ? 1 : 0;
+    return slot === SQUARE_AVERAGE && settings.global.useTfVariant && !settings.global.squareAvgFromZero ? 1 : 0;
   }
 
   protected override updateParameter(u: ParameterUpdate<RMSpropGroupAttributes, RMSpropAttributes>): ParameterResult {

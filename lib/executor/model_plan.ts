@@ -29,6 +29,7 @@ import { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { SGD } from '../../optim/sgd.js';
 import { CompileProgress } from './compile_progress.js';
+import { defaultOptimizerBuilder } from './default_optimizer.js';
 import { compileGraph, executionSettings } from './graph_compiler.js';
 
 /** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
@@ -62,7 +63,9 @@ export interface PlanRequest {
   readonly training?: boolean;
   /**
    * The optimizer: a name, or a function returning one for the built model
-   * (a layers model) or its trainable variables (a function model); default `'sgd'`.
+   * (a layers model) or its trainable variables (a function model); default:
+   * the optimizer a compiled layers model was compiled with (as for
+   * `trainingModel`), else `'sgd'`.
    */
   readonly optimizer?: PlanOptimizerName | ((target: PlanOptimizerTarget) => Optimizer);
   /** The loss, as for `trainingModel`. */
@@ -120,8 +123,9 @@ function exampleTensor(input: PlanInput): tf.Tensor {
 }
 
 function optimizerFor(request: PlanRequest, model: WrappableModel, traced: TracedModel): Optimizer {
-  const choice = request.optimizer ?? 'sgd';
+  const choice = request.optimizer;
   const target = isLayersModel(model) ? model : [...traced.variables.values()].filter((v) => v.trainable);
+  if (choice === undefined) return defaultOptimizerBuilder(model, 'plan')(target);
   if (typeof choice === 'function') {
     const optimizer = choice(target);
     if (!(optimizer instanceof Optimizer)) throw planError('optimizer must return a poptfjs optimizer, e.g. (model) => new optim.Adam(model, { lr: 1e-3 })');

@@ -10,6 +10,7 @@ import { Options } from '../options/options.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import { Optimizer } from '../../optim/optimizer.js';
+import { isTfjsOptimizer, tfjsOptimizerEquivalent } from '../../optim/tfjs_optimizer.js';
 import { checkInferenceAccumulation } from './inference_accumulation.js';
 import { rebuildOptimizer } from './optimizer_reconstruction.js';
 import { PoplarExecutor, type ModelOutput, type TrainingOutput } from './poplar_executor.js';
@@ -31,8 +32,13 @@ export type InferenceExecutor = {
 export interface TrainingModelArgs {
   /** Execution options (frozen by wrapping; default `new Options()`). */
   options?: Options;
-  /** The optimizer (default `new optim.SGD(model, { lr: 0.01 })`). */
-  optimizer?: Optimizer;
+  /**
+   * The optimizer: a poptfjs one, or a fresh tfjs one (`tf.train.sgd`,
+   * `momentum`, `adam`, `rmsprop`) trained as the poptfjs optimizer taking
+   * the same steps. Default: the optimizer a compiled `tf.LayersModel` was
+   * compiled with, the same way, else `new optim.SGD(model, { lr: 0.01 })`.
+   */
+  optimizer?: Optimizer | tf.Optimizer;
   /**
    * The loss: a tfjs loss name or a function `(yTrue, yPred) => tf.Tensor`.
    * Without it, the model's compiled loss is used, or the loss the model
@@ -76,12 +82,14 @@ export function trainingModel(model: WrappableModel | PoplarExecutor, args: Trai
   const target = source ? source.model : model;
   checkModel(target, 'trainingModel');
   const options = args.options === undefined && source ? source.options.clone() : checkOptions(args.options, 'trainingModel');
-  if (args.optimizer !== undefined && !(args.optimizer instanceof Optimizer)) {
-    throw new PoptfjsError('trainingModel: optimizer must be a poptfjs optimizer, e.g. new optim.SGD(model, { lr: 0.01 })', {
+  const given = args.optimizer;
+  if (given !== undefined && !(given instanceof Optimizer) && !isTfjsOptimizer(given)) {
+    throw new PoptfjsError('trainingModel: optimizer must be a poptfjs optimizer, e.g. new optim.SGD(model, { lr: 0.01 }), or a tfjs one such as tf.train.adam(1e-3)', {
       type: 'executor',
     });
   }
-  return new PoplarExecutor({ model: target, options, training: true, optimizer: args.optimizer, loss: args.loss }) as TrainingExecutor;
+  const optimizer = isTfjsOptimizer(given) ? tfjsOptimizerEquivalent(given, 'trainingModel') : given;
+  return new PoplarExecutor({ model: target, options, training: true, optimizer, loss: args.loss }) as TrainingExecutor;
 }
 
 /**

@@ -31,7 +31,7 @@ import { isLayersModel, modelName, type WrappableModel } from '../trace/model_fu
 import type { TracedModel } from '../trace/trace_model.js';
 import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
-import { SGD } from '../../optim/sgd.js';
+import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
@@ -44,6 +44,7 @@ import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
+import { defaultOptimizerBuilder } from './default_optimizer.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
@@ -87,7 +88,8 @@ export interface ExecutorConfig {
   readonly model: WrappableModel;
   readonly options: Options;
   readonly training: boolean;
-  readonly optimizer?: Optimizer | undefined;
+  /** The optimizer, or the builder of one for the traced model's weights (a tfjs optimizer's equivalent). */
+  readonly optimizer?: Optimizer | OptimizerBuilder | undefined;
   readonly loss?: LossSpec | undefined;
 }
 
@@ -128,6 +130,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** True for a `trainingModel`, false for an `inferenceModel`. */
   readonly training: boolean;
   private optimizer: Optimizer | undefined;
+  /** Builds the optimizer when the model is first compiled, if none was given. */
+  private readonly optimizerBuilder: OptimizerBuilder | undefined;
   /** The optimizer attribute values the model was compiled with. */
   private compiledOptimizer: CompiledOptimizerAttributes | undefined;
   private readonly loss: LossSpec | undefined;
@@ -150,7 +154,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.model = config.model;
     this.options = config.options;
     this.training = config.training;
-    this.optimizer = config.optimizer;
+    this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
+    this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
     this.optimizer?.checkUnknownAttributes(this.unknownAttributeCheck());
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
@@ -456,11 +461,16 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
   }
 
-  /** A training executor without an optimizer gets `SGD(lr 0.01)` over the traced model's trainable weights. */
+  /**
+   * A training executor without an optimizer builds one over the traced
+   * model's trainable weights: the given tfjs optimizer's equivalent, else
+   * the one its layers model was compiled with, else `SGD(lr 0.01)`.
+   */
   private ensureOptimizer(traced: TracedModel): void {
     if (this.training && !this.optimizer) {
       const trainable = [...traced.variables.values()].filter((v) => v.trainable);
-      this.optimizer = new SGD(isLayersModel(this.model) ? this.model : trainable, { lr: 0.01 });
+      const build = this.optimizerBuilder ?? defaultOptimizerBuilder(this.model, 'trainingModel');
+      this.optimizer = build(isLayersModel(this.model) ? this.model : trainable);
       this.optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
     }
   }
