@@ -129,6 +129,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     storage,
     recomputation: settings.autoRecomputation,
     weightNames: request.weightNames,
+    syntheticData: settings.syntheticData,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   progress.step();
@@ -158,5 +159,6 @@ export function compileGraph(request: GraphCompileRequest): Executable {
       halfFloatCasting: precision.halfFloatCasting,
       automaticLossScaling: training && settings.training.automaticLossScaling,
     },
+    ...(settings.syntheticData ? { syntheticData: true } : {}),
   };
 }

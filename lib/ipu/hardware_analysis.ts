@@ -59,6 +59,8 @@ export interface HardwareRequest {
   readonly recomputation?: RecomputationType;
   /** The name reports give each parameter, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
+  /** Inputs made on the device and outputs not copied back: no host transfer (default false). */
+  readonly syntheticData?: boolean;
 }
 
 /**
@@ -123,8 +125,8 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     scheduleRuns: request.training ? request.deviceIterations : 1,
     replicationFactor: request.replicationFactor,
     samplesPerCall: request.samplesPerCall,
-    hostBytesIn: inputBytes * request.microBatchesPerReplica,
-    hostBytesOut: outputBytes * request.returnedMicroBatches,
+    hostBytesIn: request.syntheticData ? 0 : inputBytes * request.microBatchesPerReplica,
+    hostBytesOut: request.syntheticData ? 0 : outputBytes * request.returnedMicroBatches,
     trainedWeights: request.trainedWeights,
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
     storage,

@@ -285,7 +285,11 @@ export class Options {
 
   /**
    * Replaces host I/O with data generated on the device, to measure a model as
-   * if I/O were free. Stored and reported; has no effect on the simulated engine yet.
+   * if I/O were free (default false), as PopTorch's: float inputs are drawn
+   * from a standard normal distribution on the device (integer and boolean
+   * inputs are zeros), the host's input values are not read, outputs and the
+   * loss are not copied back and come back as zeros, and the timeline has no
+   * host transfer. Training still updates the weights (from the synthetic inputs).
    */
   enableSyntheticData(enabled: boolean): this {
     const where = this.#check('enableSyntheticData');

@@ -72,4 +72,10 @@ export interface Executable {
   readonly broadcastBuffers: boolean;
   /** Float16 arithmetic and automatic loss scaling; absent: round to nearest, float32 partials, no exceptions, fixed loss scale. */
   readonly numerics?: NumericalBehaviour;
+  /**
+   * Whether the inputs are made on the device and the outputs are not copied
+   * back (`Options.enableSyntheticData`): a call computes on random normal
+   * inputs and returns zeros. Absent: false.
+   */
+  readonly syntheticData?: boolean;
 }

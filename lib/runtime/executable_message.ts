@@ -163,6 +163,7 @@ export function executableMessage(e: Executable): ExecutableMessage {
     broadcast_buffers: e.broadcastBuffers,
     hardware_json: stringifyLossless(e.hardware),
     ...(e.numerics ? { numerics_json: stringifyLossless(e.numerics) } : {}),
+    synthetic_data: e.syntheticData ?? false,
   };
 }
 
@@ -212,6 +213,7 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     hardware: hardwareFromJson(m.hardware_json, where),
     broadcastBuffers: m.broadcast_buffers,
     ...(m.numerics_json !== undefined ? { numerics: parseLossless(m.numerics_json, `${where} numerics`) as NumericalBehaviour } : {}),
+    ...(m.synthetic_data ? { syntheticData: true } : {}),
   };
 }
 

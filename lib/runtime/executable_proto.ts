@@ -197,6 +197,7 @@ export interface ExecutableMessage {
   broadcast_buffers: boolean;
   hardware_json: string;
   numerics_json?: string;
+  synthetic_data: boolean;
 }
 
 /** `ParameterSpec`. */

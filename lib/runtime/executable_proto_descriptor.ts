@@ -913,6 +913,10 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "options": {
                 "proto3_optional": true
               }
+            },
+            "synthetic_data": {
+              "type": "bool",
+              "id": 20
             }
           }
         },

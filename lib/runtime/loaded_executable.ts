@@ -80,6 +80,18 @@ class HostBatch {
   }
 }
 
+/**
+ * What the host gets of outputs that synthetic data does not copy back:
+ * zeros in their shapes, as PopTorch returns (the device's values are disposed).
+ */
+function notCopiedBack(outputs: tf.Tensor[]): tf.Tensor[] {
+  return outputs.map((t) => {
+    const zeros = tf.zeros(t.shape, t.dtype);
+    t.dispose();
+    return zeros;
+  });
+}
+
 /** Summed (or running-mean) gradients of one parameter for each of its replica groups. */
 interface GroupGradients {
   sums: Array<tf.Tensor | undefined>;
@@ -274,7 +286,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     const runs = training ? f.deviceIterations : 1;
     const workers = this.workerIpus?.ready() ? this.workerIpus : undefined;
     workers?.beginCall();
-    const inputs = this.deviceInputs(hostInputs);
+    const inputs = executable.syntheticData ? this.syntheticInputs(hostInputs) : this.deviceInputs(hostInputs);
     const batch = new HostBatch(inputs);
     try {
       for (let d = 0; d < runs; d++) {
@@ -288,7 +300,7 @@ export class LoadedExecutable implements OptimizerStateStore {
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
       this.iterations += f.deviceIterations;
-      const combined = this.hostOutputs(collector.finish());
+      const combined = executable.syntheticData ? notCopiedBack(collector.finish()) : this.hostOutputs(collector.finish());
       const loss = training ? combined.pop() : undefined;
       workers?.endCall();
       return loss ? { outputs: combined, loss } : { outputs: combined };
@@ -305,6 +317,21 @@ export class LoadedExecutable implements OptimizerStateStore {
   private deviceInputs(hostInputs: readonly tf.Tensor[]): tf.Tensor[] {
     const { graph } = this.executable;
     return hostInputs.map((t, i) => (graph.values[graph.inputs[i]!]!.precision === 'float16' ? this.rounding.round(t) : t));
+  }
+
+  /**
+   * Inputs made on the device instead of copied from the host (synthetic
+   * data, PopART's `RandomNormal` mode): float inputs drawn from a standard
+   * normal distribution by the device's generator, integer and boolean ones
+   * zeros (valid indices and labels), in the shapes of the host inputs.
+   */
+  private syntheticInputs(hostInputs: readonly tf.Tensor[]): tf.Tensor[] {
+    const { graph } = this.executable;
+    return hostInputs.map((t, i) => {
+      if (t.dtype !== 'float32') return tf.zeros(t.shape, t.dtype);
+      const values = tf.tensor(this.random.normal(t.size, 0, 1), t.shape, 'float32');
+      return graph.values[graph.inputs[i]!]!.precision === 'float16' ? this.rounding.replace(values) : values;
+    });
   }
 
   /** The combined outputs (then the loss) as the host gets them: float16 ones rounded (a `Sum` of float16 values) and marked float16. */

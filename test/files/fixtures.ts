@@ -72,5 +72,9 @@ export async function compiledVariants(): Promise<Array<{ name: string; executor
   const momentum = trainingModel(model, { options: offline(), loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.05, momentum: 0.9 }) });
   await momentum.compile(x, y);
   out.push({ name: 'training with momentum', executor: momentum, inputs: [x, y] });
+
+  const synthetic = inferenceModel(linearModel(4), { options: offline().enableSyntheticData(true) });
+  await synthetic.compile(x);
+  out.push({ name: 'inference on synthetic data', executor: synthetic, inputs: [x] });
   return out;
 }
