@@ -5,5 +5,7 @@ export { identityLoss, type LossReduction } from './identity_loss.js';
 export { recomputationCheckpoint } from './recomputation_checkpoint.js';
 export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './ipu_print_tensor.js';
 export { nop } from './nop.js';
+export { dynamicSlice } from './dynamic_slice.js';
+export { dynamicUpdate } from './dynamic_update.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';

@@ -198,6 +198,15 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const exchange = MOVES.has(kernel) ? Math.ceil(bytesMoved / tiles) / EXCHANGE_BYTES_PER_TILE_CYCLE : 0;
     return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (kernel === 'Cast' ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
   }
+  if (kernel === POPTFJS_KERNELS.dynamicSlice || kernel === POPTFJS_KERNELS.dynamicUpdate) {
+    // popops' dynamic slice and update: the offset is sent to the tiles (a superstep), then the slice's elements move
+    // between the tiles that hold them in the tensor and in the slice (another); an update writes into a copy of the tensor.
+    const update = kernel === POPTFJS_KERNELS.dynamicUpdate;
+    const sliceBytes = update ? valueBytes(graph, node.inputs[node.inputNames?.indexOf('src') ?? 1]!) : bytesMoved;
+    const perTile = Math.ceil(sliceBytes / tiles);
+    const copy = update ? Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE : 0;
+    return { compute: 2 * ELEMENTWISE_VERTEX_CYCLES + perTile / LOCAL_COPY_BYTES_PER_CYCLE + copy, exchange: perTile / EXCHANGE_BYTES_PER_TILE_CYCLE, sync: 2 * TILE_SYNC_CYCLES, temporaryBytes: 0 };
+  }
   if (kernel === POPTFJS_KERNELS.nop || kernel === POPTFJS_KERNELS.ipuPrintTensor) {
     // A copy of the input on each tile (PopART's Nop and PrintTensor output a copy); a print also sends the tensor to the host.
     const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };

@@ -9,6 +9,10 @@ export const POPTFJS_KERNELS = {
   ipuPrintTensor: 'poptfjs.IpuPrintTensor',
   /** `ops.nop`: hands its input on as a copy that no pattern removes. */
   nop: 'poptfjs.Nop',
+  /** `ops.dynamicSlice`: a slice of a fixed size at an offset read from a tensor when it runs. */
+  dynamicSlice: 'poptfjs.DynamicSlice',
+  /** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */
+  dynamicUpdate: 'poptfjs.DynamicUpdate',
 } as const;
 
 /** One of {@link POPTFJS_KERNELS}. */

@@ -352,6 +352,8 @@ const directKernelCases: OpCase[] = [
 const poptfjsOpCases: OpCase[] = [
   { name: 'ops.ipuPrintTensor', run: (t) => ops.ipuPrintTensor(t.random([2, 3]), 'title') },
   { name: 'ops.nop', run: (t) => ops.nop(t.random([2, 3], 'int32')) },
+  { name: 'ops.dynamicSlice', run: (t) => ops.dynamicSlice(t.random([2, 8]), 1, t.values(2, [], 'int32'), 4, 3) },
+  { name: 'ops.dynamicUpdate', run: (t) => ops.dynamicUpdate(t.random([2, 8]), t.random([2, 3]), 1, t.values([4], [1], 'int32'), 3) },
 ];
 
 /** Every case of the catalog. */

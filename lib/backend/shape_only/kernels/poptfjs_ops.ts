@@ -11,4 +11,12 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   [POPTFJS_KERNELS.ipuPrintTensor]: (call) => output(call.input('x').shape, call.input('x').dtype),
   /** The input's shape and dtype. */
   [POPTFJS_KERNELS.nop]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** The input's shape with `ceil(size / step)` elements along `dim`. */
+  [POPTFJS_KERNELS.dynamicSlice]: (call) => {
+    const { dim, size, step } = call.attrs as unknown as { dim: number; size: number; step: number };
+    const x = call.input('x');
+    return output(x.shape.map((n, d) => (d === dim ? Math.ceil(size / step) : n)), x.dtype);
+  },
+  /** The shape and dtype of the tensor updated. */
+  [POPTFJS_KERNELS.dynamicUpdate]: (call) => output(call.input('x').shape, call.input('x').dtype),
 };
