@@ -9,6 +9,8 @@ import { PoptfjsError } from '../errors.js';
 export interface WeightHolder {
   /** Writes this executor's device weights into the host model. */
   copyWeightsToHost(): void;
+  /** Writes them only if a training step ran since they were last written; true if it wrote them. */
+  copyWeightsToHostIfNeeded(): boolean;
   /** True once `destroy()` was called. */
   readonly isDestroyed: boolean;
 }

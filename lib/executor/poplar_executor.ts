@@ -5,7 +5,9 @@
  * The first call compiles: the model is traced on one micro-batch into the IR
  * and loaded on the device with a copy of the host weights. Every call then
  * splits the host batch into micro-batches and runs them on the device; the
- * weights stay there until `copyWeightsToHost()`.
+ * weights stay there, and a training step only marks the host model's stale:
+ * they are copied back when the host model's weights are next read
+ * (`copyWeightsToHostIfNeeded`), or by `copyWeightsToHost()`.
  */
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
@@ -48,6 +50,7 @@ import { defaultOptimizerBuilder } from './default_optimizer.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
+import { hostWeightsStale, markHostWeightsCurrent, markHostWeightsStale } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { readCheckpointFile, writeCheckpointFile } from '../runtime/checkpoint_file.js';
 import { mapDeviceState } from '../runtime/device_state.js';
@@ -254,7 +257,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.requireCompiled('detachFromDevice');
     const device = this.binding!.device;
     if (!device.isAttached) throw new PoptfjsError('detachFromDevice: the device is not attached', { type: 'device' });
-    if (this.training && device.pendingRecovery === undefined) this.copyWeightsToHost();
+    if (this.training) this.copyWeightsToHostIfNeeded();
     device.detach();
     this.compiled!.loaded.stopWorkerIpus();
     this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';
@@ -453,6 +456,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * host's memory after each kernel.
    */
   private async traceModel(examples: readonly tf.Tensor[], afterKernel: () => void): Promise<TracedModel> {
+    // The trace reads the host weights: they must not be copied from a device while it records.
+    wrappedModelState(this.model).newestOnDevice?.copyWeightsToHostIfNeeded();
     const replacements = this.groupedSlices();
     try {
       return await traceWrappedModel({ model: this.model, training: this.training, loss: this.loss, examples, replacements, afterKernel });
@@ -784,7 +789,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.syncWeights(compiled);
     const result = compiled.loaded.run(inputs, binding.observer());
     this.calls++;
-    if (this.training) wrappedModelState(this.model).newestOnDevice = this;
+    if (this.training) {
+      wrappedModelState(this.model).newestOnDevice = this;
+      markHostWeightsStale(this, compiled.variables);
+    }
     const output = compiled.executable.singleOutput ? result.outputs[0]! : result.outputs;
     return this.training ? [output, result.loss!] : output;
   }
@@ -798,11 +806,32 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         type: 'device',
       });
     }
+    markHostWeightsCurrent(this);
     compiled.loaded.storeWeights(compiled.variables);
     const state = wrappedModelState(this.model);
     state.hostVersion++;
     this.loadedHostVersion = state.hostVersion;
     if (state.newestOnDevice === this) state.newestOnDevice = undefined;
+  }
+
+  /**
+   * Copies the device weights to the host model if a training step ran since
+   * they were last copied (true if it copied), as PopTorch's
+   * `copyWeightsToHostIfNeeded`. poptfjs calls it when the host model's
+   * weights are read, so they always show the trained values. If a fault lost
+   * the device's weights, the host model keeps those last copied, with a
+   * warning.
+   */
+  copyWeightsToHostIfNeeded(): boolean {
+    if (!hostWeightsStale(this)) return false;
+    const recovery = this.binding?.device.pendingRecovery;
+    if (recovery !== undefined) {
+      markHostWeightsCurrent(this);
+      log.warn(`the device of '${this.compiled?.executable.modelName ?? modelName(this.model)}' lost its weights in a fault (recover with ${recovery}); the host model keeps the weights last copied from it`);
+      return false;
+    }
+    this.copyWeightsToHost();
+    return true;
   }
 
   /** Copies the host model's weights to the device (needed after changing them outside poptfjs). */
@@ -870,9 +899,14 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return irText(this.requireCompiled('irText').executable.graph);
   }
 
-  /** Frees the device state and releases the model; the executor cannot be used afterwards. */
+  /**
+   * Copies the trained weights to the host model (as PopTorch does), frees
+   * the device state and releases the model; the executor cannot be used
+   * afterwards.
+   */
   destroy(): void {
     if (this.destroyed) return;
+    this.copyWeightsToHostIfNeeded();
     this.binding?.device.detach();
     if (this.compiled) this.optimizer?.detachStateStore(this.compiled.loaded);
     this.compiled?.loaded.dispose();
