@@ -5,6 +5,7 @@ export { identityLoss, type LossReduction } from './identity_loss.js';
 export { recomputationCheckpoint } from './recomputation_checkpoint.js';
 export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './ipu_print_tensor.js';
 export { nop } from './nop.js';
+export { customOp, registerCustomOp, unregisterCustomOp, type CustomOpAttribute, type CustomOpAttributes, type CustomOpDefinition } from './custom_op.js';
 export { dynamicSlice } from './dynamic_slice.js';
 export { dynamicUpdate } from './dynamic_update.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';

@@ -212,6 +212,9 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
     return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
   }
+  // A custom op (and its gradient) is taken to be element-wise: one pass over its output elements at the cycles per
+  // element of an operation the table does not list, with its smaller inputs broadcast to the tiles, and one sync.
+  if (kernel === POPTFJS_KERNELS.customOp || kernel === POPTFJS_KERNELS.customOpGradient) return elementwise(DEFAULT_CYCLES_PER_ELEMENT);
   if (kernel.startsWith('poptfjs.')) return FREE;
   // A division by one number is a multiplication by its reciprocal.
   if ((kernel === 'RealDiv' || kernel === 'Div') && sizeOf(graph.values[node.inputs[1]!]!.shape) === 1) return elementwise(CYCLES_PER_ELEMENT.Multiply!);

@@ -4,6 +4,7 @@
  * with shapes only are in ../shape_only/kernels/poptfjs_ops.ts.
  */
 import { registerIdentityKernels } from './identity_kernels.js';
+import { registerCustomOpKernels } from './custom_op_kernels.js';
 import { registerDynamicSliceKernels } from './dynamic_slice_kernels.js';
 
 export { POPTFJS_KERNELS, type PoptfjsKernelName } from './kernel_names.js';
@@ -12,5 +13,6 @@ export { PRINTED_GRADIENT_SUFFIX } from './identity_kernels.js';
 /** Registers poptfjs's kernels for each of `backendNames` (those already registered are kept) and their gradients. */
 export function registerPoptfjsKernels(backendNames: readonly string[]): void {
   registerIdentityKernels(backendNames);
+  registerCustomOpKernels(backendNames);
   registerDynamicSliceKernels(backendNames);
 }

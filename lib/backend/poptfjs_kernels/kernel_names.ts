@@ -9,6 +9,10 @@ export const POPTFJS_KERNELS = {
   ipuPrintTensor: 'poptfjs.IpuPrintTensor',
   /** `ops.nop`: hands its input on as a copy that no pattern removes. */
   nop: 'poptfjs.Nop',
+  /** `ops.customOp`: runs the forward kernel of the registered custom op its attributes name (`name`, `domain`) on its list of inputs. */
+  customOp: 'poptfjs.CustomOp',
+  /** The backward node of `ops.customOp`: runs the op's gradient kernel on the output gradients, the inputs and the outputs (one list). */
+  customOpGradient: 'poptfjs.CustomOpGrad',
   /** `ops.dynamicSlice`: a slice of a fixed size at an offset read from a tensor when it runs. */
   dynamicSlice: 'poptfjs.DynamicSlice',
   /** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */

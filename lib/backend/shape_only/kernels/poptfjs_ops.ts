@@ -4,6 +4,7 @@
  */
 import { POPTFJS_KERNELS } from '../../poptfjs_kernels/kernel_names.js';
 import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import type { CustomOpNodeAttrs } from '../../poptfjs_kernels/custom_op_kernels.js';
 
 /** The rules of poptfjs's kernels, by kernel name. */
 export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
@@ -11,6 +12,17 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   [POPTFJS_KERNELS.ipuPrintTensor]: (call) => output(call.input('x').shape, call.input('x').dtype),
   /** The input's shape and dtype. */
   [POPTFJS_KERNELS.nop]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** The shapes and dtypes of the call's example outputs. */
+  [POPTFJS_KERNELS.customOp]: (call) => {
+    const { outputShapes, outputDtypes } = call.attrsAs<CustomOpNodeAttrs>();
+    return outputShapes.map((shape, i) => output(shape, outputDtypes[i]!));
+  },
+  /** The shapes and dtypes of the op's inputs (the list's middle part, between the output gradients and the outputs). */
+  [POPTFJS_KERNELS.customOpGradient]: (call) => {
+    const list = call.inputList();
+    const outputs = call.attrsAs<CustomOpNodeAttrs>().outputShapes.length;
+    return list.slice(outputs, list.length - outputs).map((x) => output(x.shape, x.dtype));
+  },
   /** The input's shape with `ceil(size / step)` elements along `dim`. */
   [POPTFJS_KERNELS.dynamicSlice]: (call) => {
     const { dim, size, step } = call.attrs as unknown as { dim: number; size: number; step: number };
