@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { isMarkedLoss } from './loss_marker.js';
+import { collectLosses } from './loss_marker.js';
 import { callModel, flattenOutputs, isLayersModel, modelInputCount, modelName, type WrappableModel } from './model_function.js';
 
 /** A loss function in tfjs's argument order, returning per-sample losses or a scalar. */
@@ -109,18 +109,26 @@ export function forwardWithLoss(
   return { outputs, loss: lossValue };
 }
 
+/**
+ * The forward pass of a model that computes its own loss with
+ * `ops.identityLoss`: the loss is the one final marked loss (intermediate ones
+ * are plain reductions), and the outputs are what the model returns, less its
+ * last return of that loss.
+ */
 function ownLoss(model: WrappableModel, inputs: tf.Tensor[]): ForwardWithLoss {
-  const result = callModel(model, inputs, true);
+  const { result, finalLosses } = collectLosses(() => callModel(model, inputs, true));
   const all = flattenOutputs(result, `model '${modelName(model)}'`);
-  const losses = all.filter(isMarkedLoss);
-  if (losses.length !== 1) {
+  if (finalLosses.length !== 1) {
     throw new PoptfjsError(
-      losses.length === 0
+      finalLosses.length === 0
         ? `trainingModel: model '${modelName(model)}' has no loss. Pass { loss } (a tfjs loss name or a function (yTrue, yPred)), ` +
             'compile the layers model with a loss, or return [output, ops.identityLoss(loss, "mean")] from the model'
-        : `trainingModel: model '${modelName(model)}' returned ${losses.length} losses made by ops.identityLoss; combine them into one`,
+        : `trainingModel: model '${modelName(model)}' has ${finalLosses.length} independent losses made by ops.identityLoss; a model must have one final loss: ` +
+            'wrap the final loss in ops.identityLoss (e.g. ops.identityLoss(tf.add(loss1, loss2), "sum"))',
       { type: 'trace' },
     );
   }
-  return { outputs: all.filter((t) => !isMarkedLoss(t)), loss: losses[0]! };
+  const loss = finalLosses[0]!;
+  const returned = all.lastIndexOf(loss);
+  return { outputs: returned < 0 ? all : [...all.slice(0, returned), ...all.slice(returned + 1)], loss };
 }
