@@ -52,8 +52,14 @@ const SHUFFLE_BUFFER_BATCHES = 10;
  * loader and the models wrapped with the same options keep agreeing. As in
  * PopTorch, the training option `gradientAccumulation` is always included:
  * it is 1 for inference, where `inferenceModel` refuses anything else.
- * `opts.Distributed` is not taken into account: every process sees the whole
- * dataset.
+ * With `opts.Distributed.configureProcessId(processId, numProcesses)`, the
+ * loader of each process yields its share of every global batch of
+ * `numProcesses × combinedBatchSize` samples: process `p` the samples
+ * `p × combinedBatchSize` to `(p + 1) × combinedBatchSize - 1` of it, so the
+ * processes' batches of a step are disjoint and together are the global
+ * batch (a final short global batch, with `dropLast: false`, is shared as
+ * evenly as it divides). Shuffling processes need the same `seed` (or
+ * `opts.randomSeed`), so they share one order.
  *
  * The caller owns the yielded tensors and must dispose them. Tensors of an
  * array dataset stay the caller's. Elements of a `tf.data.Dataset` are
@@ -72,6 +78,10 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
   readonly #shuffle: boolean;
   readonly #dropLast: boolean;
   readonly #random: SeededRandom;
+  /** This process's index and the number of processes sharing each global batch (`opts.Distributed`). */
+  readonly #process: { readonly id: number; readonly count: number };
+  /** Samples of one global batch: `combinedBatchSize` for each process. */
+  readonly #globalBatchSize: number;
   readonly #source:
     | { readonly kind: 'tensors'; readonly tensors: readonly tf.Tensor[]; readonly samples: number }
     | { readonly kind: 'dataset'; readonly dataset: tf.data.Dataset<DataLoaderSample> };
@@ -88,10 +98,16 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
     this.batchSize = checkArgument(positiveInteger, loaderOptions.batchSize ?? 1, 'DataLoader: batchSize');
     this.#shuffle = checkArgument(flag, loaderOptions.shuffle ?? false, 'DataLoader: shuffle');
     this.#dropLast = checkArgument(flag, loaderOptions.dropLast ?? true, 'DataLoader: dropLast');
-    const seed =
-      loaderOptions.seed === undefined
-        ? Math.floor(Math.random() * 2 ** 32)
-        : checkArgument(seedRule, loaderOptions.seed, 'DataLoader: seed');
+    const { processId, numProcesses } = settings.distributed;
+    this.#process = { id: processId, count: numProcesses };
+    const sharedSeed = loaderOptions.seed ?? (numProcesses > 1 ? settings.randomSeed : undefined);
+    if (sharedSeed === undefined && this.#shuffle && numProcesses > 1) {
+      throw new RangeError(
+        `DataLoader: shuffling across ${numProcesses} processes needs a seed all of them share (the loader's seed, or opts.randomSeed), ` +
+          'so that every process shuffles into the same order and takes its own share of it',
+      );
+    }
+    const seed = sharedSeed === undefined ? Math.floor(Math.random() * 2 ** 32) : checkArgument(seedRule, sharedSeed, 'DataLoader: seed');
     this.#random = new SeededRandom(seed);
 
     const { deviceIterations, replicationFactor, inputReplicaGrouping, training } = settings;
@@ -107,11 +123,13 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
       `(replicationFactor ${replicationFactor} / input group size ${inputReplicaGrouping.size}) × ` +
       `gradientAccumulation ${training.gradientAccumulation}`;
 
+    this.#globalBatchSize = this.combinedBatchSize * numProcesses;
+    const processes = numProcesses > 1 ? ` for each of ${numProcesses} processes` : '';
     let samples: number | undefined;
     if (dataset instanceof tf.data.Dataset) {
       const size = dataset.size;
       samples = size === null || !Number.isFinite(size) ? undefined : size;
-      const buffer = samples ?? SHUFFLE_BUFFER_BATCHES * this.combinedBatchSize;
+      const buffer = samples ?? SHUFFLE_BUFFER_BATCHES * this.#globalBatchSize;
       this.#source = {
         kind: 'dataset',
         dataset: this.#shuffle ? dataset.shuffle(Math.max(buffer, 1), String(seed)) : dataset,
@@ -121,18 +139,33 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
       this.#source = { kind: 'tensors', tensors: [...dataset], samples };
     }
     if (samples === 0) throw new RangeError('DataLoader: the dataset is empty');
-    if (samples !== undefined && this.#dropLast && samples < this.combinedBatchSize) {
+    if (samples !== undefined && this.#dropLast && samples < this.#globalBatchSize) {
       throw new RangeError(
         `DataLoader: the dataset has ${samples} samples, fewer than one combined batch of ${this.combinedBatchSize} ` +
-          `(${arithmetic}); use a smaller batchSize or dropLast: false`,
+          `(${arithmetic})${processes}; use a smaller batchSize or dropLast: false`,
       );
     }
-    this.length =
-      samples === undefined
-        ? undefined
-        : this.#dropLast
-          ? Math.floor(samples / this.combinedBatchSize)
-          : Math.ceil(samples / this.combinedBatchSize);
+    this.length = samples === undefined ? undefined : this.#batchesOf(samples);
+  }
+
+  /** This process's batches of an epoch over `samples` samples. */
+  #batchesOf(samples: number): number {
+    const full = Math.floor(samples / this.#globalBatchSize);
+    return this.#dropLast ? full : full + (this.#share(samples % this.#globalBatchSize).size > 0 ? 1 : 0);
+  }
+
+  /**
+   * Where this process's share of a global batch of `size` samples starts
+   * and how many it has: `combinedBatchSize` of a full one, an even share of
+   * a short one.
+   */
+  #share(size: number): { start: number; size: number } {
+    const { id, count } = this.#process;
+    if (size === this.#globalBatchSize) return { start: id * this.combinedBatchSize, size: this.combinedBatchSize };
+    const sizeOf = (p: number) => Math.floor(size / count) + (p < size % count ? 1 : 0);
+    let start = 0;
+    for (let p = 0; p < id; p++) start += sizeOf(p);
+    return { start, size: sizeOf(id) };
   }
 
   /** Starts an epoch: the batches in order (a new order each epoch when shuffling). */
@@ -144,9 +177,13 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
   }
 
   async *#tensorBatches(tensors: readonly tf.Tensor[], samples: number, order: Int32Array | undefined): AsyncGenerator<tf.Tensor[]> {
-    for (let start = 0; start < samples; start += this.combinedBatchSize) {
-      const size = Math.min(this.combinedBatchSize, samples - start);
-      if (size < this.combinedBatchSize && this.#dropLast) return;
+    for (let globalStart = 0; globalStart < samples; globalStart += this.#globalBatchSize) {
+      const globalSize = Math.min(this.#globalBatchSize, samples - globalStart);
+      if (globalSize < this.#globalBatchSize && this.#dropLast) return;
+      const share = this.#share(globalSize);
+      if (share.size === 0) return;
+      const start = globalStart + share.start;
+      const size = share.size;
       yield tf.tidy(() => {
         if (order === undefined) return tensors.map((tensor) => tensor.slice(start, size));
         const indices = tf.tensor1d(order.subarray(start, start + size), 'int32');
@@ -163,20 +200,27 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
         const { value, done } = await iterator.next();
         if (done) break;
         pending.push(sampleComponents(value, pending[0]?.length));
-        if (pending.length === this.combinedBatchSize) {
-          const batch = stackSamples(pending);
+        if (pending.length === this.#globalBatchSize) {
+          const batch = this.#stackShare(pending);
           pending = [];
           yield batch;
         }
       }
-      if (pending.length > 0 && !this.#dropLast) {
-        const batch = stackSamples(pending);
+      if (pending.length > 0 && !this.#dropLast && this.#share(pending.length).size > 0) {
+        const batch = this.#stackShare(pending);
         pending = [];
         yield batch;
       }
     } finally {
       for (const sample of pending) tf.dispose(sample);
     }
+  }
+
+  /** Stacks this process's share of a global batch of samples into a batch; disposes every sample. */
+  #stackShare(samples: readonly tf.Tensor[][]): tf.Tensor[] {
+    const { start, size } = this.#share(samples.length);
+    for (const [i, sample] of samples.entries()) if (i < start || i >= start + size) tf.dispose(sample);
+    return stackSamples(samples.slice(start, start + size));
   }
 }
 
