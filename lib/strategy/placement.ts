@@ -9,6 +9,13 @@
  * data). Units are ordered F0 < F1 < ... < F(G-1) < B(G-1) < ... < B0, an
  * order in which one micro-batch can run; a strategy's schedule interleaves
  * units over micro-batches and IPUs.
+ *
+ * In a phased strategy a block may span several IPUs of its phase, as in
+ * PopTorch: a `Stage` without an IPU of its own places each of its blocks'
+ * nodes on the IPU of the `Block` scope that traced it (`Block.run({ userId:
+ * 'A', ipuId: 0 }, ...)` then `Block.run({ userId: 'A', ipuId: 2 }, ...)`),
+ * and such a stage becomes one placed stage per IPU it uses, each listing
+ * the block. In the other strategies a block runs on one IPU.
  */
 import { PoptfjsError } from '../errors.js';
 import type { Graph, Node, Pass } from '../ir/graph.js';
@@ -18,7 +25,7 @@ import type { Liveness } from '../options/enums.js';
 /** The block of nodes traced outside any block (before the first `BeginBlock`, or without annotations). */
 export const UNANNOTATED_BLOCK = '(unannotated)';
 
-/** A stage: blocks that run together on one IPU. */
+/** A stage: blocks (or, phased, the parts of blocks) that run together on one IPU. */
 export interface PlacedStage {
   /** Position of the stage in model order. */
   readonly index: number;
@@ -71,7 +78,10 @@ function placementError(message: string, location = ''): PoptfjsError {
 /** A block met in the forward pass: its id, IPU (if given) and first node. */
 interface ModelBlock {
   readonly id: string;
+  /** The IPU of its first node that has one. */
   readonly ipu: number | undefined;
+  /** Every IPU its forward nodes were given, in the order the model met them (several only in phased strategies). */
+  readonly ipus: readonly number[];
   readonly firstNode: Node;
 }
 
@@ -79,29 +89,47 @@ function nodeWhere(node: Node): string {
   return `kernel ${node.kernel}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
 }
 
-/** The blocks of the model, in the order the model first enters them. */
-function modelBlocks(graph: Graph): ModelBlock[] {
-  const blocks = new Map<string, ModelBlock>();
+/**
+ * The blocks of the model, in the order the model first enters them. A block
+ * whose nodes were given several IPUs is an error unless `spanIpus` (phased
+ * strategies) allows it.
+ */
+function modelBlocks(graph: Graph, spanIpus: boolean): ModelBlock[] {
+  const blocks = new Map<string, { id: string; ipus: number[]; firstNode: Node }>();
   for (const node of graph.nodes) {
     if (node.annotations.pass !== 'forward' || node.annotations.loss) continue;
     const id = node.annotations.block ?? UNANNOTATED_BLOCK;
     const ipu = node.annotations.block === undefined ? 0 : node.annotations.ipu;
-    const known = blocks.get(id);
+    let known = blocks.get(id);
     if (!known) {
-      blocks.set(id, { id, ipu, firstNode: node });
-    } else if (ipu !== undefined && known.ipu !== undefined && ipu !== known.ipu) {
-      throw placementError(`block '${id}' is placed on IPU ${known.ipu} and on IPU ${ipu}; a block runs on one IPU`, id);
-    } else if (known.ipu === undefined && ipu !== undefined) {
-      blocks.set(id, { ...known, ipu });
+      known = { id, ipus: [], firstNode: node };
+      blocks.set(id, known);
     }
+    if (ipu === undefined || known.ipus.includes(ipu)) continue;
+    if (known.ipus.length > 0 && !spanIpus) {
+      throw placementError(
+        `block '${id}' is placed on IPU ${known.ipus[0]} and on IPU ${ipu}; a block runs on one IPU (only a phased execution lets a block span the IPUs of its phase)`,
+        id,
+      );
+    }
+    known.ipus.push(ipu);
   }
-  if (blocks.size === 0) blocks.set(UNANNOTATED_BLOCK, { id: UNANNOTATED_BLOCK, ipu: 0, firstNode: graph.nodes[0]! });
-  return [...blocks.values()];
+  if (blocks.size === 0) blocks.set(UNANNOTATED_BLOCK, { id: UNANNOTATED_BLOCK, ipus: [0], firstNode: graph.nodes[0]! });
+  return [...blocks.values()].map((b) => ({ ...b, ipu: b.ipus[0] }));
+}
+
+/** The stage id, IPU and (phased) phase a block, or a block's part on one IPU, is placed with. */
+interface BlockStage {
+  readonly stageId: number;
+  readonly ipu: number;
+  readonly phase?: number;
 }
 
 interface StageAssignment {
-  /** Stage id, IPU and (phased) phase of each block. */
-  readonly byBlock: Map<string, { stageId: number; ipu: number; phase?: number }>;
+  /** Stage id, IPU and (phased) phase of each block (of its part on its first IPU, for a block spanning IPUs). */
+  readonly byBlock: Map<string, BlockStage>;
+  /** Phased: the part of each block on each IPU it spans, when it spans several. */
+  readonly byBlockIpu?: Map<string, Map<number, BlockStage>>;
 }
 
 function explicitStages(data: StagedExecutionData, blocks: ModelBlock[]): StageAssignment {
@@ -154,36 +182,45 @@ function autoStages(data: StagedExecutionData, blocks: ModelBlock[]): StageAssig
 }
 
 function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAssignment {
-  const known = new Set(blocks.map((b) => b.id));
-  const byBlock = new Map<string, { stageId: number; ipu: number; phase: number }>();
+  const known = new Map(blocks.map((b) => [b.id, b]));
+  const byBlock = new Map<string, BlockStage>();
+  const byBlockIpu = new Map<string, Map<number, BlockStage>>();
   let stageId = 0;
   const parallel = data.type === 'ParallelPhasedExecution';
-  const groupOf = (phase: number) => data.phases[phase]!.stages.map((s) => s.ipu);
+  // The IPU of each placed stage of each phase.
+  const phaseIpus: number[][] = [];
   data.phases.forEach((phase, p) => {
-    if (phase.stages.length !== data.phases[0]!.stages.length) {
-      throw placementError(
-        `${data.type}: phase ${p} has ${phase.stages.length} stage(s) but phase 0 has ${data.phases[0]!.stages.length}; every phase needs one stage per IPU of its group`,
-      );
-    }
+    const ipus: number[] = [];
     phase.stages.forEach((stage, s) => {
-      if (stage.ipu === undefined) {
-        throw placementError(`${data.type}: stage ${s} of phase ${p} (blocks ${stage.blocks.join(', ')}) has no IPU; set it with strategy.phase(${p}).ipus(...) or Stage(...).ipu(n)`);
-      }
-      if (parallel && stage.ipu % 2 !== p % 2) {
-        throw placementError(
-          `ParallelPhasedExecution: phase ${p} runs on IPU ${stage.ipu}, but ${p % 2 === 0 ? 'even' : 'odd'} phases must run on ${p % 2 === 0 ? 'even' : 'odd'} IPUs`,
-        );
-      }
       for (const block of stage.blocks) {
         if (!known.has(block)) {
-          throw placementError(`${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known].map((b) => `'${b}'`).join(', ')})`, block);
+          throw placementError(`${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known.keys()].map((b) => `'${b}'`).join(', ')})`, block);
         }
-        byBlock.set(block, { stageId, ipu: stage.ipu, phase: p });
       }
-      stageId++;
+      const stageIpus = stage.ipu !== undefined ? [stage.ipu] : blockIpus(data, stage.blocks, known, s, p);
+      for (const ipu of stageIpus) {
+        if (parallel && ipu % 2 !== p % 2) {
+          throw placementError(
+            `ParallelPhasedExecution: phase ${p} runs on IPU ${ipu}, but ${p % 2 === 0 ? 'even' : 'odd'} phases must run on ${p % 2 === 0 ? 'even' : 'odd'} IPUs`,
+          );
+        }
+      }
+      const parts = new Map(stageIpus.map((ipu) => [ipu, { stageId: stageId++, ipu, phase: p }]));
+      for (const block of stage.blocks) {
+        const own = stage.ipu !== undefined ? [stage.ipu] : known.get(block)!.ipus;
+        byBlock.set(block, parts.get(own[0]!)!);
+        if (own.length > 1) byBlockIpu.set(block, new Map(own.map((ipu) => [ipu, parts.get(ipu)!])));
+      }
+      ipus.push(...stageIpus);
     });
-    const group = groupOf(p).slice().sort((a, b) => a! - b!).join(',');
-    const reference = groupOf(parallel ? p % 2 : 0).slice().sort((a, b) => a! - b!).join(',');
+    phaseIpus.push(ipus);
+    if (ipus.length !== phaseIpus[0]!.length) {
+      throw placementError(
+        `${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`,
+      );
+    }
+    const group = ipus.slice().sort((a, b) => a - b).join(',');
+    const reference = phaseIpus[parallel ? p % 2 : 0]!.slice().sort((a, b) => a - b).join(',');
     if (group !== reference) {
       throw placementError(
         `${data.type}: phase ${p} runs on IPUs ${group} but phase ${parallel ? p % 2 : 0} on IPUs ${reference}; ` +
@@ -196,7 +233,28 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
       throw placementError(`${data.type}: block '${block.id}' is in none of the phases; add it to a Stage of a Phase`, block.id);
     }
   }
-  return { byBlock };
+  return { byBlock, byBlockIpu };
+}
+
+/**
+ * The IPUs of a phased stage that has none of its own: those its blocks'
+ * nodes were given (ascending). An error when no block has one, or one block
+ * has none.
+ */
+function blockIpus(data: PhasedExecutionData, stageBlocks: readonly string[], known: ReadonlyMap<string, ModelBlock>, s: number, p: number): number[] {
+  const without = stageBlocks.filter((b) => known.get(b)!.ipus.length === 0);
+  if (without.length === stageBlocks.length) {
+    throw placementError(
+      `${data.type}: stage ${s} of phase ${p} (blocks ${stageBlocks.join(', ')}) has no IPU; set it with strategy.phase(${p}).ipus(...) or Stage(...).ipu(n), or give its blocks an ipuId`,
+    );
+  }
+  if (without.length > 0) {
+    throw placementError(
+      `${data.type}: block '${without[0]}' of stage ${s} of phase ${p} has no IPU, and neither has the stage; give the block an ipuId, or set the stage's IPU with Stage(...).ipu(n)`,
+      without[0],
+    );
+  }
+  return [...new Set(stageBlocks.flatMap((b) => known.get(b)!.ipus))].sort((a, b) => a - b);
 }
 
 function isPowerOfTwo(n: number): boolean {
@@ -206,8 +264,8 @@ function isPowerOfTwo(n: number): boolean {
 /** Places the traced graph according to the strategy; an error names the block, stage and rule broken. */
 export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   const { strategy } = request;
-  const blocks = modelBlocks(graph);
   const phased = strategy.type === 'SerialPhasedExecution' || strategy.type === 'ParallelPhasedExecution';
+  const blocks = modelBlocks(graph, phased);
   const assignment = phased
     ? phasedStages(strategy as PhasedExecutionData, blocks)
     : (strategy as StagedExecutionData).stages.length > 0
@@ -243,26 +301,38 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   }
 
   // Stages in model order: blocks with the same stage id form one stage; in a pipeline,
-  // consecutive stages on the same IPU merge.
+  // consecutive stages on the same IPU merge. A phased block spanning IPUs is in one stage per IPU.
   const stages: Array<{ stageId: number; ipu: number; blocks: string[]; phase?: number }> = [];
-  const stageOfBlock = new Map<string, number>();
   const byStageId = new Map<number, number>();
   for (const block of blocks) {
-    const a = assignment.byBlock.get(block.id)!;
-    let index = byStageId.get(a.stageId);
-    const last = stages[stages.length - 1];
-    if (index === undefined && strategy.type === 'PipelinedExecution' && last && last.ipu === a.ipu) index = stages.length - 1;
-    if (index === undefined) {
-      index = stages.length;
-      stages.push({ stageId: a.stageId, ipu: a.ipu, blocks: [], ...(a.phase !== undefined ? { phase: a.phase } : {}) });
+    const parts = assignment.byBlockIpu?.get(block.id)?.values() ?? [assignment.byBlock.get(block.id)!];
+    for (const a of parts) {
+      let index = byStageId.get(a.stageId);
+      const last = stages[stages.length - 1];
+      if (index === undefined && strategy.type === 'PipelinedExecution' && last && last.ipu === a.ipu) index = stages.length - 1;
+      if (index === undefined) {
+        index = stages.length;
+        stages.push({ stageId: a.stageId, ipu: a.ipu, blocks: [], ...(a.phase !== undefined ? { phase: a.phase } : {}) });
+      }
+      byStageId.set(a.stageId, index);
+      stages[index]!.blocks.push(block.id);
     }
-    byStageId.set(a.stageId, index);
-    stages[index]!.blocks.push(block.id);
-    stageOfBlock.set(block.id, index);
   }
   if (phased) stages.sort((x, y) => x.stageId - y.stageId);
   const placedStages: PlacedStage[] = stages.map((s, index) => ({ index, ...s }));
-  if (phased) placedStages.forEach((s) => s.blocks.forEach((b) => stageOfBlock.set(b, s.index)));
+  // The stage of each block on each IPU it is on; a node's IPU picks its block's part (its first, when it names none).
+  const blockParts = new Map<string, Map<number, number>>();
+  for (const stage of placedStages) {
+    for (const block of stage.blocks) {
+      if (!blockParts.has(block)) blockParts.set(block, new Map());
+      blockParts.get(block)!.set(stage.ipu, stage.index);
+    }
+  }
+  const stageOfBlock = (block: string, ipu: number | undefined): number | undefined => {
+    const parts = blockParts.get(block);
+    if (!parts) return undefined;
+    return (ipu === undefined ? undefined : parts.get(ipu)) ?? parts.get(assignment.byBlock.get(block)!.ipu) ?? parts.values().next().value;
+  };
 
   // Stages that run together: each stage alone, or the stages of a phase.
   const groups: number[][] = [];
@@ -279,8 +349,10 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   );
   const { nodeUnits, nodeStages } = assignUnits(graph, {
     forwardStage: (node) =>
-      node.annotations.pass === 'forward' && !node.annotations.loss ? stageOfBlock.get(node.annotations.block ?? UNANNOTATED_BLOCK)! : undefined,
-    blockStage: (node) => (node.annotations.block === undefined ? undefined : stageOfBlock.get(node.annotations.block)),
+      node.annotations.pass === 'forward' && !node.annotations.loss
+        ? stageOfBlock(node.annotations.block ?? UNANNOTATED_BLOCK, node.annotations.block === undefined ? undefined : node.annotations.ipu)!
+        : undefined,
+    blockStage: (node) => (node.annotations.block === undefined ? undefined : stageOfBlock(node.annotations.block, node.annotations.ipu)),
     unitOf: (pass, stage) => unitOfGroup(pass, groupOfStage.get(stage)!),
     firstStageOf: (unit) => units[unit]!.stages[0]!,
     lastForwardStage: placedStages.length - 1,
