@@ -23,6 +23,7 @@ import { buildSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../strategy/streaming_transfers.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
+import { anchorTensors } from './anchored_tensors.js';
 import type { CompileProgress } from './compile_progress.js';
 
 /** How calls are batched, what they return and how gradients are reduced, from the options. */
@@ -90,11 +91,12 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   const patterned = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
   const { fired } = patterned;
   const precision = settings.precision;
-  const graph = inferFloat16(patterned.graph, {
+  const inferred = inferFloat16(patterned.graph, {
     params: request.float16?.params ?? new Set(),
     inputs: request.float16?.inputs ?? new Set(),
     casting: precision.halfFloatCasting,
   });
+  const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
   progress.step();
   const placement = placeGraph(graph, {
     strategy: settings.executionStrategy.toJSON(),
@@ -121,6 +123,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     samplesPerCall: hostBatchSize(factors, request.microBatchSize),
     microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
     returnedMicroBatches: returnedMicroSteps(execution.outputMode, execution.outputReturnPeriod, factors),
+    anchoredOutputs: anchors.map((a) => ({ returnedMicroBatches: returnedMicroSteps(a.outputMode, a.outputReturnPeriod, factors) })),
     trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
     ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()) } : {}),
@@ -143,8 +146,8 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     outputMode: execution.outputMode,
     outputReturnPeriod: execution.outputReturnPeriod,
     reduction: execution.reduction,
-    outputCount: graph.roles.outputs.length,
-    singleOutput: graph.roles.outputs.length === 1,
+    outputCount: inferred.roles.outputs.length,
+    singleOutput: inferred.roles.outputs.length === 1,
     placement,
     schedule,
     streamingTransfers: transfers,
@@ -160,5 +163,6 @@ export function compileGraph(request: GraphCompileRequest): Executable {
       automaticLossScaling: training && settings.training.automaticLossScaling,
     },
     ...(settings.syntheticData ? { syntheticData: true } : {}),
+    ...(anchors.length > 0 ? { anchors } : {}),
   };
 }

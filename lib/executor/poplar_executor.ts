@@ -147,6 +147,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private compileSeconds = 0;
   private hostMemoryEstimate: HostMemoryEstimate | undefined;
   private calls = 0;
+  /** The anchored tensors of the last call, by short name. */
+  private anchored = new Map<string, tf.Tensor>();
   private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
   /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
   private reloadOnAttach: 'weights' | 'after-fault' | undefined;
@@ -608,7 +610,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const parameters = parameterSpecs(traced.variables);
     const names = matchModel(
       path,
-      { kind: file.executable.kind, inputs: file.executable.inputSignature, outputs: outputSignature(file.executable.graph), parameters: file.parameters, replicaGroupings: file.executable.replicaGroupings },
+      { kind: file.executable.kind, inputs: file.executable.inputSignature, outputs: outputSignature(file.executable.graph).slice(0, file.executable.outputCount), parameters: file.parameters, replicaGroupings: file.executable.replicaGroupings },
       {
         kind: this.training ? 'training' : 'inference',
         inputs: file.executable.inputSignature,
@@ -788,6 +790,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.syncWeights(compiled);
     const result = compiled.loaded.run(inputs, binding.observer());
+    tf.dispose([...this.anchored.values()]);
+    this.anchored = result.anchors ?? new Map();
     this.calls++;
     if (this.training) {
       wrappedModelState(this.model).newestOnDevice = this;
@@ -881,8 +885,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */
   outputDtypes(): PoptfjsDataType[] {
-    const { graph } = this.requireCompiled('outputDtypes').executable;
-    return graph.roles.outputs.map((id) => {
+    const { graph, outputCount } = this.requireCompiled('outputDtypes').executable;
+    return graph.roles.outputs.slice(0, outputCount).map((id) => {
       const v = graph.values[id]!;
       return v.precision === 'float16' ? 'float16' : v.dtype;
     });
@@ -892,6 +896,23 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   currentLossScale(): number {
     if (!this.training) throw new PoptfjsError('currentLossScale: an inference model has no loss scale', { type: 'executor' });
     return this.requireCompiled('currentLossScale').loaded.lossScale;
+  }
+
+  /**
+   * The value of the tensor anchored as `shortName` with
+   * `Options.anchorTensor` at the last call, combined over the call's
+   * micro-batches as its output mode says (the caller owns the returned
+   * tensor). An error before the first call or for a name not anchored.
+   */
+  getAnchoredTensor(shortName: string): tf.Tensor {
+    const { executable } = this.requireCompiled('getAnchoredTensor');
+    const value = this.anchored.get(shortName);
+    if (value === undefined) {
+      const names = (executable.anchors ?? []).map((a) => `'${a.name}'`);
+      const why = names.includes(`'${shortName}'`) ? 'the model has not run yet' : `no tensor is anchored as '${shortName}'; anchored: ${names.length > 0 ? names.join(', ') : 'none (Options.anchorTensor)'}`;
+      throw new PoptfjsError(`getAnchoredTensor('${shortName}'): ${why}`, { type: 'executor' });
+    }
+    return tf.clone(value);
   }
 
   /** The compiled graph as text. */
@@ -910,6 +931,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.binding?.device.detach();
     if (this.compiled) this.optimizer?.detachStateStore(this.compiled.loaded);
     this.compiled?.loaded.dispose();
+    tf.dispose([...this.anchored.values()]);
+    this.anchored.clear();
     this.compiled = undefined;
     this.destroyed = true;
     releaseExecutor(this.model, this);

@@ -59,6 +59,12 @@ export interface HardwareRequest {
   readonly recomputation?: RecomputationType;
   /** The name reports give each parameter, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
+  /**
+   * The anchored values (`Options.anchorTensor`), the last graph outputs, in
+   * order: how many micro-batches' values each replica sends back per call
+   * (their own output mode's). Default none.
+   */
+  readonly anchoredOutputs?: readonly { readonly returnedMicroBatches: number }[];
   /** Inputs made on the device and outputs not copied back: no host transfer (default false). */
   readonly syntheticData?: boolean;
 }
@@ -83,7 +89,10 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   const inputBytes = graph.inputs
     .filter((id) => graph.values[id]!.source.kind === 'input' && id !== graph.roles.lossScale)
     .reduce((sum, id) => sum + valueBytes(graph, id), 0);
-  const outputBytes = [...graph.roles.outputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
+  const anchored = request.anchoredOutputs ?? [];
+  const modelOutputs = graph.roles.outputs.slice(0, graph.roles.outputs.length - anchored.length);
+  const outputBytes = [...modelOutputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
+  const anchorBytes = anchored.reduce((sum, a, i) => sum + valueBytes(graph, graph.roles.outputs[modelOutputs.length + i]!) * a.returnedMicroBatches, 0);
   const type = request.training ? (request.recomputation ?? 'None') : 'None';
   const recomputation = planRecomputation(graph, placement, type);
   const macsPerCycle = ampMacsPerCycle(spec);
@@ -126,7 +135,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     replicationFactor: request.replicationFactor,
     samplesPerCall: request.samplesPerCall,
     hostBytesIn: request.syntheticData ? 0 : inputBytes * request.microBatchesPerReplica,
-    hostBytesOut: request.syntheticData ? 0 : outputBytes * request.returnedMicroBatches,
+    hostBytesOut: request.syntheticData ? 0 : outputBytes * request.returnedMicroBatches + anchorBytes,
     trainedWeights: request.trainedWeights,
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
     storage,

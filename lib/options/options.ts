@@ -341,9 +341,16 @@ export class Options {
 
   /**
    * Returns the graph tensor `longName` after each run under the name
-   * `shortName`. `outputMode` (absent: as the model's outputs) and
-   * `outputReturnPeriod` follow the rules of {@link Options.outputMode}.
-   * Anchoring a short name again replaces it.
+   * `shortName`, read with `executor.getAnchoredTensor(shortName)`, as
+   * PopTorch's anchors. `longName` names a tensor of the compiled graph that
+   * `executor.irText()` prints: a value (`'%12'`), the output of a layer by the
+   * layer name shown after `#` (`'dense_Dense1'`), or a weight's gradient as
+   * PopART names it (`'Gradient___dense_Dense1/bias'`); a name the graph does
+   * not have is an error at compile listing the names it has. `outputMode`
+   * (absent: as the model's outputs) and `outputReturnPeriod` follow the
+   * rules of {@link Options.outputMode}. Anchored values go to the host with
+   * the outputs (the timeline's host transfer). Anchoring a short name again
+   * replaces it.
    */
   anchorTensor(shortName: string, longName: string, outputMode?: OutputMode | null, outputReturnPeriod?: number | null): this {
     const where = this.#check('anchorTensor');

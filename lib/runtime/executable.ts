@@ -78,4 +78,20 @@ export interface Executable {
    * inputs and returns zeros. Absent: false.
    */
   readonly syntheticData?: boolean;
+  /**
+   * The tensors anchored with `Options.anchorTensor`: anchor `i` is the graph
+   * output `outputCount + i`, returned as its own output mode says. Absent: none.
+   */
+  readonly anchors?: readonly ExecutableAnchor[];
+}
+
+/** A tensor anchored with `Options.anchorTensor`, as the executable returns it. */
+export interface ExecutableAnchor {
+  /** The short name it is read back under (`executor.getAnchoredTensor(name)`). */
+  readonly name: string;
+  /** The name it was anchored by. */
+  readonly longName: string;
+  readonly outputMode: ResolvedOutputMode;
+  /** The period of `EveryN` (1 otherwise). */
+  readonly outputReturnPeriod: number;
 }

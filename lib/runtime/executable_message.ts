@@ -12,9 +12,9 @@ import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import type { BatchFactors } from './batch_plan.js';
-import type { Executable, GradientReduction, NumericalBehaviour, TensorSignature } from './executable.js';
+import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from './executable.js';
 import {
-  ExecutableKind, PassMessage, type BatchFactorsMessage, type ExecutableMessage, type PlacementMessage, type ScheduleMessage,
+  ExecutableKind, PassMessage, type AnchorMessage, type BatchFactorsMessage, type ExecutableMessage, type PlacementMessage, type ScheduleMessage,
   type TensorSignatureMessage,
 } from './executable_proto.js';
 import { checkedDtype, graphFromMessage, graphMessage } from './graph_message.js';
@@ -164,6 +164,7 @@ export function executableMessage(e: Executable): ExecutableMessage {
     hardware_json: stringifyLossless(e.hardware),
     ...(e.numerics ? { numerics_json: stringifyLossless(e.numerics) } : {}),
     synthetic_data: e.syntheticData ?? false,
+    anchors: (e.anchors ?? []).map((a) => ({ name: a.name, long_name: a.longName, output_mode: a.outputMode, output_return_period: a.outputReturnPeriod })),
   };
 }
 
@@ -214,7 +215,20 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     broadcastBuffers: m.broadcast_buffers,
     ...(m.numerics_json !== undefined ? { numerics: parseLossless(m.numerics_json, `${where} numerics`) as NumericalBehaviour } : {}),
     ...(m.synthetic_data ? { syntheticData: true } : {}),
+    ...(m.anchors.length > 0 ? { anchors: anchorsFromMessage(m.anchors, graph.roles.outputs.length - m.output_count, where) } : {}),
   };
+}
+
+function anchorsFromMessage(anchors: readonly AnchorMessage[], anchoredOutputs: number, where: string): ExecutableAnchor[] {
+  if (anchors.length !== anchoredOutputs) {
+    throw new PoptfjsError(`${where}: the executable has ${anchors.length} anchor(s) but its graph returns ${anchoredOutputs} value(s) besides the model's outputs`, { type: 'file' });
+  }
+  return anchors.map((a) => {
+    if (!['All', 'Final', 'Sum', 'EveryN'].includes(a.output_mode) || a.output_return_period < 1) {
+      throw new PoptfjsError(`${where}: anchor '${a.name}' has output mode '${a.output_mode}' with period ${a.output_return_period}`, { type: 'file' });
+    }
+    return { name: a.name, longName: a.long_name, outputMode: a.output_mode as ResolvedOutputMode, outputReturnPeriod: a.output_return_period };
+  });
 }
 
 function hardwareFromJson(text: string, where: string): HardwareAnalysis {

@@ -198,6 +198,15 @@ export interface ExecutableMessage {
   hardware_json: string;
   numerics_json?: string;
   synthetic_data: boolean;
+  anchors: AnchorMessage[];
+}
+
+/** `Anchor`. */
+export interface AnchorMessage {
+  name: string;
+  long_name: string;
+  output_mode: string;
+  output_return_period: number;
 }
 
 /** `ParameterSpec`. */

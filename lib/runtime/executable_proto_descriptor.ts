@@ -917,6 +917,31 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "synthetic_data": {
               "type": "bool",
               "id": 20
+            },
+            "anchors": {
+              "rule": "repeated",
+              "type": "Anchor",
+              "id": 21
+            }
+          }
+        },
+        "Anchor": {
+          "fields": {
+            "name": {
+              "type": "string",
+              "id": 1
+            },
+            "long_name": {
+              "type": "string",
+              "id": 2
+            },
+            "output_mode": {
+              "type": "string",
+              "id": 3
+            },
+            "output_return_period": {
+              "type": "uint32",
+              "id": 4
             }
           }
         },

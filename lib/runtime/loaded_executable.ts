@@ -41,10 +41,17 @@ import { ReplicaWeights } from './replica_weights.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
 
-/** What one call returns: the outputs (per output mode) and, for training, the loss. */
+/** What one call returns: the outputs (per output mode), for training the loss, and the anchored tensors (per their modes) by name. */
 export interface CallResult {
   outputs: tf.Tensor[];
   loss?: tf.Tensor;
+  anchors?: Map<string, tf.Tensor>;
+}
+
+/** What a call collects: the model's outputs (then the loss), and each anchored tensor. */
+interface CallCollectors {
+  readonly outputs: OutputCollector;
+  readonly anchors: readonly OutputCollector[];
 }
 
 /** How a loaded executable runs. */
@@ -281,7 +288,10 @@ export class LoadedExecutable implements OptimizerStateStore {
     const { executable } = this;
     const f = executable.factors;
     const training = executable.kind === 'training';
-    const collector = new OutputCollector(executable.outputMode, executable.outputReturnPeriod, f, executable.outputCount + (training ? 1 : 0));
+    const collector: CallCollectors = {
+      outputs: new OutputCollector(executable.outputMode, executable.outputReturnPeriod, f, executable.outputCount + (training ? 1 : 0)),
+      anchors: (executable.anchors ?? []).map((a) => new OutputCollector(a.outputMode, a.outputReturnPeriod, f, 1)),
+    };
     const gradients = new Map<string, GroupGradients>();
     const runs = training ? f.deviceIterations : 1;
     const workers = this.workerIpus?.ready() ? this.workerIpus : undefined;
@@ -300,12 +310,16 @@ export class LoadedExecutable implements OptimizerStateStore {
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
       this.iterations += f.deviceIterations;
-      const combined = executable.syntheticData ? notCopiedBack(collector.finish()) : this.hostOutputs(collector.finish());
+      const hostValues = (values: tf.Tensor[], ids: readonly number[]) => (executable.syntheticData ? notCopiedBack(values) : this.hostOutputs(values, ids));
+      const { outputs: outputIds, anchors: anchorIds } = this.returnedValues();
+      const combined = hostValues(collector.outputs.finish(), outputIds);
       const loss = training ? combined.pop() : undefined;
+      const anchors = new Map((executable.anchors ?? []).map((a, i) => [a.name, hostValues(collector.anchors[i]!.finish(), [anchorIds[i]!])[0]!]));
       workers?.endCall();
-      return loss ? { outputs: combined, loss } : { outputs: combined };
+      return { outputs: combined, ...(loss ? { loss } : {}), ...(anchors.size > 0 ? { anchors } : {}) };
     } catch (error) {
-      collector.dispose();
+      collector.outputs.dispose();
+      for (const c of collector.anchors) c.dispose();
       throw causedByOutOfMemory(error) ? this.outOfMemory(error) : error;
     } finally {
       inputs.forEach((t, i) => t !== hostInputs[i] && t.dispose());
@@ -334,10 +348,16 @@ export class LoadedExecutable implements OptimizerStateStore {
     });
   }
 
-  /** The combined outputs (then the loss) as the host gets them: float16 ones rounded (a `Sum` of float16 values) and marked float16. */
-  private hostOutputs(outputs: tf.Tensor[]): tf.Tensor[] {
+  /** The values a call returns: the model's outputs (then the loss), and the anchored values, in order. */
+  private returnedValues(): { outputs: number[]; anchors: number[] } {
+    const { graph, outputCount } = this.executable;
+    const model = graph.roles.outputs.slice(0, outputCount);
+    return { outputs: graph.roles.loss !== undefined ? [...model, graph.roles.loss] : model, anchors: graph.roles.outputs.slice(outputCount) };
+  }
+
+  /** Combined values of the graph values `ids` as the host gets them: float16 ones rounded (a `Sum` of float16 values) and marked float16. */
+  private hostOutputs(outputs: tf.Tensor[], ids: readonly number[]): tf.Tensor[] {
     const { graph } = this.executable;
-    const ids = graph.roles.loss !== undefined ? [...graph.roles.outputs, graph.roles.loss] : graph.roles.outputs;
     return outputs.map((t, i) => (graph.values[ids[i]!]!.precision === 'float16' ? markFloat16(this.rounding.replace(t)) : t));
   }
 
@@ -356,7 +376,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     d: number,
     replica: number,
     lossScale: tf.Tensor | undefined,
-    collector: OutputCollector,
+    collector: CallCollectors,
     gradients: Map<string, GroupGradients>,
     observer: RunObserver | undefined,
     workers: WorkerIpuExecution | undefined,
@@ -411,11 +431,11 @@ export class LoadedExecutable implements OptimizerStateStore {
     }
   }
 
-  private finishMicroBatch(env: GraphEnvironment, d: number, g: number, replica: number, collector: OutputCollector, gradients: Map<string, GroupGradients>): void {
+  private finishMicroBatch(env: GraphEnvironment, d: number, g: number, replica: number, collector: CallCollectors, gradients: Map<string, GroupGradients>): void {
     const roles = this.executable.graph.roles;
-    const outputs = roles.outputs.map((id) => env.take(id));
-    if (roles.loss !== undefined) outputs.push(env.take(roles.loss));
-    collector.add(d, g, replica, outputs);
+    const returned = this.returnedValues();
+    collector.outputs.add(d, g, replica, returned.outputs.map((id) => env.take(id)));
+    returned.anchors.forEach((id, i) => collector.anchors[i]!.add(d, g, replica, [env.take(id)]));
     for (const [name, id] of Object.entries(roles.gradients ?? {})) this.accumulate(gradients, name, replica, env.take(id));
   }
 
