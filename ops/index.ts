@@ -8,5 +8,6 @@ export { nop } from './nop.js';
 export { customOp, registerCustomOp, unregisterCustomOp, type CustomOpAttribute, type CustomOpAttributes, type CustomOpDefinition } from './custom_op.js';
 export { dynamicSlice } from './dynamic_slice.js';
 export { dynamicUpdate } from './dynamic_update.js';
+export { serializedMatMul, MatMulSerializationMode } from './serialized_mat_mul.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';

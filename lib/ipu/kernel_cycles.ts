@@ -26,6 +26,8 @@ import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
 import { isViewNode } from '../ir/value_views.js';
 import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, TILE_SYNC_CYCLES, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
 import { matMulShape } from './matmul_shape.js';
+import { serializedStep } from './serialized_matmul.js';
+import type { SerializedMatMulAttrs } from '../backend/poptfjs_kernels/serialized_matmul_kernel.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
@@ -137,6 +139,27 @@ function sum(...costs: KernelCost[]): KernelCost {
   }), FREE);
 }
 
+/**
+ * The cost of a serialized product (`ops.serializedMatMul`) whose each step
+ * costs `step`: the steps one after another, holding one step's temporary
+ * memory at a time; split along the reduced dimension, each step after the
+ * first adds its partial product (a temporary the size of the output) into
+ * the output, in float32 unless the product is float16 without `keepPrecision`.
+ */
+function serializedCost(step: KernelCost, serialization: SerializedMatMulAttrs, outputElements: number, half: boolean, tiles: number): KernelCost {
+  const { mode, factor, keepPrecision } = serialization;
+  const steps: KernelCost = { compute: factor * step.compute, exchange: factor * step.exchange, sync: factor * step.sync, temporaryBytes: step.temporaryBytes, plan: step.plan! };
+  if (mode !== 'ReducingDim') return steps;
+  const halfPartials = half && !keepPrecision;
+  const additions = (factor - 1) * elementwiseCycles(outputElements, perElement(CYCLES_PER_ELEMENT.Add!, halfPartials), tiles);
+  return {
+    ...steps,
+    compute: steps.compute + additions,
+    sync: steps.sync + (factor - 1) * TILE_SYNC_CYCLES,
+    temporaryBytes: step.temporaryBytes + outputElements * (halfPartials ? 2 : 4),
+  };
+}
+
 /** The cost of `node` on an IPU described by `target`. */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   const kernel = node.kernel;
@@ -154,9 +177,11 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
 
   const shape = matMulShape(graph, node, half ? 'float16' : 'float32', half && target.halfPartials ? 'float16' : 'float32');
   if (shape) {
-    const plan = planMatMul(shape, target);
+    const serialization = kernel === POPTFJS_KERNELS.serializedMatMul ? (node.attrs as unknown as SerializedMatMulAttrs) : undefined;
+    const plan = planMatMul(serialization ? serializedStep(shape, serialization) : shape, target);
     const supersteps = plan.split.depth > 1 ? 3 : 2;
     const product: KernelCost = { compute: plan.cycles.compute + plan.cycles.reduction, exchange: plan.cycles.exchange, sync: supersteps * TILE_SYNC_CYCLES, temporaryBytes: plan.temporaryBytes, plan };
+    if (serialization) return serializedCost(product, serialization, outputElements, half, tiles);
     // Fused kernels add the bias and the activation on the output.
     const fused = kernel.startsWith('Fused') || kernel === '_FusedMatMul' ? elementwise(DEFAULT_CYCLES_PER_ELEMENT) : FREE;
     return { ...sum(product, fused), plan };

@@ -8,9 +8,10 @@
 import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { isViewNode } from '../ir/value_views.js';
 import type { MatMulShape } from './matmul_plan.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 /** Kernels that multiply matrices. */
-const MATMUL_KERNELS: ReadonlySet<string> = new Set(['BatchMatMul', '_FusedMatMul', 'MatMul']);
+const MATMUL_KERNELS: ReadonlySet<string> = new Set(['BatchMatMul', '_FusedMatMul', 'MatMul', POPTFJS_KERNELS.serializedMatMul]);
 
 function inputOf(node: Node, name: string, fallback: number): ValueId {
   const index = node.inputNames ? node.inputNames.indexOf(name) : -1;

@@ -8,6 +8,7 @@
  */
 import { sizeOf, valueElementBytes, type Graph, type Node, type Value } from './graph.js';
 import { isViewNode } from './value_views.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 /** The work of one node. */
 export interface NodeCost {
@@ -67,7 +68,7 @@ function poolingFlops(graph: Graph, node: Node): number {
 export function nodeFlops(graph: Graph, node: Node): number {
   const out = node.outputs.reduce((sum, id) => sum + sizeOf(valueOf(graph, id).shape), 0);
   const kernel = node.kernel;
-  if (kernel === 'BatchMatMul' || kernel === '_FusedMatMul' || kernel === 'MatMul') return matMulFlops(graph, node);
+  if (kernel === 'BatchMatMul' || kernel === '_FusedMatMul' || kernel === 'MatMul' || kernel === POPTFJS_KERNELS.serializedMatMul) return matMulFlops(graph, node);
   if (kernel.includes('Conv2D') || kernel.includes('Conv3D') || kernel.includes('DepthwiseConv2d')) return convolutionFlops(graph, node);
   if (kernel.includes('Pool')) return poolingFlops(graph, node);
   if (DATA_MOVEMENT.has(kernel) || kernel.startsWith('poptfjs.')) return 0;

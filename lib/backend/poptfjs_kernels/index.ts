@@ -6,6 +6,7 @@
 import { registerIdentityKernels } from './identity_kernels.js';
 import { registerCustomOpKernels } from './custom_op_kernels.js';
 import { registerDynamicSliceKernels } from './dynamic_slice_kernels.js';
+import { registerSerializedMatMulKernel } from './serialized_matmul_kernel.js';
 
 export { POPTFJS_KERNELS, type PoptfjsKernelName } from './kernel_names.js';
 export { PRINTED_GRADIENT_SUFFIX } from './identity_kernels.js';
@@ -15,4 +16,5 @@ export function registerPoptfjsKernels(backendNames: readonly string[]): void {
   registerIdentityKernels(backendNames);
   registerCustomOpKernels(backendNames);
   registerDynamicSliceKernels(backendNames);
+  registerSerializedMatMulKernel(backendNames);
 }

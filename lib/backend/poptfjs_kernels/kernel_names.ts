@@ -17,6 +17,8 @@ export const POPTFJS_KERNELS = {
   dynamicSlice: 'poptfjs.DynamicSlice',
   /** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */
   dynamicUpdate: 'poptfjs.DynamicUpdate',
+  /** `ops.serializedMatMul`: a matrix product of rank-3 operands the IPU computes in serial steps (`attrs.mode`, `attrs.factor`). */
+  serializedMatMul: 'poptfjs.SerializedMatMul',
 } as const;
 
 /** One of {@link POPTFJS_KERNELS}. */

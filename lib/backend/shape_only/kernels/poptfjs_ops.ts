@@ -31,4 +31,9 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   },
   /** The shape and dtype of the tensor updated. */
   [POPTFJS_KERNELS.dynamicUpdate]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** `[g, m, n]` from `[g, m, k]` and `[g, k, n]`. */
+  [POPTFJS_KERNELS.serializedMatMul]: (call) => {
+    const [g, m] = call.input('a').shape;
+    return output([g!, m!, call.input('b').shape[2]!], call.input('a').dtype);
+  },
 };
