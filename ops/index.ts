@@ -6,6 +6,7 @@ export { recomputationCheckpoint } from './recomputation_checkpoint.js';
 export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './ipu_print_tensor.js';
 export { nop } from './nop.js';
 export { customOp, registerCustomOp, unregisterCustomOp, type CustomOpAttribute, type CustomOpAttributes, type CustomOpDefinition } from './custom_op.js';
+export { CPU, type HostFunction } from './cpu.js';
 export { dynamicSlice } from './dynamic_slice.js';
 export { dynamicUpdate } from './dynamic_update.js';
 export { serializedMatMul, MatMulSerializationMode } from './serialized_mat_mul.js';

@@ -95,6 +95,8 @@ export interface KernelCost {
   readonly temporaryBytes: number;
   /** The plan of a matrix product or convolution. */
   readonly plan?: MatMulPlan;
+  /** Tile cycles sending values to the host and receiving values from it over the host link (a CPU op). */
+  readonly host?: { readonly toHost: number; readonly fromHost: number };
 }
 
 const FREE: KernelCost = Object.freeze({ compute: 0, exchange: 0, sync: 0, temporaryBytes: 0 });
@@ -237,6 +239,11 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
     return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
   }
+  if (kernel === POPTFJS_KERNELS.cpuOp) {
+    // A CPU op computes nothing on the device: its inputs go to the host and its outputs come back over the host link.
+    const inputBytes = node.inputs.reduce((n, id) => n + valueBytes(graph, id), 0);
+    return { ...FREE, host: { toHost: inputBytes / target.hostBytesPerCycle, fromHost: bytesMoved / target.hostBytesPerCycle } };
+  }
   // A custom op (and its gradient) is taken to be element-wise: one pass over its output elements at the cycles per
   // element of an operation the table does not list, with its smaller inputs broadcast to the tiles, and one sync.
   if (kernel === POPTFJS_KERNELS.customOp || kernel === POPTFJS_KERNELS.customOpGradient) return elementwise(DEFAULT_CYCLES_PER_ELEMENT);
@@ -246,7 +253,7 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   return elementwise(CYCLES_PER_ELEMENT[kernel] ?? DEFAULT_CYCLES_PER_ELEMENT);
 }
 
-/** Tile cycles of a cost: compute, exchange and syncs one after another. */
+/** Tile cycles of a cost: compute, exchange, syncs and host transfers one after another. */
 export function kernelCycles(cost: KernelCost): number {
-  return cost.compute + cost.exchange + cost.sync;
+  return cost.compute + cost.exchange + cost.sync + (cost.host ? cost.host.toHost + cost.host.fromHost : 0);
 }

@@ -15,6 +15,10 @@
  *   lets them), and stall it otherwise.
  * - Every step ends with a sync across the IPUs (bulk-synchronous
  *   execution); the step lasts as long as its busiest IPU.
+ * - A CPU op (`ops.CPU`) sends its inputs to the host and receives its
+ *   outputs over the host link in its step, with a sync with the host in
+ *   between ({@link hostSyncSeconds}); the host's time running it is not
+ *   modelled.
  * - Host I/O moves the call's inputs in and outputs out at the host link's
  *   bandwidth, before and after the schedule, or alongside it when the IPUs
  *   have I/O tiles.
@@ -128,6 +132,25 @@ function linkBandwidth(spec: IpuTargetSpec, a: number, b: number): number {
   return (spec.ipuLinkBandwidth * links) / spec.ipuLinks;
 }
 
+/** What one IPU does in a schedule step, in seconds. */
+interface StepWork {
+  compute: number;
+  exchange: number;
+  sync: number;
+  /** CPU ops' inputs sent to the host, syncs with the host, and outputs received from it. */
+  toHost: number;
+  hostSync: number;
+  fromHost: number;
+}
+
+/**
+ * Seconds of a sync between an IPU and the host (around a CPU op): taken as
+ * one sync hop there and back, the figure the model has for a sync.
+ */
+export function hostSyncSeconds(spec: IpuTargetSpec): number {
+  return 2 * spec.syncHopLatency;
+}
+
 /** Simulates one call. */
 export function simulateTimeline(request: TimelineRequest): Timeline {
   const { graph, placement, schedule, spec } = request;
@@ -168,23 +191,28 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   if (!overlapHost) now += hostIn;
 
   const syncTime = ipuCount * R > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
-  const work = (nodes: readonly number[], ipu: number, acc: { compute: number; exchange: number; sync: number }) => {
+  const work = (nodes: readonly number[], ipu: number, acc: StepWork) => {
     for (const nodeId of nodes) {
       if (ipuOfNode(nodeId) !== ipu) continue;
       const cost = request.nodeCosts[nodeId]!;
       acc.compute += seconds(cost.compute);
       acc.exchange += seconds(cost.exchange) + copySeconds[nodeId]!;
       acc.sync += seconds(cost.sync);
+      if (cost.host) {
+        acc.toHost += seconds(cost.host.toHost);
+        acc.hostSync += hostSyncSeconds(spec);
+        acc.fromHost += seconds(cost.host.fromHost);
+      }
     }
   };
   // Steps with the same units (the steady state of a pipeline) take the same time.
-  const stepCosts = new Map<string, Array<{ compute: number; exchange: number; sync: number }>>();
+  const stepCosts = new Map<string, StepWork[]>();
   for (let run = 0; run < request.scheduleRuns; run++) {
     schedule.steps.forEach((step, t) => {
       const signature = step.work.map((w) => w.unit).join(',');
       let costs = stepCosts.get(signature);
       if (!costs) {
-        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0 }));
+        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0 }));
         for (const w of step.work) {
           for (const ipu of allIpus) {
             work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
@@ -210,7 +238,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       }
       const busy = allIpus.map((ipu) => {
         const c = costs[ipu]!;
-        const working = c.exchange + c.compute + c.sync;
+        const working = c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost;
         const streaming = streamIn[ipu]! + streamOut[ipu]!;
         return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
       });
@@ -230,6 +258,12 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
         at += c.compute;
         push(ipu, 'sync', at, c.sync, 'tile syncs');
         at += c.sync;
+        push(ipu, 'host', at, c.toHost, 'device → host (CPU op)');
+        at += c.toHost;
+        push(ipu, 'sync', at, c.hostSync, 'host sync (CPU op)');
+        at += c.hostSync;
+        push(ipu, 'host', at, c.fromHost, 'host → device (CPU op)');
+        at += c.fromHost;
         if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
         push(ipu, 'sync', now + length, syncTime, 'sync');
         scheduleBusy += busy[ipu]!;

@@ -5,6 +5,7 @@
  */
 import { registerIdentityKernels } from './identity_kernels.js';
 import { registerCustomOpKernels } from './custom_op_kernels.js';
+import { registerCpuOpKernels } from './cpu_op_kernels.js';
 import { registerDynamicSliceKernels } from './dynamic_slice_kernels.js';
 import { registerSerializedMatMulKernel } from './serialized_matmul_kernel.js';
 
@@ -15,6 +16,7 @@ export { PRINTED_GRADIENT_SUFFIX } from './identity_kernels.js';
 export function registerPoptfjsKernels(backendNames: readonly string[]): void {
   registerIdentityKernels(backendNames);
   registerCustomOpKernels(backendNames);
+  registerCpuOpKernels(backendNames);
   registerDynamicSliceKernels(backendNames);
   registerSerializedMatMulKernel(backendNames);
 }

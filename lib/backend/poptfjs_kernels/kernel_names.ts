@@ -13,6 +13,8 @@ export const POPTFJS_KERNELS = {
   customOp: 'poptfjs.CustomOp',
   /** The backward node of `ops.customOp`: runs the op's gradient kernel on the output gradients, the inputs and the outputs (one list). */
   customOpGradient: 'poptfjs.CustomOpGrad',
+  /** `ops.CPU`: copies its list of inputs to the host, runs the host function registered under attribute `id`, and copies its results back. */
+  cpuOp: 'poptfjs.CpuOp',
   /** `ops.dynamicSlice`: a slice of a fixed size at an offset read from a tensor when it runs. */
   dynamicSlice: 'poptfjs.DynamicSlice',
   /** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */

@@ -8,7 +8,7 @@ import { WIRE_DTYPES } from './wire_tensor.js';
 import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';
 
 /** Kernels that call JavaScript functions registered in the main thread. */
-const MAIN_THREAD_KERNELS: ReadonlySet<string> = new Set([POPTFJS_KERNELS.customOp, POPTFJS_KERNELS.customOpGradient]);
+const MAIN_THREAD_KERNELS: ReadonlySet<string> = new Set([POPTFJS_KERNELS.customOp, POPTFJS_KERNELS.customOpGradient, POPTFJS_KERNELS.cpuOp]);
 
 /**
  * The reason `executable` runs in-process even with `parallelIpus`, or
@@ -17,7 +17,8 @@ const MAIN_THREAD_KERNELS: ReadonlySet<string> = new Set([POPTFJS_KERNELS.custom
  *   main thread's accumulation and optimizer, interleaved in an order the
  *   main thread cannot reproduce ahead of time;
  * - values of dtypes other than float32, int32 and bool cannot cross threads;
- * - custom op kernels are JavaScript functions registered in the main thread.
+ * - custom op kernels and CPU ops' functions are JavaScript functions
+ *   registered in the main thread.
  */
 export function inProcessReason(executable: Executable, dataflow: UnitDataflow): string | undefined {
   if (executable.numerics?.stochasticRounding) {
