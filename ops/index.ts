@@ -12,3 +12,5 @@ export { dynamicUpdate } from './dynamic_update.js';
 export { serializedMatMul, MatMulSerializationMode } from './serialized_mat_mul.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';
+export { forLoop } from './for_loop.js';
+export { cond } from './cond.js';

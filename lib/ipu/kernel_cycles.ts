@@ -19,7 +19,8 @@
  * - reductions add their elements on each tile, exchange the partial sums
  *   and add them again (two supersteps);
  * - copies, gathers and scatters move their bytes over the exchange;
- * - every superstep ends with a sync of the IPU's tiles (`TILE_SYNC_CYCLES`).
+ * - every superstep ends with a sync of the IPU's tiles (`TILE_SYNC_CYCLES`);
+ * - a loop or cond costs its bodies' kernels (see `controlFlowCost`).
  */
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
@@ -29,6 +30,7 @@ import { matMulShape } from './matmul_shape.js';
 import { serializedStep } from './serialized_matmul.js';
 import type { SerializedMatMulAttrs } from '../backend/poptfjs_kernels/serialized_matmul_kernel.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { bodyWorkingBytes } from './body_memory.js';
 
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
@@ -162,9 +164,37 @@ function serializedCost(step: KernelCost, serialization: SerializedMatMulAttrs, 
   };
 }
 
+/**
+ * The cost of a control-flow node from its bodies' kernels. A loop runs its
+ * body `count` times, each iteration ending with a copy of the loop-carried
+ * values into the next iteration's inputs (PopART's `LoopOp` copies the
+ * body's outputs to its inputs). A cond's branch is picked on the device,
+ * so which one runs is unknown when compiling: the model assumes the longer
+ * one (by cycles) runs, after a sync to read the condition. Either way the
+ * temporary memory is what a body holds while it runs ({@link bodyWorkingBytes}),
+ * once: the larger branch's for a cond.
+ */
+function controlFlowCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
+  const bodies = (node.bodies ?? []).map((body) => {
+    const costs = body.nodes.map((n) => kernelCost(body, n, target));
+    return { cost: sum(...costs), working: bodyWorkingBytes(body, (n) => costs[n.id]!.temporaryBytes) };
+  });
+  const working = Math.max(0, ...bodies.map((b) => b.working));
+  if (node.kernel === POPTFJS_KERNELS.forLoop) {
+    const count = node.attrs.count as number;
+    const carriedBytes = node.outputs.reduce((n, id) => n + valueBytes(graph, id), 0);
+    const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(carriedBytes / target.tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    const iteration = sum(bodies[0]!.cost, copy);
+    return { compute: count * iteration.compute, exchange: count * iteration.exchange, sync: count * iteration.sync, temporaryBytes: working };
+  }
+  const longer = bodies.map((b) => b.cost).reduce((a, b) => (kernelCycles(b) > kernelCycles(a) ? b : a));
+  return { compute: longer.compute, exchange: longer.exchange, sync: longer.sync + TILE_SYNC_CYCLES, temporaryBytes: working };
+}
+
 /** The cost of `node` on an IPU described by `target`. */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   const kernel = node.kernel;
+  if (node.bodies) return controlFlowCost(graph, node, target);
   if (isViewNode(graph, node)) return FREE;
   const tiles = target.tiles;
   const half = computesInFloat16(graph, node);

@@ -28,7 +28,7 @@
  * Off-chip tensors are counted in the streaming memory of the IPU, which
  * has its own capacity.
  */
-import { sizeOf, type Graph, type ValueId } from '../ir/graph.js';
+import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import { isViewNode } from '../ir/value_views.js';
 import { activationPeaks, type MemoryPeak, type PeakRequest } from './activation_peak.js';
@@ -37,6 +37,12 @@ import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from '.
 
 /** Estimated vertex code and control per kernel, per tile it is spread over, in bytes (≈ 29 KiB per kernel on a GC200). */
 export const CODE_BYTES_PER_KERNEL_TILE = 20;
+
+/** The kernels whose code `node` puts on its IPU: none for a view, one for a kernel; a control-flow node's control plus its bodies' kernels, once. */
+function codeKernels(graph: Graph, node: Node): number {
+  if (node.bodies) return 1 + node.bodies.reduce((n, body) => n + body.nodes.reduce((k, inner) => k + codeKernels(body, inner), 0), 0);
+  return isViewNode(graph, node) ? 0 : 1;
+}
 /** Exchange buffers, as a fraction of the peak activations of an IPU. */
 export const EXCHANGE_BUFFER_FRACTION = 0.05;
 
@@ -212,7 +218,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
     if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
     if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
-    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu && !isViewNode(graph, n)).length;
+    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu).reduce((n, node) => n + codeKernels(graph, node), 0);
     const code = kernels * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
     list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
     const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;

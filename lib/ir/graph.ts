@@ -83,6 +83,14 @@ export interface Node {
   readonly attrs: Readonly<Record<string, AttrValue>>;
   readonly outputs: readonly ValueId[];
   readonly annotations: NodeAnnotations;
+  /**
+   * The graphs a control-flow node runs, each traced once with its own values
+   * and nodes: `poptfjs.ForLoop` holds its body, `poptfjs.Cond` its then and
+   * else branches. Each body's inputs are a run of the node's inputs (the
+   * layouts are described with `POPTFJS_KERNELS`) and its outputs become the
+   * node's outputs. Absent for every other node.
+   */
+  readonly bodies?: readonly Graph[];
 }
 
 /** A parameter update done in place by the model (e.g. batch-norm running statistics). */

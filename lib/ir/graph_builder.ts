@@ -58,6 +58,11 @@ export class GraphBuilder {
     this.nodes[id] = { ...node, annotations: { ...node.annotations, ...annotations } };
   }
 
+  /** Gives a control-flow node already built the graphs it runs (see {@link Node.bodies}). */
+  setBodies(id: NodeId, bodies: readonly Graph[]): void {
+    this.nodes[id] = { ...this.node(id), bodies: [...bodies] };
+  }
+
   /** Records that the model writes `value` into parameter `param`. */
   addAssignment(param: string, value: ValueId): void {
     const existing = this.assignments.findIndex((a) => a.param === param);

@@ -8,8 +8,18 @@
  *   ...
  *   return outputs=(%4) loss=%9 gradients={dense_Dense1/kernel: %12}
  * ```
+ *
+ * A loop shows its body under it:
+ *
+ * ```
+ *   %3: float32[2,4] = poptfjs.ForLoop(%0, %1) {count=10}
+ *     body(%0: float32[2,4] input0, %1: float32[4,4] captured0)
+ *       %2: float32[2,4] = BatchMatMul(a=%0, b=%1) {transposeA=false, transposeB=false}
+ *       return outputs=(%2)
+ * ```
  */
 import type { AttrValue, Graph, Value } from './graph.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 function typeText(v: Value): string {
   return `${v.dtype}[${v.shape.join(',')}]`;
@@ -29,19 +39,25 @@ function constantText(v: Value): string {
   return `[${shown.join(', ')}${data.length > 4 ? `, ... (${data.length})` : ''}]`;
 }
 
-/** The graph as text. */
-export function irText(graph: Graph): string {
+/** The names `irText` gives the bodies of a control-flow node, by position. */
+function bodyNames(kernel: string, count: number): string[] {
+  if (kernel === POPTFJS_KERNELS.cond) return ['then', 'else'];
+  return count === 1 ? ['body'] : Array.from({ length: count }, (_, i) => `body${i}`);
+}
+
+/** The lines of `graph`, each after `indent`; `title` heads them (`graph`, or a body's name). */
+function graphLines(graph: Graph, title: string, indent: string): string[] {
   const lines: string[] = [];
   const header = graph.inputs.map((id) => {
     const v = graph.values[id]!;
     return `%${id}: ${typeText(v)} ${v.source.kind === 'input' ? v.source.name : ''}`.trimEnd();
   });
-  lines.push(`graph(${header.join(', ')})`);
+  lines.push(`${indent}${title}(${header.join(', ')})`);
   for (const v of graph.values) {
     if (v.source.kind === 'param') {
-      lines.push(`  %${v.id}: ${typeText(v)} = param ${JSON.stringify(v.source.name)}${v.source.trainable ? ' trainable' : ''}`);
+      lines.push(`${indent}  %${v.id}: ${typeText(v)} = param ${JSON.stringify(v.source.name)}${v.source.trainable ? ' trainable' : ''}`);
     } else if (v.source.kind === 'constant') {
-      lines.push(`  %${v.id}: ${typeText(v)} = constant ${constantText(v)}`);
+      lines.push(`${indent}  %${v.id}: ${typeText(v)} = constant ${constantText(v)}`);
     }
   }
   for (const node of graph.nodes) {
@@ -54,7 +70,10 @@ export function irText(graph: Graph): string {
       node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
       node.annotations.scope !== undefined ? `scope ${node.annotations.scope}` : '',
     ].filter(Boolean);
-    lines.push(`  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
+    lines.push(`${indent}  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
+    const bodies = node.bodies ?? [];
+    const names = bodyNames(node.kernel, bodies.length);
+    bodies.forEach((body, i) => lines.push(...graphLines(body, names[i]!, `${indent}    `)));
   }
   const roles: string[] = [`outputs=(${graph.roles.outputs.map((id) => `%${id}`).join(', ')})`];
   if (graph.roles.loss !== undefined) roles.push(`loss=%${graph.roles.loss}`);
@@ -62,6 +81,14 @@ export function irText(graph: Graph): string {
     roles.push(`gradients={${Object.entries(graph.roles.gradients).map(([k, v]) => `${k}: %${v}`).join(', ')}}`);
   }
   for (const a of graph.assignments) roles.push(`assign ${JSON.stringify(a.param)} := %${a.value}`);
-  lines.push(`  return ${roles.join(' ')}`);
-  return lines.join('\n');
+  lines.push(`${indent}  return ${roles.join(' ')}`);
+  return lines;
+}
+
+/**
+ * The graph as text. The bodies of a control-flow node follow its line,
+ * indented, each with its own value and node numbers.
+ */
+export function irText(graph: Graph): string {
+  return graphLines(graph, 'graph', '').join('\n');
 }

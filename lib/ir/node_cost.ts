@@ -64,8 +64,15 @@ function poolingFlops(graph: Graph, node: Node): number {
   return window * sizeOf(valueOf(graph, node.outputs[0]!).shape);
 }
 
-/** The FLOPs of one node. */
+/**
+ * The FLOPs of one node. A loop counts its body's `count` times; a cond its
+ * larger branch's (which one runs is decided on the device).
+ */
 export function nodeFlops(graph: Graph, node: Node): number {
+  if (node.bodies) {
+    const bodies = node.bodies.map((body) => body.nodes.reduce((sum, n) => sum + nodeFlops(body, n), 0));
+    return typeof node.attrs.count === 'number' ? node.attrs.count * bodies[0]! : Math.max(0, ...bodies);
+  }
   const out = node.outputs.reduce((sum, id) => sum + sizeOf(valueOf(graph, id).shape), 0);
   const kernel = node.kernel;
   if (kernel === 'BatchMatMul' || kernel === '_FusedMatMul' || kernel === 'MatMul' || kernel === POPTFJS_KERNELS.serializedMatMul) return matMulFlops(graph, node);

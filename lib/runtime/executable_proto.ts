@@ -105,6 +105,8 @@ export interface NodeMessage {
   attrs: AttrEntryMessage[];
   outputs: number[];
   annotations?: NodeAnnotationsMessage;
+  /** The graphs a control-flow node runs (none for other nodes). */
+  bodies: GraphMessage[];
 }
 
 /** `ParameterValue`. */

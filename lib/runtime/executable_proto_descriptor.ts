@@ -384,6 +384,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "annotations": {
               "type": "NodeAnnotations",
               "id": 8
+            },
+            "bodies": {
+              "rule": "repeated",
+              "type": "Graph",
+              "id": 9
             }
           }
         },

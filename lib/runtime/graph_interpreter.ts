@@ -122,6 +122,51 @@ function printingRunner(node: Node, run: NodeRunner): NodeRunner {
   };
 }
 
+/** Runs a body graph of a control-flow node on `inputs`; returns its outputs in order, each a tensor of its own. */
+function runBody(body: GraphInterpreter, inputs: tf.Tensor[], feeds: RunFeeds): tf.Tensor[] {
+  const results = body.run({ ...feeds, inputs });
+  const handed = new Set<ValueId>();
+  return body.graph.roles.outputs.map((id) => {
+    const t = results.get(id)!;
+    if (handed.has(id)) return tf.clone(t);
+    handed.add(id);
+    return t;
+  });
+}
+
+/**
+ * The runner of a control-flow node over the interpreters of its bodies:
+ * `poptfjs.ForLoop` runs its body `count` times, each run on the previous
+ * one's outputs and the values it reads from the enclosing graph;
+ * `poptfjs.Cond` reads its condition and runs the body it picks.
+ */
+function controlFlowRunner(node: Node, bodies: readonly GraphInterpreter[]): NodeRunner {
+  if (node.kernel === POPTFJS_KERNELS.forLoop) {
+    const body = bodies[0]!;
+    const count = node.attrs.count as number;
+    const carriedCount = node.outputs.length;
+    return (inputs, feeds) => {
+      const captured = inputs.slice(carriedCount);
+      let carried = inputs.slice(0, carriedCount);
+      if (count === 0) return carried.map((t) => tf.clone(t));
+      for (let i = 0; i < count; i++) {
+        const next = runBody(body, [...carried, ...captured], feeds);
+        if (i > 0) tf.dispose(carried);
+        carried = next;
+      }
+      return carried;
+    };
+  }
+  const [thenBody, elseBody] = bodies as [GraphInterpreter, GraphInterpreter];
+  const thenCount = thenBody.graph.inputs.length;
+  return (inputs, feeds) => {
+    const [condition, ...rest] = inputs;
+    return condition!.dataSync()[0]
+      ? runBody(thenBody, rest.slice(0, thenCount), feeds)
+      : runBody(elseBody, rest.slice(thenCount), feeds);
+  };
+}
+
 function engineRunner(node: Node): NodeRunner {
   const fused = differentiableFusedRunner(node);
   if (fused) return fused;
@@ -216,6 +261,8 @@ export class GraphInterpreter {
   private readonly rootTakes = new Map<ValueId, number>();
   private readonly order: NodeId[];
   private readonly beforeKernel: ((node: Node) => void) | undefined;
+  /** The interpreters of the control-flow nodes' bodies. */
+  private readonly bodies: GraphInterpreter[] = [];
 
   constructor(readonly graph: Graph, options: InterpreterOptions = {}) {
     this.beforeKernel = options.beforeKernel;
@@ -227,7 +274,7 @@ export class GraphInterpreter {
     for (const node of graph.nodes) for (const id of node.inputs) this.uses[id]!++;
     const weak = options.float16 ? weakFloatValues(graph) : new Set<ValueId>();
     this.steps = graph.nodes.map((node) => {
-      const run = isRandomNode(node) ? randomRunner(node) : options.differentiable ? engineRunner(node) : directRunner(node);
+      const run = this.nodeRunner(node, options);
       const computed = options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run;
       return { node, run: node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed) : computed };
     });
@@ -236,6 +283,18 @@ export class GraphInterpreter {
         this.constants.set(v.id, tf.keep(tf.tensor(constantData(v) as tf.TensorLike, [...v.shape], v.dtype)));
       }
     }
+  }
+
+  private nodeRunner(node: Node, options: InterpreterOptions): NodeRunner {
+    if (isRandomNode(node)) return randomRunner(node);
+    if (node.bodies) {
+      // `beforeKernel` knows the nodes of this graph only: a body's nodes run under the check of their control-flow node.
+      const { beforeKernel: _outerOnly, ...bodyOptions } = options;
+      const bodies = node.bodies.map((body) => new GraphInterpreter(body, bodyOptions));
+      this.bodies.push(...bodies);
+      return controlFlowRunner(node, bodies);
+    }
+    return options.differentiable ? engineRunner(node) : directRunner(node);
   }
 
   /** The values {@link GraphInterpreter.run} returns by default: outputs, loss, gradients, assignments. */
@@ -308,9 +367,10 @@ export class GraphInterpreter {
     }
   }
 
-  /** Frees the constants uploaded for this graph. */
+  /** Frees the constants uploaded for this graph and its bodies. */
   dispose(): void {
     for (const t of this.constants.values()) t.dispose();
     this.constants.clear();
+    for (const body of this.bodies) body.dispose();
   }
 }

@@ -12,6 +12,7 @@ import {
   PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type NodeAnnotationsMessage, type ValueMessage,
 } from './executable_proto.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 const DTYPES: ReadonlySet<string> = new Set(['float32', 'int32', 'bool', 'string', 'complex64']);
 
@@ -96,6 +97,7 @@ export function graphMessage(graph: Graph): GraphMessage {
       attrs: attrEntries(n.attrs),
       outputs: [...n.outputs],
       annotations: annotationsMessage(n.annotations),
+      bodies: (n.bodies ?? []).map(graphMessage),
     })),
     inputs: [...graph.inputs],
     roles: {
@@ -106,6 +108,25 @@ export function graphMessage(graph: Graph): GraphMessage {
     },
     assignments: graph.assignments.map((a) => ({ param: a.param, value: a.value })),
   };
+}
+
+/**
+ * Checks that the bodies of a control-flow node fit it (see `POPTFJS_KERNELS`):
+ * a loop's one body takes the node's inputs and returns one value per
+ * output; a cond's two bodies share the inputs after the condition and each
+ * return one value per output.
+ */
+function checkBodies(kernel: string, inputCount: number, outputCount: number, bodies: readonly Graph[], where: string): void {
+  const fits =
+    kernel === POPTFJS_KERNELS.forLoop
+      ? bodies.length === 1 && bodies[0]!.inputs.length === inputCount && bodies[0]!.roles.outputs.length === outputCount
+      : kernel === POPTFJS_KERNELS.cond
+        ? bodies.length === 2 && bodies[0]!.inputs.length + bodies[1]!.inputs.length === inputCount - 1 && bodies.every((b) => b.roles.outputs.length === outputCount)
+        : false;
+  if (!fits) {
+    const shapes = bodies.map((b) => `${b.inputs.length} input(s) and ${b.roles.outputs.length} output(s)`).join('; ');
+    throw fileError(where, `has ${bodies.length} body graph(s) (${shapes}) that do not fit a ${kernel} node of ${inputCount} input(s) and ${outputCount} output(s)`);
+  }
 }
 
 /** Parses the graph of a `Graph` message, checking every reference; `where` names it in errors. */
@@ -153,14 +174,18 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
       ...(a.scope !== undefined ? { scope: a.scope } : {}),
     };
+    const inputs = n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`));
+    const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at} body ${k}`));
+    if (bodies.length > 0) checkBodies(n.kernel, inputs.length, n.outputs.length, bodies, `${where} ${at}`);
     return {
       id: i,
       kernel: n.kernel,
       inputNames: n.positional_inputs ? null : n.input_names,
-      inputs: n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`)),
+      inputs,
       attrs: attrRecord(n.attrs, at),
       outputs: n.outputs,
       annotations,
+      ...(bodies.length > 0 ? { bodies } : {}),
     };
   });
   const inputs = message.inputs.map((id, k) => valueRef(id, `graph input ${k}`));

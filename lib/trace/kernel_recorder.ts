@@ -13,7 +13,8 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
-import { FILL_KERNEL, type AttrValue, type ConstantData, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
+import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
+import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
@@ -53,6 +54,43 @@ interface PendingAlias {
 export interface RecordOptions {
   /** Called after each kernel the model calls (a check of the memory its tensors take). */
   readonly afterKernel?: () => void;
+  /** True when the trace is of a training step (forward and backward passes). */
+  readonly training?: boolean;
+}
+
+/**
+ * A graph being recorded: the model's, or the body of a control-flow op
+ * (`ops.forLoop`, `ops.cond`) traced inside another graph. Tensors map to the
+ * values of the graph they were met in.
+ */
+interface TraceFrame {
+  readonly builder: GraphBuilder;
+  readonly valueOf: Map<number, ValueId>;
+  /** The values that depend on the graph's inputs, parameters or random draws. */
+  readonly dynamic: Set<ValueId>;
+  /** For a body: what it is, and the graph it is traced in. */
+  readonly body?: BodyFrame;
+}
+
+/** What a body's frame knows of its place. */
+interface BodyFrame {
+  /** The body as errors name it, e.g. `the body of ops.forLoop`. */
+  readonly what: string;
+  /** When the device runs it, as errors say it, e.g. `10 times`. */
+  readonly runs: string;
+  readonly outer: TraceFrame;
+  /** For each value of the enclosing graph the body reads, the body input standing for it. */
+  readonly captured: Map<ValueId, ValueId>;
+}
+
+/** A body traced by {@link KernelRecorder.traceBody}. */
+export interface TracedBody {
+  /** The body's graph: its inputs (the explicit ones, then the captured ones) and its outputs. */
+  readonly graph: Graph;
+  /** For each input of the body's graph, the value of the enclosing graph it takes. */
+  readonly inputs: readonly ValueId[];
+  /** The tensors the body returned when it was traced (their values are those of one run of the body). */
+  readonly outputs: readonly tf.Tensor[];
 }
 
 /** The dtypes a captured fill is recorded as a `Fill` node of. */
@@ -67,13 +105,13 @@ export function currentRecorder(): KernelRecorder | undefined {
 
 /** Records kernel calls into a {@link GraphBuilder}. Use {@link KernelRecorder.record}. */
 export class KernelRecorder {
-  /** The graph being built. */
-  readonly builder = new GraphBuilder();
   /** The tf.Variables met, by name. */
   readonly variables = new Map<string, tf.Variable>();
 
-  private readonly valueOf = new Map<number, ValueId>();
-  private readonly dynamic = new Set<ValueId>();
+  /** The graph being recorded into: the model's, or a body's while one is traced. */
+  private frame: TraceFrame = { builder: new GraphBuilder(), valueOf: new Map(), dynamic: new Set() };
+  /** Tensors made inside a body that was traced, by tensor id, with the body's name: they cannot be used outside it. */
+  private readonly bodyTensors = new Map<number, string>();
   private readonly randomTensors = new Map<number, RandomSpec>();
   private readonly pendingAliases: PendingAlias[] = [];
   private readonly assignedOriginals = new Map<tf.Variable, tf.Tensor>();
@@ -90,12 +128,29 @@ export class KernelRecorder {
 
   private readonly afterKernel: (() => void) | undefined;
 
+  /** True when the trace is of a training step. */
+  readonly training: boolean;
+
   private constructor(
     private readonly eng: EngineInternals,
     options: RecordOptions,
   ) {
     this.shapeOnly = eng.backendName === SHAPE_ONLY_BACKEND;
     this.afterKernel = options.afterKernel;
+    this.training = options.training ?? false;
+  }
+
+  /** The graph being built (a body's while one is traced). */
+  get builder(): GraphBuilder {
+    return this.frame.builder;
+  }
+
+  private get valueOf(): Map<number, ValueId> {
+    return this.frame.valueOf;
+  }
+
+  private get dynamic(): Set<ValueId> {
+    return this.frame.dynamic;
   }
 
   /**
@@ -131,10 +186,25 @@ export class KernelRecorder {
     return id;
   }
 
-  /** The IR value of `tensor`, capturing it as a parameter, random draw or constant when first met. */
+  /**
+   * The IR value of `tensor`, capturing it as a parameter, random draw or
+   * constant when first met. Inside a body, a tensor of the enclosing graph
+   * becomes an input of the body (parameters and constants are met in the
+   * model's graph and handed to the body too); a random draw made in the body
+   * is drawn by the body.
+   */
   valueFor(tensor: tf.Tensor): ValueId {
     const known = this.valueOf.get(tensor.id) ?? this.resolveAlias(tensor.id);
     if (known !== undefined) return known;
+    const body = this.frame.body;
+    if (body && !this.randomTensors.has(tensor.id)) return this.captureFromOuter(tensor, body);
+    const madeIn = this.bodyTensors.get(tensor.id);
+    if (madeIn !== undefined) {
+      throw new TraceError(
+        `a tensor computed inside ${madeIn} is used outside it: a body is traced once into a subgraph whose values exist only while it runs; ` +
+          'return the tensor from the body and use the op\'s output instead',
+      );
+    }
     let id: ValueId;
     if (tensor instanceof tf.Variable) {
       id = this.builder.addParam(tensor.name, tensor.shape, tensor.dtype, tensor.trainable);
@@ -151,6 +221,92 @@ export class KernelRecorder {
     }
     this.valueOf.set(tensor.id, id);
     return id;
+  }
+
+  /** The body input standing for `tensor` of the enclosing graph (made when first read). */
+  private captureFromOuter(tensor: tf.Tensor, body: BodyFrame): ValueId {
+    const inner = this.frame;
+    this.frame = body.outer;
+    let outerId: ValueId;
+    try {
+      outerId = this.valueFor(tensor);
+    } finally {
+      this.frame = inner;
+    }
+    let id = body.captured.get(outerId);
+    if (id === undefined) {
+      const v = body.outer.builder.value(outerId);
+      id = inner.builder.addInput(`captured${body.captured.size}`, v.shape, v.dtype);
+      body.captured.set(outerId, id);
+      if (body.outer.dynamic.has(outerId)) inner.dynamic.add(id);
+    }
+    inner.valueOf.set(tensor.id, id);
+    return id;
+  }
+
+  /** A new tensor holding the values of `t`, made without recording (so no value of the graph stands for it yet). */
+  private unrecordedCopy(t: tf.Tensor): tf.Tensor {
+    this.internal++;
+    try {
+      return this.eng.runKernel('Identity', { x: t }, {}) as tf.Tensor;
+    } finally {
+      this.internal--;
+    }
+  }
+
+  /**
+   * Traces `fn` once as the body of a control-flow op: into a graph of its
+   * own whose inputs are `inputs` (passed by value: the body gets copies)
+   * followed by the values of the enclosing graph it reads. `what` and
+   * `runs` name the body and when the device runs it in errors (reading a
+   * value, writing a weight). Tensors made inside the body cannot be used
+   * after it.
+   */
+  traceBody(what: string, runs: string, inputs: readonly tf.Tensor[], fn: (inputs: tf.Tensor[]) => readonly tf.Tensor[]): TracedBody {
+    const explicit = inputs.map((t) => this.valueFor(t));
+    const outer = this.frame;
+    const body: BodyFrame = { what, runs, outer, captured: new Map() };
+    const frame: TraceFrame = { builder: new GraphBuilder(), valueOf: new Map(), dynamic: new Set(), body };
+    const bodyInputs = inputs.map((t, i) => {
+      const copy = this.unrecordedCopy(t);
+      const id = frame.builder.addInput(`input${i}`, t.shape, t.dtype);
+      frame.valueOf.set(copy.id, id);
+      frame.dynamic.add(id);
+      return copy;
+    });
+    this.frame = frame;
+    let outputs: readonly tf.Tensor[];
+    let outputIds: ValueId[];
+    try {
+      outputs = fn(bodyInputs);
+      outputIds = outputs.map((t) => this.valueFor(t));
+    } finally {
+      this.frame = outer;
+      for (const tensorId of frame.valueOf.keys()) if (!outer.valueOf.has(tensorId)) this.bodyTensors.set(tensorId, what);
+    }
+    return {
+      graph: eliminateDeadCode(frame.builder.build({ outputs: outputIds })),
+      inputs: [...explicit, ...body.captured.keys()],
+      outputs,
+    };
+  }
+
+  /**
+   * Adds a control-flow node (`ops.forLoop`, `ops.cond`) holding `bodies`,
+   * and returns tensors standing for its outputs, made from `standIns` (the
+   * values of a body run once when it was traced): they are not the values
+   * the device computes, so reading them during the trace is an error.
+   */
+  addControlFlowNode(kernel: string, inputs: readonly ValueId[], attrs: Record<string, AttrValue>, bodies: readonly Graph[], standIns: readonly tf.Tensor[]): tf.Tensor[] {
+    const builder = this.builder;
+    const outIds = builder.addNode(kernel, null, inputs, attrs, standIns.map((t) => ({ shape: t.shape, dtype: t.dtype })), this.annotations());
+    builder.setBodies(builder.nodeCount - 1, bodies);
+    return standIns.map((t, i) => {
+      const out = this.unrecordedCopy(t);
+      this.valueOf.set(out.id, outIds[i]!);
+      this.dynamic.add(outIds[i]!);
+      return out;
+    });
   }
 
   /** Runs `fn` with node annotations naming `layer`. */
@@ -179,10 +335,15 @@ export class KernelRecorder {
     this.gradOf = undefined;
   }
 
-  /** True if `tensor` depends on the graph's inputs, parameters or random draws. */
+  /** True if `tensor` depends on the graph's inputs, parameters or random draws (or, in a body, on the body's inputs). */
   isDynamic(tensor: tf.Tensor): boolean {
     const id = this.valueOf.get(tensor.id) ?? this.resolveAlias(tensor.id);
-    return id !== undefined && this.dynamic.has(id);
+    if (id !== undefined) return this.dynamic.has(id);
+    for (let frame = this.frame.body?.outer; frame; frame = frame.body?.outer) {
+      const outerId = frame.valueOf.get(tensor.id);
+      if (outerId !== undefined) return frame.dynamic.has(outerId);
+    }
+    return false;
   }
 
   /**
@@ -276,7 +437,8 @@ export class KernelRecorder {
     }
   }
 
-  private producerNode(tensor: tf.Tensor): NodeId | undefined {
+  /** The node of this trace that made `tensor`, if a node did. */
+  producerNode(tensor: tf.Tensor): NodeId | undefined {
     const id = this.valueOf.get(tensor.id);
     if (id === undefined) return undefined;
     const source = this.builder.value(id).source;
@@ -313,24 +475,44 @@ export class KernelRecorder {
     this.flushAliases();
   }
 
+  /** What value `id` of `frame` is, as read errors name it, and the layer that made it (if known). */
+  private describeValue(frame: TraceFrame, id: ValueId): { what: string; layer?: string } {
+    const source = frame.builder.value(id).source;
+    if (source.kind === 'input') {
+      const body = frame.body;
+      if (!body) return { what: `model input '${source.name}'` };
+      for (const [outerId, innerId] of body.captured) if (innerId === id) return this.describeValue(body.outer, outerId);
+      return { what: `input ${source.index} of ${body.what}` };
+    }
+    if (source.kind === 'param') return { what: `weight '${source.name}'` };
+    if (source.kind === 'node') {
+      const node = frame.builder.node(source.node);
+      return { what: `the output of kernel ${node.kernel}`, ...(node.annotations.layer !== undefined ? { layer: node.annotations.layer } : {}) };
+    }
+    return { what: 'a tensor computed from the model inputs or weights' };
+  }
+
   private describeReadError(tensor: tf.Tensor): TraceError {
-    const id = this.valueOf.get(tensor.id);
-    let what = 'a tensor computed from the model inputs or weights';
-    let where = this.layerStack[this.layerStack.length - 1] ?? '';
-    if (id !== undefined) {
-      const source = this.builder.value(id).source;
-      if (source.kind === 'input') what = `model input '${source.name}'`;
-      else if (source.kind === 'param') what = `weight '${source.name}'`;
-      else if (source.kind === 'node') {
-        const node = this.builder.node(source.node);
-        what = `the output of kernel ${node.kernel}`;
-        where = node.annotations.layer ?? where;
-      }
+    let described: { what: string; layer?: string } = { what: 'a tensor computed from the model inputs or weights' };
+    for (let frame: TraceFrame | undefined = this.frame; frame; frame = frame.body?.outer) {
+      const id = frame.valueOf.get(tensor.id);
+      if (id === undefined) continue;
+      described = this.describeValue(frame, id);
+      break;
+    }
+    const where = described.layer ?? this.layerStack[this.layerStack.length - 1] ?? '';
+    const read = `reads the values of ${described.what}${where ? ` in layer '${where}'` : ''} while it is being traced. `;
+    const instead = 'compute with tensor ops instead (tf.where, tf.maximum, ...); to see a value, use x = ops.ipuPrintTensor(x, title), which prints it each time the model runs';
+    const body = this.frame.body;
+    if (body) {
+      return new TraceError(
+        `${body.what} ${read}The body is traced once into a subgraph that the device runs ${body.runs}, ` +
+          `so values cannot be read inside it and control flow cannot depend on them: ${instead}`,
+        where,
+      );
     }
     return new TraceError(
-      `the model reads the values of ${what}${where ? ` in layer '${where}'` : ''} while it is being traced. ` +
-        'poptfjs compiles the model into a static graph, so values cannot be read inside it and control flow cannot depend on them: ' +
-        'compute with tensor ops instead (tf.where, tf.maximum, ...); to see a value, use x = ops.ipuPrintTensor(x, title), which prints it each time the model runs',
+      `the model ${read}poptfjs compiles the model into a static graph, so values cannot be read inside it and control flow cannot depend on them: ${instead}`,
       where,
     );
   }

@@ -101,11 +101,12 @@ function wrapTraceFailure(model: WrappableModel, error: unknown): never {
   throw new TraceError(`tracing model '${modelName(model)}' failed: ${message}`, modelName(model), error);
 }
 
-/** Records `body` (which runs the model) into a graph, with block and layer hooks, and checks the block rules. */
+/** Records `body` (which runs the model, for a training step when `training`) into a graph, with block and layer hooks, and checks the block rules. */
 function trace(
   model: WrappableModel,
   inputs: readonly tf.Tensor[],
   options: TraceOptions,
+  training: boolean,
   body: (recorder: KernelRecorder, blocks: BlockTrace) => GraphOutputs,
 ): TracedModel {
   try {
@@ -116,7 +117,7 @@ function trace(
         const { recorder, result } = KernelRecorder.record((recorder) => {
           inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
           return runningOnIpu(() => withLayerHooks(model, recorder, blocks, applied, () => body(recorder, blocks)));
-        }, options.afterKernel ? { afterKernel: options.afterKernel } : {});
+        }, { training, ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}) });
         const graph = eliminateDeadCode(recorder.builder.build(result));
         checkBlockRules(model, graph, blocks);
         return { graph, variables: recorder.variables, weightNames: reportedWeightNames([...layers, ...applied], recorder.variables.values()) };
@@ -129,7 +130,7 @@ function trace(
 
 /** Traces the forward pass of `model` on `inputs` (one micro-batch), with `training` false. */
 export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor[], options: TraceOptions = {}): TracedModel {
-  return trace(model, inputs, options, (recorder) =>
+  return trace(model, inputs, options, false, (recorder) =>
     tf.tidy(() => {
       const outputs = flattenOutputs(callModel(model, [...inputs], false), `model '${modelName(model)}'`);
       return { outputs: outputs.map((t) => recorder.valueFor(t)) };
@@ -148,7 +149,7 @@ function discoverTrainableVariables(
   inputs: readonly tf.Tensor[],
   options: TraceOptions,
 ): tf.Variable[] {
-  const { variables } = trace(model, inputs, options, (recorder) =>
+  const { variables } = trace(model, inputs, options, true, (recorder) =>
     tf.tidy(() => {
       const step = forwardWithLoss(model, loss, [...inputs], (fn) => recorder.inLoss(fn));
       return { outputs: [...step.outputs, step.loss].map((t) => recorder.valueFor(t)) };
@@ -170,7 +171,7 @@ export function traceTraining(
 ): TracedModel {
   const eng = engine();
   const variables = trainableVariables(model) ?? discoverTrainableVariables(model, loss, inputs, options);
-  return trace(model, inputs, options, (recorder) => {
+  return trace(model, inputs, options, true, (recorder) => {
     const lossScale = tf.scalar(1);
     const lossScaleId = recorder.bindInput(lossScale, 'lossScale');
     let outputIds: ValueId[] = [];

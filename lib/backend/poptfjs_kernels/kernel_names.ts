@@ -15,6 +15,19 @@ export const POPTFJS_KERNELS = {
   customOpGradient: 'poptfjs.CustomOpGrad',
   /** `ops.CPU`: copies its list of inputs to the host, runs the host function registered under attribute `id`, and copies its results back. */
   cpuOp: 'poptfjs.CpuOp',
+  /**
+   * `ops.forLoop`: runs its body `attrs.count` times. Inputs: the loop-carried
+   * values (one per output), then the values of the enclosing graph the body
+   * reads; the body takes the same inputs and returns the next carried values.
+   */
+  forLoop: 'poptfjs.ForLoop',
+  /**
+   * `ops.cond`: runs its then body (`bodies[0]`) when its one-element boolean
+   * condition is true, else its else body (`bodies[1]`). Inputs: the
+   * condition, then the then body's inputs, then the else body's; both
+   * bodies return outputs of the same shapes and dtypes.
+   */
+  cond: 'poptfjs.Cond',
   /** `ops.dynamicSlice`: a slice of a fixed size at an offset read from a tensor when it runs. */
   dynamicSlice: 'poptfjs.DynamicSlice',
   /** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */
