@@ -191,6 +191,16 @@ function controlFlowCost(graph: Graph, node: Node, target: KernelTarget): Kernel
   return { compute: longer.compute, exchange: longer.exchange, sync: longer.sync + TILE_SYNC_CYCLES, temporaryBytes: working };
 }
 
+/**
+ * The temporary-memory proportion `ops.setAvailableMemory` set on a matrix
+ * product or convolution, which its backward products take too (as PopART's
+ * gradient ops take their forward op's); undefined when none was set.
+ */
+function availableMemoryProportion(graph: Graph, node: Node): number | undefined {
+  const { availableMemoryProportion: own, gradOf } = node.annotations;
+  return own ?? (gradOf !== undefined ? graph.nodes[gradOf]?.annotations.availableMemoryProportion : undefined);
+}
+
 /** The cost of `node` on an IPU described by `target`. */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   const kernel = node.kernel;
@@ -210,7 +220,8 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   const shape = matMulShape(graph, node, half ? 'float16' : 'float32', half && target.halfPartials ? 'float16' : 'float32');
   if (shape) {
     const serialization = kernel === POPTFJS_KERNELS.serializedMatMul ? (node.attrs as unknown as SerializedMatMulAttrs) : undefined;
-    const plan = planMatMul(serialization ? serializedStep(shape, serialization) : shape, target);
+    const proportion = availableMemoryProportion(graph, node) ?? target.availableMemoryProportion;
+    const plan = planMatMul(serialization ? serializedStep(shape, serialization) : shape, { ...target, availableMemoryProportion: proportion });
     const supersteps = plan.split.depth > 1 ? 3 : 2;
     const product: KernelCost = { compute: plan.cycles.compute + plan.cycles.reduction, exchange: plan.cycles.exchange, sync: supersteps * TILE_SYNC_CYCLES, temporaryBytes: plan.temporaryBytes, plan };
     if (serialization) return serializedCost(product, serialization, outputElements, half, tiles);
@@ -268,18 +279,6 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     // A copy of the input on each tile (PopART's Nop and PrintTensor output a copy); a print also sends the tensor to the host.
     const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
     return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
-  }
-  if (kernel === POPTFJS_KERNELS.ctcBeamSearchDecoder) {
-    // Each time step extends every beam of every batch entry by every class (an element-wise pass over the candidates)
-    // and keeps the best beamWidth of each entry (a reduction); the candidates and the beams' histories are temporary.
-    const [steps, batch, classes] = graph.values[node.inputs[0]!]!.shape as [number, number, number];
-    const beams = batch * (node.attrs.beamWidth as number);
-    const candidates = beams * classes;
-    const step = sum(
-      { compute: elementwiseCycles(candidates, perElement(DEFAULT_CYCLES_PER_ELEMENT, false), tiles), exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 },
-      reductionCost(candidates, beams, false, tiles),
-    );
-    return { compute: steps * step.compute, exchange: steps * step.exchange, sync: steps * step.sync, temporaryBytes: candidates * 2 * 4 + beams * steps * 4 };
   }
   if (kernel === POPTFJS_KERNELS.cpuOp) {
     // A CPU op computes nothing on the device: its inputs go to the host and its outputs come back over the host link.

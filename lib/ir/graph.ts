@@ -70,6 +70,11 @@ export interface NodeAnnotations {
   checkpoint?: boolean;
   /** The name scopes (`ops.NameScope`) the node was traced in, joined by `/`; a backward node has its forward node's. */
   scope?: string;
+  /**
+   * The proportion of a tile's memory this matrix product or convolution may take for temporaries
+   * (`ops.setAvailableMemory`), for it and its backward nodes; absent: the IPU's.
+   */
+  availableMemoryProportion?: number;
 }
 
 /** A kernel call. */

@@ -69,6 +69,7 @@ function graphLines(graph: Graph, title: string, indent: string): string[] {
       node.annotations.layer ?? '',
       node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
       node.annotations.scope !== undefined ? `scope ${node.annotations.scope}` : '',
+      node.annotations.availableMemoryProportion !== undefined ? `availableMemoryProportion ${node.annotations.availableMemoryProportion}` : '',
     ].filter(Boolean);
     lines.push(`${indent}  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
     const bodies = node.bodies ?? [];

@@ -93,6 +93,7 @@ export interface NodeAnnotationsMessage {
   loss?: boolean;
   checkpoint?: boolean;
   scope?: string;
+  available_memory_proportion?: number;
 }
 
 /** `Node`. */

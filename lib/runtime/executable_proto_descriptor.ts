@@ -289,6 +289,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "scope"
               ]
+            },
+            "_available_memory_proportion": {
+              "oneof": [
+                "available_memory_proportion"
+              ]
             }
           },
           "fields": {
@@ -341,6 +346,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "scope": {
               "type": "string",
               "id": 8,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "available_memory_proportion": {
+              "type": "double",
+              "id": 9,
               "options": {
                 "proto3_optional": true
               }

@@ -81,6 +81,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.loss !== undefined ? { loss: a.loss } : {}),
     ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
     ...(a.scope !== undefined ? { scope: a.scope } : {}),
+    ...(a.availableMemoryProportion !== undefined ? { available_memory_proportion: a.availableMemoryProportion } : {}),
   };
 }
 
@@ -173,6 +174,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.loss !== undefined ? { loss: a.loss } : {}),
       ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
       ...(a.scope !== undefined ? { scope: a.scope } : {}),
+      ...(a.available_memory_proportion !== undefined ? { availableMemoryProportion: a.available_memory_proportion } : {}),
     };
     const inputs = n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`));
     const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at} body ${k}`));
