@@ -7,6 +7,7 @@ export { ipuPrintTensor, type IpuPrintTensorOptions, type FloatFormat } from './
 export { nop } from './nop.js';
 export { customOp, registerCustomOp, unregisterCustomOp, type CustomOpAttribute, type CustomOpAttributes, type CustomOpDefinition } from './custom_op.js';
 export { CPU, type HostFunction } from './cpu.js';
+export { ctcBeamSearchDecoder } from './ctc_beam_search_decoder.js';
 export { dynamicSlice } from './dynamic_slice.js';
 export { dynamicUpdate } from './dynamic_update.js';
 export { serializedMatMul, MatMulSerializationMode } from './serialized_mat_mul.js';

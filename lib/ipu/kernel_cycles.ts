@@ -280,6 +280,18 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
     return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
   }
+  if (kernel === POPTFJS_KERNELS.ctcBeamSearchDecoder) {
+    // Each time step extends every beam of every batch entry by every class (an element-wise pass over the candidates)
+    // and keeps the best beamWidth of each entry (a reduction); the candidates and the beams' histories are temporary.
+    const [steps, batch, classes] = graph.values[node.inputs[0]!]!.shape as [number, number, number];
+    const beams = batch * (node.attrs.beamWidth as number);
+    const candidates = beams * classes;
+    const step = sum(
+      { compute: elementwiseCycles(candidates, perElement(DEFAULT_CYCLES_PER_ELEMENT, false), tiles), exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 },
+      reductionCost(candidates, beams, false, tiles),
+    );
+    return { compute: steps * step.compute, exchange: steps * step.exchange, sync: steps * step.sync, temporaryBytes: candidates * 2 * 4 + beams * steps * 4 };
+  }
   if (kernel === POPTFJS_KERNELS.cpuOp) {
     // A CPU op computes nothing on the device: its inputs go to the host and its outputs come back over the host link.
     const inputBytes = node.inputs.reduce((n, id) => n + valueBytes(graph, id), 0);

@@ -6,6 +6,7 @@
 import { registerIdentityKernels } from './identity_kernels.js';
 import { registerCustomOpKernels } from './custom_op_kernels.js';
 import { registerCpuOpKernels } from './cpu_op_kernels.js';
+import { registerCtcBeamSearchKernel } from './ctc_beam_search_kernel.js';
 import { registerDynamicSliceKernels } from './dynamic_slice_kernels.js';
 import { registerSerializedMatMulKernel } from './serialized_matmul_kernel.js';
 
@@ -17,6 +18,7 @@ export function registerPoptfjsKernels(backendNames: readonly string[]): void {
   registerIdentityKernels(backendNames);
   registerCustomOpKernels(backendNames);
   registerCpuOpKernels(backendNames);
+  registerCtcBeamSearchKernel(backendNames);
   registerDynamicSliceKernels(backendNames);
   registerSerializedMatMulKernel(backendNames);
 }

@@ -15,6 +15,8 @@ export const POPTFJS_KERNELS = {
   customOpGradient: 'poptfjs.CustomOpGrad',
   /** `ops.CPU`: copies its list of inputs to the host, runs the host function registered under attribute `id`, and copies its results back. */
   cpuOp: 'poptfjs.CpuOp',
+  /** `ops.ctcBeamSearchDecoder`: a CTC prefix beam search over `probs` (log-probabilities [T, N, C]) and `lengths`. */
+  ctcBeamSearchDecoder: 'poptfjs.CtcBeamSearchDecoder',
   /**
    * `ops.forLoop`: runs its body `attrs.count` times. Inputs: the loop-carried
    * values (one per output), then the values of the enclosing graph the body

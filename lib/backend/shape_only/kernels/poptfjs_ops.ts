@@ -5,6 +5,7 @@
 import { POPTFJS_KERNELS } from '../../poptfjs_kernels/kernel_names.js';
 import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
 import type { CustomOpNodeAttrs } from '../../poptfjs_kernels/custom_op_kernels.js';
+import type { CtcBeamSearchAttrs } from '../../poptfjs_kernels/ctc_beam_search_kernel.js';
 
 /** The rules of poptfjs's kernels, by kernel name. */
 export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
@@ -12,6 +13,12 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   [POPTFJS_KERNELS.ipuPrintTensor]: (call) => output(call.input('x').shape, call.input('x').dtype),
   /** The input's shape and dtype. */
   [POPTFJS_KERNELS.nop]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** The paths' log-probabilities (float32 [N, topPaths]), lengths (int32 [N, topPaths]) and labels (int32 [N, topPaths, T]). */
+  [POPTFJS_KERNELS.ctcBeamSearchDecoder]: (call) => {
+    const [steps, batch] = call.input('probs').shape as [number, number];
+    const { topPaths } = call.attrsAs<CtcBeamSearchAttrs>();
+    return [output([batch, topPaths], 'float32'), output([batch, topPaths], 'int32'), output([batch, topPaths, steps], 'int32')];
+  },
   /** The shapes and dtypes of the call's example outputs. */
   [POPTFJS_KERNELS.customOp]: (call) => {
     const { outputShapes, outputDtypes } = call.attrsAs<CustomOpNodeAttrs>();
