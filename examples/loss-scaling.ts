@@ -26,6 +26,8 @@ const PRINT_EVERY = 10;
 
 const x = half(tf.randomUniform([32, 8], -1, 1, 'float32', 1));
 const y = tf.matMul(x, tf.randomNormal([8, 4], 0, 1, 'float32', 2));
+// The float32 model takes the same values as float32: a float16 input would make its float32 weights compute in float16.
+const input32 = tf.clone(x);
 const weightedMse = (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.mul(tf.mean(tf.square(tf.sub(yTrue, yPred))), LOSS_WEIGHT);
 
 function linearModel(float16: boolean): tf.Sequential {
@@ -42,7 +44,7 @@ async function train(options: optim.SGDOptions, { automaticLossScaling = false, 
   const executor = trainingModel(model, { loss: weightedMse, options: opts, optimizer: new optim.SGD(model, { lr: 0.1 / LOSS_WEIGHT, ...options }) });
   const mse: number[] = [];
   for (let step = 0; step < STEPS; step++) {
-    const [out, loss] = await executor.run(x, y);
+    const [out, loss] = await executor.run(float16 ? x : input32, y);
     mse.push(loss.dataSync()[0]! / LOSS_WEIGHT);
     tf.dispose([out as tf.Tensor, loss]);
   }

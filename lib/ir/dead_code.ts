@@ -48,7 +48,7 @@ function compact(graph: Graph, liveValues: Set<ValueId>, liveNodes: Set<number>)
   };
   const newValues: Value[] = values.map((v, i) => {
     const source = v.source.kind === 'node' ? { ...v.source, node: nodeMap.get(v.source.node)! } : v.source;
-    return { id: i, shape: v.shape, dtype: v.dtype, source };
+    return { id: i, shape: v.shape, dtype: v.dtype, source, ...(v.precision ? { precision: v.precision } : {}) };
   });
   const newNodes: Node[] = nodes.map((n, i) => {
     const annotations = { ...n.annotations };

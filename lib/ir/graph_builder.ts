@@ -14,9 +14,9 @@ export class GraphBuilder {
   private readonly inputs: ValueId[] = [];
   private readonly assignments: Assignment[] = [];
 
-  private addValue(shape: readonly number[], dtype: DataType, source: ValueSource): ValueId {
+  private addValue(shape: readonly number[], dtype: DataType, source: ValueSource, precision?: 'float16'): ValueId {
     const id = this.values.length;
-    this.values.push({ id, shape: [...shape], dtype, source });
+    this.values.push({ id, shape: [...shape], dtype, source, ...(precision ? { precision } : {}) });
     return id;
   }
 
@@ -32,9 +32,9 @@ export class GraphBuilder {
     return this.addValue(shape, dtype, { kind: 'param', name, trainable });
   }
 
-  /** Adds a constant; its values are null when traced with shapes only. */
-  addConstant(data: ConstantData | null, shape: readonly number[], dtype: DataType): ValueId {
-    return this.addValue(shape, dtype, { kind: 'constant', data });
+  /** Adds a constant (float16 with `precision`); its values are null when traced with shapes only. */
+  addConstant(data: ConstantData | null, shape: readonly number[], dtype: DataType, precision?: 'float16'): ValueId {
+    return this.addValue(shape, dtype, { kind: 'constant', data }, precision);
   }
 
   /** Adds a kernel call whose outputs have the given shapes and dtypes; returns the output ids. */

@@ -79,7 +79,7 @@ export class PrecisionOptions {
    * Raises an error (type `floating_point_exception`, naming the kernel and
    * layer) when an op produces NaN (invalid operation) or Inf (overflow,
    * including float16 results beyond ±65504, or division by zero) from
-   * inputs that hold none.
+   * inputs that hold none, and when a comparison has a NaN operand.
    */
   enableFloatingPointExceptions(enabled: boolean): this {
     const where = this.#check('enableFloatingPointExceptions');
@@ -91,7 +91,9 @@ export class PrecisionOptions {
    * `HalfUpcastToFloat` (default, as PyTorch: the op computes in float32 and
    * its result is float32) or `FloatDowncastToHalf` (PopTorch 2's default:
    * the float32 inputs are rounded to float16 and the result is float16).
-   * Scalars (single-element constants, the loss scale) never decide.
+   * Scalars (single-element constants, the loss scale) never decide, and
+   * float32 weights meeting float16 values are converted to float16 either
+   * way, as PopTorch converts float32 parameters used with a float16 input.
    */
   halfFloatCasting(halfFloatCasting: HalfFloatCastingBehavior): this {
     const where = this.#check('halfFloatCasting');

@@ -6,10 +6,11 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import type { Graph, Node, ValueId } from '../ir/graph.js';
+import { paramValues, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../options/enums.js';
 import { describeNode, type RunFeeds } from '../runtime/graph_interpreter.js';
 import { Float16Rounding } from './float16_rounding.js';
+import { float32WeightValues } from './float16_inference.js';
 import { hasHalfPartials, runWithHalfPartials } from './half_partials.js';
 
 /** The numerical behaviour of float16 (and floating-point exception) handling on the device. */
@@ -64,12 +65,40 @@ function checkFloatingPoint(graph: Graph, node: Node, inputs: readonly tf.Tensor
   });
 }
 
+const weightsOf = new WeakMap<Graph, ReadonlySet<ValueId>>();
+
+/** The float32 weights of `graph` (see {@link float32WeightValues}), computed once per graph. */
+function graphWeights(graph: Graph, weak: ReadonlySet<ValueId>): ReadonlySet<ValueId> {
+  let weights = weightsOf.get(graph);
+  if (!weights) {
+    const halfParams = new Set([...paramValues(graph)].filter(([, v]) => v.precision === 'float16').map(([name]) => name));
+    weights = float32WeightValues(graph, halfParams, weak);
+    weightsOf.set(graph, weights);
+  }
+  return weights;
+}
+
+/** The kernels that compare floats: the IPU raises an invalid-operation exception when an operand is NaN. */
+const COMPARISON_KERNELS: ReadonlySet<string> = new Set(['Less', 'LessEqual', 'Greater', 'GreaterEqual', 'Equal', 'NotEqual']);
+
+/** Raises a floating-point exception if a comparison node has a NaN operand. */
+function checkComparison(node: Node, inputs: readonly tf.Tensor[]): void {
+  const operand = inputs.findIndex((t) => nonFinite(t) === 'NaN');
+  if (operand < 0) return;
+  throw new PoptfjsError(
+    `floating-point exception: ${describeNode(node)} compared NaN (invalid operation) in its operand ${operand}; ` +
+      'call opts.Precision.enableFloatingPointExceptions(false) to compare NaN without an exception',
+    { type: 'floating_point_exception', location: node.annotations.layer ?? node.kernel },
+  );
+}
+
 /**
  * `run` wrapped with the float16 arithmetic of `node`: float32 inputs are
  * rounded to float16 first when `FloatDowncastToHalf` mixes them with float16
- * inputs, matmuls and convolutions use float16 partials when asked, float16
+ * inputs (float32 weights whatever the casting), matmuls and convolutions use float16 partials when asked, float16
  * results are rounded (to nearest even, or stochastically with the run's
- * seeded generator), and floating-point exceptions are raised when enabled.
+ * seeded generator), and floating-point exceptions are raised when enabled
+ * (also for a comparison with a NaN operand, as on the IPU).
  * Returns `run` itself when the node has nothing to do with any of these.
  */
 export function withFloat16Arithmetic(graph: Graph, node: Node, run: NodeRun, arithmetic: Float16Arithmetic, weak: ReadonlySet<ValueId>): NodeRun {
@@ -77,11 +106,14 @@ export function withFloat16Arithmetic(graph: Graph, node: Node, run: NodeRun, ar
   const halfOutputs = node.outputs.map((id) => values[id]!.precision === 'float16');
   const producesHalf = halfOutputs.some(Boolean);
   const checksExceptions = arithmetic.floatingPointExceptions && node.outputs.some((id) => values[id]!.dtype === 'float32');
-  if (!producesHalf && !checksExceptions) return run;
+  const checksComparison = arithmetic.floatingPointExceptions && COMPARISON_KERNELS.has(node.kernel);
+  if (!producesHalf && !checksExceptions && !checksComparison) return run;
   const isHalf = (id: ValueId) => values[id]!.precision === 'float16';
+  const everyFloat = arithmetic.halfFloatCasting === HalfFloatCastingBehavior.FloatDowncastToHalf;
+  const weights = producesHalf && !everyFloat ? graphWeights(graph, weak) : undefined;
   const downcast =
-    producesHalf && arithmetic.halfFloatCasting === HalfFloatCastingBehavior.FloatDowncastToHalf && node.inputs.some(isHalf)
-      ? node.inputs.map((id) => values[id]!.dtype === 'float32' && !isHalf(id) && !weak.has(id))
+    producesHalf && node.inputs.some(isHalf)
+      ? node.inputs.map((id) => values[id]!.dtype === 'float32' && !isHalf(id) && !weak.has(id) && (everyFloat || weights!.has(id)))
       : node.inputs.map(() => false);
   const halfPartials =
     producesHalf &&
@@ -89,6 +121,7 @@ export function withFloat16Arithmetic(graph: Graph, node: Node, run: NodeRun, ar
     hasHalfPartials(node.kernel) &&
     node.inputs.every((id, i) => values[id]!.dtype !== 'float32' || isHalf(id) || downcast[i] || weak.has(id));
   return (inputs, feeds) => {
+    if (checksComparison) checkComparison(node, inputs);
     const rounding = new Float16Rounding(arithmetic.stochasticRounding, feeds.random);
     const cast = inputs.map((t, i) => (downcast[i] ? rounding.round(t) : t));
     let outputs: tf.Tensor[];

@@ -11,7 +11,9 @@
  *   input's dtype in PyTorch) are weak (like Python numbers in PyTorch, they
  *   do not decide the precision of an op);
  * - a node's result follows its float32 inputs: half if some are half and
- *   none is float; when half and float inputs mix, float
+ *   none is float, float32 weights (parameters and values made from them
+ *   only) counting as half there, as PopTorch converts them (see
+ *   {@link float32WeightValues}); when half and float inputs mix, float
  *   (`HalfUpcastToFloat`, PyTorch's rule) or half (`FloatDowncastToHalf`, the
  *   float inputs are rounded to float16 first); float if its inputs are float
  *   or weak; weak if all are weak; float when it has no float32 input;
@@ -67,9 +69,31 @@ export function weakFloatValues(graph: Graph): Set<ValueId> {
   return weak;
 }
 
+/**
+ * The float32 weights of `graph` as an op meets them: float32 parameters (not
+ * in `halfParams`) and the forward-pass values made from them and weak values
+ * only (a transposed or reshaped weight). As in PopTorch, whose float32
+ * parameters "will be converted to float16 if you call an operation with a
+ * float16 input", an op mixing these with float16 values computes in float16
+ * on the weights rounded to float16 (their updates stay float32).
+ */
+export function float32WeightValues(graph: Graph, halfParams: ReadonlySet<string>, weak: ReadonlySet<ValueId>): Set<ValueId> {
+  const weights = new Set<ValueId>();
+  for (const v of graph.values) if (isFloat(v) && v.source.kind === 'param' && !halfParams.has(v.source.name)) weights.add(v.id);
+  for (const node of graph.nodes) {
+    if (node.annotations.pass !== 'forward') continue;
+    const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
+    if (floats.some((id) => weights.has(id)) && floats.every((id) => weights.has(id) || weak.has(id))) {
+      for (const id of node.outputs) if (isFloat(graph.values[id]!)) weights.add(id);
+    }
+  }
+  return weights;
+}
+
 /** `graph` with its float16 values flagged `precision: 'float16'` (values flagged already stay float16). */
 export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph {
   const weak = weakFloatValues(graph);
+  const weights = float32WeightValues(graph, declared.params, weak);
   const half = new Set<ValueId>();
   for (const v of graph.values) {
     if (!isFloat(v)) continue;
@@ -85,7 +109,7 @@ export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph
   for (const node of graph.nodes) {
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
     const anyHalf = floats.some((id) => half.has(id));
-    const anyFloat = floats.some((id) => !half.has(id) && !weak.has(id));
+    const anyFloat = floats.some((id) => !half.has(id) && !weak.has(id) && !weights.has(id));
     const gradOf = node.annotations.pass === 'backward' ? node.annotations.gradOf : undefined;
     const ofHalfNode = gradOf !== undefined && graph.nodes[gradOf]!.outputs.some((id) => half.has(id));
     const downcast = declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf || ofHalfNode;

@@ -15,6 +15,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { roundFloat16Array } from './float16.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
+import { isFloat16Tensor, markFloat16Tensor } from '../backend/float16_tensor_marks.js';
 
 /** A tfjs dtype, or `'float16'` for float32 tensors that hold float16 values. */
 export type PoptfjsDataType = tf.DataType | 'float16';
@@ -23,7 +24,6 @@ export type PoptfjsDataType = tf.DataType | 'float16';
 export type HalfTarget = tf.LayersModel | tf.Variable | readonly tf.Variable[] | tf.Tensor;
 
 const halfVariables = new WeakSet<tf.Variable>();
-const halfTensors = new WeakSet<tf.Tensor>();
 
 /** True while tfjs runs on the shape-only backend, where tensors have no values to round. */
 function shapesOnly(): boolean {
@@ -83,13 +83,13 @@ export function half<T extends HalfTarget>(target: T): T {
 
 /** @internal Marks a float32 tensor whose values are float16 values as float16 (the device's float16 outputs). */
 export function markFloat16(t: tf.Tensor): tf.Tensor {
-  halfTensors.add(t);
+  markFloat16Tensor(t);
   return t;
 }
 
 /** True if `t` is float16: a variable made float16 by {@link half}, a float16 tensor, or a float16 output of the device. */
 export function isHalf(t: tf.Tensor): boolean {
-  return t instanceof tf.Variable ? halfVariables.has(t) : halfTensors.has(t);
+  return t instanceof tf.Variable ? halfVariables.has(t) : isFloat16Tensor(t);
 }
 
 /** The dtype of `t` as poptfjs sees it: `'float16'` for float16 tensors, the tfjs dtype otherwise. */

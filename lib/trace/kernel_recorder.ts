@@ -16,6 +16,7 @@ import { GraphBuilder } from '../ir/graph_builder.js';
 import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
+import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
@@ -397,7 +398,7 @@ export class KernelRecorder {
     const written = fillable && this.shapeOnly ? (this.eng.backend as unknown as ShapeOnlyBackend).writtenFill(tensor.dataId) : undefined;
     const data = written === undefined ? this.readInternal(tensor) : null;
     const fill = written ?? (fillable && data !== null ? repeatedValue(data as tf.TypedArray) : undefined);
-    if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype);
+    if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype, isFloat16Tensor(tensor) ? 'float16' : undefined);
     const output = { shape: tensor.shape, dtype: tensor.dtype };
     return this.builder.addNode(FILL_KERNEL, [], [], { shape: [...tensor.shape], value: fill, dtype: tensor.dtype }, [output], this.annotations())[0]!;
   }

@@ -64,7 +64,7 @@ describe('float16 models', () => {
     expect(Array.from(out.dataSync())).toEqual(Array.from(expected.dataSync()));
   });
 
-  it('compute an op mixing float16 and float32 inputs in float32, or in float16 with FloatDowncastToHalf', async () => {
+  it('compute an op meeting float16 values and float32 weights in float16, the weights converted as PopTorch does, whatever the casting', async () => {
     const x = half(tf.randomNormal([2, 5], 0, 1, 'float32', 4));
     const run = async (options?: Options) => {
       const first = half(denseModel(6, 5, 5));
@@ -75,20 +75,30 @@ describe('float16 models', () => {
       const [k1, b1] = first.getWeights();
       const [k2, b2] = second.getWeights();
       const hidden = rounded(tf.add(tf.matMul(x, k1!), b1!));
-      return { out, dtypes: executor.outputDtypes(), hidden, k2: k2!, b2: b2! };
+      return { out, dtypes: executor.outputDtypes(), reference: rounded(tf.add(tf.matMul(hidden, rounded(k2!)), b2!)) };
     };
-    const upcast = await run();
-    expect(upcast.dtypes).toEqual(['float32']);
-    const float32Reference = tf.add(tf.matMul(upcast.hidden, upcast.k2), upcast.b2);
-    expect(tf.max(tf.abs(tf.sub(upcast.out, float32Reference))).dataSync()[0]).toBeLessThan(1e-6);
-    expect(allFloat16(upcast.out)).toBe(false);
-
     const options = new Options();
     options.Precision.halfFloatCasting('FloatDowncastToHalf');
-    const downcast = await run(options);
-    expect(downcast.dtypes).toEqual(['float16']);
-    const float16Reference = rounded(tf.add(tf.matMul(downcast.hidden, rounded(downcast.k2)), downcast.b2));
-    expect(Array.from(downcast.out.dataSync())).toEqual(Array.from(float16Reference.dataSync()));
+    for (const { out, dtypes, reference } of [await run(), await run(options)]) {
+      expect(dtypes).toEqual(['float16']);
+      expect(Array.from(out.dataSync())).toEqual(Array.from(reference.dataSync()));
+    }
+  });
+
+  it('compute an op mixing float16 and float32 activations in float32, or in float16 with FloatDowncastToHalf', async () => {
+    const add = (a: tf.Tensor, b: tf.Tensor) => tf.add(a, b);
+    const a = half(tf.tensor1d([1, 2]));
+    const b = tf.tensor1d([0.1, 1 / 3]);
+    const upcast = inferenceModel(add);
+    const up = (await upcast.run(a, b)) as tf.Tensor;
+    expect(upcast.outputDtypes()).toEqual(['float32']);
+    expect(Array.from(up.dataSync())).toEqual(Array.from(tf.add(a, b).dataSync()));
+    const options = new Options();
+    options.Precision.halfFloatCasting('FloatDowncastToHalf');
+    const downcast = inferenceModel(add, { options });
+    const down = (await downcast.run(a, b)) as tf.Tensor;
+    expect(downcast.outputDtypes()).toEqual(['float16']);
+    expect(Array.from(down.dataSync())).toEqual(Array.from(rounded(tf.add(a, rounded(b))).dataSync()));
   });
 
   it('take float16 inputs rounded on the way in', async () => {
