@@ -6,9 +6,12 @@
  * The default level is WARN; `POPTFJS_LOG_LEVEL` changes it (PopTorch's
  * `POPTORCH_LOG_LEVEL`, then PopART's `POPART_LOG_LEVEL`, are honoured as
  * aliases when it is not set) and `POPTFJS_LOG_DEST` sends the lines to `stderr` (default), `stdout`
- * or a file.
+ * or a file. While an executor whose options set `logDir` compiles or runs,
+ * its lines are also appended to the file `poptfjs.log` in that directory
+ * ({@link withLogFile}).
  * Nothing is ever written to stdout unless asked for.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { appendFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { environmentSetting } from './environment.js';
@@ -157,8 +160,23 @@ class LoggerRegistry {
 
   write(line: string): void {
     this.sink(line);
+    const file = logFiles.getStore();
+    if (file === undefined) return;
+    try {
+      appendFileSync(file, line);
+    } catch (error) {
+      if (this.unwritable.has(file)) return;
+      this.unwritable.add(file);
+      this.sink(`${timestamp()} poptfjs:${ROOT_MODULE} ${process.pid}.${threadId} W: cannot append to the log file ${file} (${(error as Error).message}); its lines go to the usual destination only\n`);
+    }
   }
+
+  /** Log files that could not be written to, each reported once. */
+  private readonly unwritable = new Set<string>();
 }
+
+/** The log file of the executor whose work is running (see {@link withLogFile}). */
+const logFiles = new AsyncLocalStorage<string>();
 
 const registry = new LoggerRegistry();
 
@@ -175,6 +193,15 @@ export function setLogLevel(level: LogLevel | string): void {
 /** Sends log lines to `stderr`, `stdout` or the file at the given path. */
 export function setLogDestination(dest: string): void {
   registry.setDestination(dest);
+}
+
+/**
+ * Runs `fn` with every log line it writes (including lines written by the
+ * asynchronous work it starts and awaits) also appended to `file`, as well as
+ * going to the usual destination; with `file` undefined, runs `fn` as is.
+ */
+export function withLogFile<T>(file: string | undefined, fn: () => T): T {
+  return file === undefined ? fn() : logFiles.run(file, fn);
 }
 
 /** Re-reads `POPTFJS_LOG_LEVEL` (or `POPTORCH_LOG_LEVEL`, `POPART_LOG_LEVEL`) and `POPTFJS_LOG_DEST` (levels set in code are reset). */

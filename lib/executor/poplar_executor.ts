@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { getLogger, withLogFile } from '../log.js';
 import { initBackend } from '../backend/backend_selection.js';
 import { engine } from '../backend/tfjs_internals.js';
 import { irText } from '../ir/ir_text.js';
@@ -46,6 +46,7 @@ import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
+import { executorLogFile } from './log_file.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
@@ -367,7 +368,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.assertUsable('compile');
     checkTensorInputs(inputs);
     if (this.compiled) return this.compiled;
-    this.compiling ??= this.compileNow(inputs, progressCallback).finally(() => (this.compiling = undefined));
+    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, progressCallback)).finally(() => (this.compiling = undefined));
     return this.compiling;
   }
 
@@ -782,6 +783,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * device. Inference returns the outputs; training returns `[output, loss]`.
    */
   async run(...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
+    return withLogFile(executorLogFile(this.options.settings), () => this.runLogged(inputs));
+  }
+
+  private async runLogged(inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
     const compiled = await this.ensureCompiled(inputs);
     this.checkCallInputs(compiled, inputs);
     const binding = this.binding!;

@@ -296,7 +296,13 @@ export class Options {
     return this.#set({ syntheticData: checkArgument(flag, enabled, where) });
   }
 
-  /** The directory log files go to (default `.`). Runtime only. */
+  /**
+   * The directory log files go to, as PopTorch's `logDir`: while an executor
+   * with these options compiles or runs, its log lines (at the levels set,
+   * see `POPTFJS_LOG_LEVEL`) are also appended to `<logDir>/poptfjs.log`,
+   * the directory created if missing. Unset (the default), no log file is
+   * written. Runtime only.
+   */
   logDir(logDir: string): this {
     const where = this.#check('logDir');
     return this.#set({ logDir: checkArgument(nonEmptyString, logDir, where) });

@@ -65,8 +65,8 @@ export interface GeneralSettings {
   readonly executableCachePath?: string;
   /** Whether host I/O is replaced by data generated on the device (default false). */
   readonly syntheticData: boolean;
-  /** Where log files go (default `.`). */
-  readonly logDir: string;
+  /** The directory of the log file `poptfjs.log` an executor appends its log lines to; absent: no log file. */
+  readonly logDir?: string;
   /** The model's name in reports; absent: `inference` or `training`. */
   readonly modelName?: string;
   /** When to attach to the device (default `Always`). */
@@ -136,7 +136,6 @@ export function defaultGeneralSettings(): GeneralSettings {
     autoRoundNumIPUs: false,
     useIpuModel: false,
     syntheticData: false,
-    logDir: '.',
     connectionType: ConnectionType.Always,
     syncPattern: SyncPattern.Full,
     broadcastBuffers: true,

@@ -36,7 +36,7 @@ describe('Options defaults', () => {
     expect(settings.randomSeed).toBeUndefined();
     expect(settings.ipuId).toBeUndefined();
     expect(settings.executableCachePath).toBeUndefined();
-    expect(settings.logDir).toBe('.');
+    expect(settings.logDir).toBeUndefined();
     expect(settings.showCompilationProgressBar).toBe(process.stderr.isTTY === true);
     expect(settings.training).toEqual({
       gradientAccumulation: 1,
