@@ -10,6 +10,7 @@ import { PoptfjsError } from '../errors.js';
 import type { Graph } from '../ir/graph.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware } from '../ipu/hardware_analysis.js';
+import { hostSyncPattern } from '../ipu/host_io.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { tensorStorage } from '../ipu/tensor_storage.js';
@@ -88,6 +89,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   const { settings, execution, progress } = request;
   const { factors } = execution;
   const training = request.kind === 'training';
+  const syncPattern = hostSyncPattern(settings.syncPattern);
   const patterned = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
   const { fired } = patterned;
   const precision = settings.precision;
@@ -133,6 +135,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     recomputation: settings.autoRecomputation,
     weightNames: request.weightNames,
     syntheticData: settings.syntheticData,
+    syncPattern,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   progress.step();
@@ -163,6 +166,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
       automaticLossScaling: training && settings.training.automaticLossScaling,
     },
     ...(settings.syntheticData ? { syntheticData: true } : {}),
+    ...(syncPattern !== 'Full' ? { syncPattern } : {}),
     ...(anchors.length > 0 ? { anchors } : {}),
   };
 }

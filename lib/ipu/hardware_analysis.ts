@@ -4,11 +4,11 @@
  * timeline of one call.
  */
 import type { Graph } from '../ir/graph.js';
-import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import { hostTransfers, type HostSyncPattern } from './host_io.js';
 import { kernelCost, type KernelCost } from './kernel_cycles.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
 import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
@@ -67,6 +67,8 @@ export interface HardwareRequest {
   readonly anchoredOutputs?: readonly { readonly returnedMicroBatches: number }[];
   /** Inputs made on the device and outputs not copied back: no host transfer (default false). */
   readonly syntheticData?: boolean;
+  /** How the IPUs synchronise with the host (`Options.syncPattern`; default `Full`). */
+  readonly syncPattern?: HostSyncPattern;
 }
 
 /**
@@ -86,13 +88,6 @@ function peakSchedule(schedule: Schedule, placement: Placement, training: boolea
 export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   const { graph, placement, spec } = request;
   const storage = request.storage ?? ON_CHIP_STORAGE;
-  const inputBytes = graph.inputs
-    .filter((id) => graph.values[id]!.source.kind === 'input' && id !== graph.roles.lossScale)
-    .reduce((sum, id) => sum + valueBytes(graph, id), 0);
-  const anchored = request.anchoredOutputs ?? [];
-  const modelOutputs = graph.roles.outputs.slice(0, graph.roles.outputs.length - anchored.length);
-  const outputBytes = [...modelOutputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].reduce((sum, id) => sum + valueBytes(graph, id), 0);
-  const anchorBytes = anchored.reduce((sum, a, i) => sum + valueBytes(graph, graph.roles.outputs[modelOutputs.length + i]!) * a.returnedMicroBatches, 0);
   const type = request.training ? (request.recomputation ?? 'None') : 'None';
   const recomputation = planRecomputation(graph, placement, type);
   const macsPerCycle = ampMacsPerCycle(spec);
@@ -134,8 +129,14 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     scheduleRuns: request.training ? request.deviceIterations : 1,
     replicationFactor: request.replicationFactor,
     samplesPerCall: request.samplesPerCall,
-    hostBytesIn: request.syntheticData ? 0 : inputBytes * request.microBatchesPerReplica,
-    hostBytesOut: request.syntheticData ? 0 : outputBytes * request.returnedMicroBatches + anchorBytes,
+    hostTransfers: request.syntheticData
+      ? []
+      : hostTransfers(graph, placement, {
+          microBatchesPerReplica: request.microBatchesPerReplica,
+          returnedMicroBatches: request.returnedMicroBatches,
+          anchoredOutputs: request.anchoredOutputs ?? [],
+        }),
+    syncPattern: request.syncPattern ?? 'Full',
     trainedWeights: request.trainedWeights,
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
     storage,

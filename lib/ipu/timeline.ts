@@ -20,8 +20,12 @@
  *   between ({@link hostSyncSeconds}); the host's time running it is not
  *   modelled.
  * - Host I/O moves the call's inputs in and outputs out at the host link's
- *   bandwidth, before and after the schedule, or alongside it when the IPUs
- *   have I/O tiles.
+ *   bandwidth (host_io.ts), before and after the schedule, or
+ *   alongside it when the IPUs have I/O tiles. Under the `Full` sync pattern
+ *   every IPU waits for all of it; under `SinglePipeline` only the IPU that
+ *   reads or produces a value does, and, without I/O tiles, each
+ *   micro-batch's share moves in the step that reads or produces it, so the
+ *   step lasts max over IPUs of (transfers + work) ({@link HostSyncPattern}).
  * - In training, each device iteration ends with the gradient reduction
  *   across replicas (a ring all-reduce, 2(R-1)/R of the gradient bytes over
  *   two links; with sharded optimizer state a reduce-scatter and an
@@ -36,6 +40,7 @@ import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import type { HostSyncPattern, HostTransfer } from './host_io.js';
 import { ELEMENTWISE_VERTEX_CYCLES, type KernelCost } from './kernel_cycles.js';
 import { ipuSyncSeconds, type IpuTargetSpec } from './target_spec.js';
 import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from './tensor_storage.js';
@@ -102,9 +107,10 @@ export interface TimelineRequest {
   readonly replicationFactor: number;
   /** Samples one call consumes (all replicas). */
   readonly samplesPerCall: number;
-  /** Bytes of the host inputs and outputs of one call, per replica. */
-  readonly hostBytesIn: number;
-  readonly hostBytesOut: number;
+  /** The host inputs and outputs of one call, per replica. */
+  readonly hostTransfers: readonly HostTransfer[];
+  /** How the IPUs synchronise with the host for them (default `Full`). */
+  readonly syncPattern?: HostSyncPattern;
   /** Names of trained weights (their gradients are reduced and updated). */
   readonly trainedWeights: ReadonlySet<string>;
   /** Optimizer state tensors per trained weight, and their bytes per element. */
@@ -141,6 +147,9 @@ interface StepWork {
   toHost: number;
   hostSync: number;
   fromHost: number;
+  /** Under `SinglePipeline`: the step's micro-batches' host inputs this IPU reads and outputs it produces. */
+  hostIn: number;
+  hostOut: number;
 }
 
 /**
@@ -185,10 +194,15 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   let scheduleTime = 0;
   let scheduleBusy = 0;
 
-  const hostIn = request.hostBytesIn / spec.hostLinkBandwidth;
-  const hostOut = request.hostBytesOut / spec.hostLinkBandwidth;
-  for (const ipu of allIpus) push(ipu, 'host', now, hostIn, 'host → device');
-  if (!overlapHost) now += hostIn;
+  // Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them.
+  const single = request.syncPattern === 'SinglePipeline';
+  const stepped = (tr: HostTransfer) => single && !overlapHost && tr.perMicroBatch;
+  const hostSeconds = (direction: HostTransfer['direction']) =>
+    allIpus.map((ipu) => request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) / spec.hostLinkBandwidth);
+  const hostIn = hostSeconds('in');
+  const hostOut = hostSeconds('out');
+  for (const ipu of allIpus) push(ipu, 'host', now, hostIn[ipu]!, 'host → device');
+  if (!overlapHost) now += Math.max(...hostIn);
 
   const syncTime = ipuCount * R > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
   const work = (nodes: readonly number[], ipu: number, acc: StepWork) => {
@@ -212,11 +226,16 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       const signature = step.work.map((w) => w.unit).join(',');
       let costs = stepCosts.get(signature);
       if (!costs) {
-        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0 }));
+        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0, hostIn: 0, hostOut: 0 }));
         for (const w of step.work) {
           for (const ipu of allIpus) {
             work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
             work(unitNodes[w.unit]!, ipu, costs[ipu]!);
+          }
+          for (const tr of request.hostTransfers) {
+            if (tr.unit !== w.unit || !stepped(tr)) continue;
+            const share = tr.bytes / (request.scheduleRuns * schedule.microBatches) / spec.hostLinkBandwidth;
+            costs[tr.ipu]![tr.direction === 'in' ? 'hostIn' : 'hostOut'] += share;
           }
         }
         stepCosts.set(signature, costs);
@@ -238,7 +257,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       }
       const busy = allIpus.map((ipu) => {
         const c = costs[ipu]!;
-        const working = c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost;
+        const working = c.hostIn + c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost + c.hostOut;
         const streaming = streamIn[ipu]! + streamOut[ipu]!;
         return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
       });
@@ -252,6 +271,8 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
         } else {
           push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
         }
+        push(ipu, 'host', at, c.hostIn, 'host → device');
+        at += c.hostIn;
         push(ipu, 'exchange', at, c.exchange, 'exchange');
         at += c.exchange;
         push(ipu, 'compute', at, c.compute, labels[ipu]!.join(' '));
@@ -264,6 +285,8 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
         at += c.hostSync;
         push(ipu, 'host', at, c.fromHost, 'host → device (CPU op)');
         at += c.fromHost;
+        push(ipu, 'host', at, c.hostOut, 'device → host');
+        at += c.hostOut;
         if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
         push(ipu, 'sync', now + length, syncTime, 'sync');
         scheduleBusy += busy[ipu]!;
@@ -274,9 +297,12 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
     if (request.training) now += weightUpdate(request, storage, now, push);
   }
   // With I/O tiles the host transfers run alongside the schedule; without, after it.
-  const outAt = overlapHost ? Math.max(hostIn, now - hostOut) : now;
-  for (const ipu of allIpus) push(ipu, 'host', outAt, hostOut, 'device → host');
-  now = Math.max(now, outAt + hostOut);
+  const scheduleEnd = now;
+  for (const ipu of allIpus) {
+    const outAt = overlapHost ? Math.max(hostIn[ipu]!, scheduleEnd - hostOut[ipu]!) : scheduleEnd;
+    push(ipu, 'host', outAt, hostOut[ipu]!, 'device → host');
+    now = Math.max(now, outAt + hostOut[ipu]!);
+  }
 
   const duration = now;
   const total = (ipu: number, kind: SegmentKind) => segments.filter((s) => s.ipu === ipu && s.kind === kind).reduce((a, s) => a + s.end - s.start, 0);

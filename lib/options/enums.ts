@@ -73,7 +73,7 @@ export const SyncPattern = {
   Full: 'Full',
   /** IPUs synchronise with the host independently of each other. */
   SinglePipeline: 'SinglePipeline',
-  /** Groups of IPUs alternate between host I/O and compute without synchronising with each other. */
+  /** Groups of IPUs alternate between host I/O and compute without synchronising with each other (refused at compile by the simulated engine). */
   ReplicaAndLadder: 'ReplicaAndLadder',
 } as const;
 /** A member of {@link SyncPattern}. */

@@ -328,8 +328,23 @@ export class Options {
   }
 
   /**
-   * How the IPUs synchronise: `Full` (default), `SinglePipeline` or
-   * `ReplicaAndLadder`. Stored and reported; has no effect on the simulated engine yet.
+   * How the IPUs synchronise with the host, as PopTorch's `syncPattern`
+   * ("Controls synchronisation in multi-IPU systems"), on the simulated
+   * timeline (lib/ipu/host_io.ts):
+   * - `Full` (default): "all IPUs synchronise on every communication between
+   *   IPUs or between IPUs and host": every IPU waits for the call's host
+   *   inputs before the schedule and its outputs after it;
+   * - `SinglePipeline`: "IPUs synchronise with the host independently": each
+   *   micro-batch's inputs go to the IPU that reads them in the step where it
+   *   reads them, and its outputs leave the IPU that produces them in the step
+   *   that produces them, while the other IPUs compute, so a pipeline's call
+   *   is shorter when the transfers overlap compute on other IPUs;
+   * - `ReplicaAndLadder` ("an IPU group [communicates] with the host without
+   *   requiring synchronisation between groups") is refused at compile: the
+   *   IPUs of a replica still synchronise together, as in `Full`, and the
+   *   simulated replicas already meet the host independently and in step, so
+   *   it would change nothing.
+   * Kept with the executable.
    */
   syncPattern(syncPattern: SyncPattern): this {
     const where = this.#check('syncPattern');

@@ -46,6 +46,7 @@ export function executionSummary(executable: Executable): string {
     `  cycles: ${timeline.cycles} (${(timeline.duration * 1e3).toFixed(3)} ms at ${(spec.clockHz / 1e9).toFixed(2)} GHz)`,
     `  throughput: ${timeline.throughput.toFixed(1)} samples/s`,
     `  pipeline bubble: ${percent(timeline.bubbleFraction)} of the schedule's IPU time idle`,
+    `  host I/O: ${executable.syncPattern === 'SinglePipeline' ? 'each IPU syncs with the host on its own (SinglePipeline)' : 'every IPU waits for each host transfer (Full)'}`,
     '  IPU  utilization  compute      exchange     streaming    sync         idle',
   ];
   const ms = (s: number) => `${(s * 1e3).toFixed(3)} ms`;

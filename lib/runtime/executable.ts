@@ -6,6 +6,7 @@
 import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
 import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
+import type { HostSyncPattern } from '../ipu/host_io.js';
 import type { Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
@@ -78,6 +79,11 @@ export interface Executable {
    * inputs and returns zeros. Absent: false.
    */
   readonly syntheticData?: boolean;
+  /**
+   * How the IPUs synchronise with the host (`Options.syncPattern`), as the
+   * timeline in `hardware` was laid out. Absent: `Full`.
+   */
+  readonly syncPattern?: HostSyncPattern;
   /**
    * The tensors anchored with `Options.anchorTensor`: anchor `i` is the graph
    * output `outputCount + i`, returned as its own output mode says. Absent: none.

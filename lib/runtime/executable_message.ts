@@ -7,6 +7,7 @@
  */
 import { PoptfjsError } from '../errors.js';
 import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
+import type { HostSyncPattern } from '../ipu/host_io.js';
 import type { CommGroupType, Liveness, VariableRetrievalMode } from '../options/enums.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
@@ -165,6 +166,7 @@ export function executableMessage(e: Executable): ExecutableMessage {
     ...(e.numerics ? { numerics_json: stringifyLossless(e.numerics) } : {}),
     synthetic_data: e.syntheticData ?? false,
     anchors: (e.anchors ?? []).map((a) => ({ name: a.name, long_name: a.longName, output_mode: a.outputMode, output_return_period: a.outputReturnPeriod })),
+    ...(e.syncPattern ? { sync_pattern: e.syncPattern } : {}),
   };
 }
 
@@ -216,7 +218,14 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     ...(m.numerics_json !== undefined ? { numerics: parseLossless(m.numerics_json, `${where} numerics`) as NumericalBehaviour } : {}),
     ...(m.synthetic_data ? { syntheticData: true } : {}),
     ...(m.anchors.length > 0 ? { anchors: anchorsFromMessage(m.anchors, graph.roles.outputs.length - m.output_count, where) } : {}),
+    ...(m.sync_pattern !== undefined ? { syncPattern: syncPatternFromMessage(m.sync_pattern, where) } : {}),
   };
+}
+
+/** The sync pattern of a message: `SinglePipeline` (`Full` is written as absence). */
+function syncPatternFromMessage(pattern: string, where: string): HostSyncPattern {
+  if (pattern !== 'SinglePipeline') throw new PoptfjsError(`${where}: the executable has sync pattern '${pattern}'; expected SinglePipeline or none (Full)`, { type: 'file' });
+  return pattern;
 }
 
 function anchorsFromMessage(anchors: readonly AnchorMessage[], anchoredOutputs: number, where: string): ExecutableAnchor[] {

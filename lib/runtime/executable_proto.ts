@@ -202,6 +202,7 @@ export interface ExecutableMessage {
   numerics_json?: string;
   synthetic_data: boolean;
   anchors: AnchorMessage[];
+  sync_pattern?: string;
 }
 
 /** `Anchor`. */

@@ -845,6 +845,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "numerics_json"
               ]
+            },
+            "_sync_pattern": {
+              "oneof": [
+                "sync_pattern"
+              ]
             }
           },
           "fields": {
@@ -939,6 +944,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "rule": "repeated",
               "type": "Anchor",
               "id": 21
+            },
+            "sync_pattern": {
+              "type": "string",
+              "id": 23,
+              "options": {
+                "proto3_optional": true
+              }
             }
           }
         },

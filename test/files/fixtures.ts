@@ -1,7 +1,7 @@
 /**
  * Models and executors shared by the tests of poptfjs's files.
  */
-import { Block, Options, OutputMode, SerialPhasedExecution, Phase, Stage, tf, trainingModel, inferenceModel, optim, type PoplarExecutor } from 'poptfjs';
+import { Block, Options, OutputMode, SerialPhasedExecution, Phase, Stage, SyncPattern, tf, trainingModel, inferenceModel, optim, type PoplarExecutor } from 'poptfjs';
 
 /**
  * PopTorch's `ExampleModelWithLoss` forward part: Linear(10, 10), with seeded
@@ -50,7 +50,7 @@ export async function compiledVariants(): Promise<Array<{ name: string; executor
   out.push({ name: 'inference, 2 device iterations', executor: inference, inputs: [x] });
 
   const layers = [0, 1].map((i) => tf.layers.dense({ units: 10, inputShape: [10], kernelInitializer: tf.initializers.glorotUniform({ seed: i }) }));
-  const pipelineOptions = offline().deviceIterations(2).replicationFactor(2);
+  const pipelineOptions = offline().deviceIterations(2).replicationFactor(2).syncPattern(SyncPattern.SinglePipeline);
   pipelineOptions.Training.gradientAccumulation(4);
   const pipelined = trainingModel(
     (t: tf.Tensor) => Block.run({ userId: 'b1', ipuId: 1 }, () => layers[1]!.apply(Block.run({ userId: 'b0', ipuId: 0 }, () => tf.relu(layers[0]!.apply(t) as tf.Tensor))) as tf.Tensor),
@@ -58,7 +58,7 @@ export async function compiledVariants(): Promise<Array<{ name: string; executor
   );
   const batch = [tf.zeros([16, 10]), tf.zeros([16, 10])];
   await pipelined.compile(...batch);
-  out.push({ name: 'pipelined function on 2 IPUs, replicated', executor: pipelined, inputs: batch });
+  out.push({ name: 'pipelined function on 2 IPUs, replicated, each IPU meeting the host on its own', executor: pipelined, inputs: batch });
 
   const phasedLayers = [0, 1].map((i) => tf.layers.dense({ units: 10, inputShape: [10], kernelInitializer: tf.initializers.glorotUniform({ seed: 10 + i }) }));
   const phased = trainingModel(
