@@ -48,6 +48,7 @@ export {
 export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
+export type { NestedTensors, PlainValue } from './trace/nested_values.js';
 export { load, type LoadArgs } from './executor/model_wrappers.js';
 export { balancedGroups, layerCycles } from './executor/layer_balance.js';
 export { plan, PLAN_OPTIMIZERS, type Plan, type PlanRequest, type PlanInput, type PlanBuild, type PlanOptimizerName, type PlanOptimizerTarget } from './executor/model_plan.js';

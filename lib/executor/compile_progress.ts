@@ -13,6 +13,9 @@ export interface CompileOptions {
   readonly progress?: ProgressCallback;
 }
 
+/** The keys of {@link CompileOptions}: a last argument of `compile` with only these keys (and no tensor) is the options. */
+export const COMPILE_OPTION_KEYS: ReadonlyArray<keyof CompileOptions> = ['progress'];
+
 /** The steps of a compile. */
 export const COMPILE_STEPS = ['trace', 'patterns', 'placement', 'schedule', 'memory and time', 'load'] as const;
 

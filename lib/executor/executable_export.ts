@@ -17,6 +17,7 @@ import type { ParameterSpec } from '../runtime/parameter_spec.js';
 import { tensorDataOf } from '../runtime/tensor_data_conversion.js';
 import { modelIdentity } from './model_identity.js';
 import { forwardGraph } from './model_reconstruction.js';
+import { splitTrailingOptions } from './nested_arguments.js';
 
 /** Options of `compileAndExport`. */
 export interface CompileAndExportOptions {
@@ -29,11 +30,13 @@ export interface CompileAndExportOptions {
   readonly exportModel?: boolean;
 }
 
-/** The tensors and the options object of `compileAndExport(path, ...inputs, options?)`. */
-export function splitExportArguments(args: ReadonlyArray<tf.Tensor | CompileAndExportOptions>): { inputs: unknown[]; options: CompileAndExportOptions } {
-  const last = args[args.length - 1];
-  const hasOptions = last !== undefined && !(last instanceof tf.Tensor) && typeof last === 'object' && last !== null && !Array.isArray(last);
-  return hasOptions ? { inputs: args.slice(0, -1), options: last as CompileAndExportOptions } : { inputs: [...args], options: {} };
+/** The keys of {@link CompileAndExportOptions}: a last argument of `compileAndExport` with only these keys (and no tensor) is the options. */
+export const EXPORT_OPTION_KEYS: ReadonlyArray<keyof CompileAndExportOptions> = ['exportModel'];
+
+/** The inputs and the options object of `compileAndExport(path, ...inputs, options?)` (see {@link splitTrailingOptions}). */
+export function splitExportArguments(args: readonly unknown[]): { inputs: unknown[]; options: CompileAndExportOptions } {
+  const { inputs, options } = splitTrailingOptions<CompileAndExportOptions>(args, EXPORT_OPTION_KEYS);
+  return { inputs, options: options ?? {} };
 }
 
 /** What an executor keeps of the model it compiled, to export it. */

@@ -13,19 +13,28 @@ import { Optimizer } from '../../optim/optimizer.js';
 import { isTfjsOptimizer, tfjsOptimizerEquivalent } from '../../optim/tfjs_optimizer.js';
 import { checkInferenceAccumulation } from './inference_accumulation.js';
 import { rebuildOptimizer } from './optimizer_reconstruction.js';
-import { PoplarExecutor, type ModelOutput, type TrainingOutput } from './poplar_executor.js';
+import type { NestedTensors } from '../trace/nested_values.js';
+import { PoplarExecutor, type ModelOutput } from './poplar_executor.js';
 import { optionsOfExecutableFile, restoreExportedModel, type EditOptions } from './precompiled_model.js';
 
-/** A training executor: calls return `[output, loss]`. */
-export type TrainingExecutor = {
-  (...inputs: tf.Tensor[]): Promise<TrainingOutput>;
-  run(...inputs: tf.Tensor[]): Promise<TrainingOutput>;
+/**
+ * A training executor: calls return `[output, loss]`. A function model may
+ * take arrays and plain objects of tensors and return them: `Output` types
+ * its output (e.g. `trainingModel<{ logits: tf.Tensor }>(fn)`).
+ */
+export type TrainingExecutor<Output = ModelOutput> = {
+  (...inputs: NestedTensors[]): Promise<[Output, tf.Tensor]>;
+  run(...inputs: NestedTensors[]): Promise<[Output, tf.Tensor]>;
 } & PoplarExecutor;
 
-/** An inference executor: calls return the model's output(s). */
-export type InferenceExecutor = {
-  (...inputs: tf.Tensor[]): Promise<ModelOutput>;
-  run(...inputs: tf.Tensor[]): Promise<ModelOutput>;
+/**
+ * An inference executor: calls return the model's output(s). A function
+ * model may take arrays and plain objects of tensors and return them:
+ * `Output` types its output (e.g. `inferenceModel<[tf.Tensor, { a: tf.Tensor }]>(fn)`).
+ */
+export type InferenceExecutor<Output = ModelOutput> = {
+  (...inputs: NestedTensors[]): Promise<Output>;
+  run(...inputs: NestedTensors[]): Promise<Output>;
 } & PoplarExecutor;
 
 /** Arguments of {@link trainingModel}. */
@@ -77,7 +86,7 @@ function checkOptions(options: unknown, what: string): Options {
  * live training executor at a time: wrapping it again for training is an
  * error until that executor is destroyed.
  */
-export function trainingModel(model: WrappableModel | PoplarExecutor, args: TrainingModelArgs = {}): TrainingExecutor {
+export function trainingModel<Output = ModelOutput>(model: WrappableModel | PoplarExecutor, args: TrainingModelArgs = {}): TrainingExecutor<Output> {
   const source = model instanceof PoplarExecutor ? model : undefined;
   const target = source ? source.model : model;
   checkModel(target, 'trainingModel');
@@ -89,7 +98,7 @@ export function trainingModel(model: WrappableModel | PoplarExecutor, args: Trai
     });
   }
   const optimizer = isTfjsOptimizer(given) ? tfjsOptimizerEquivalent(given, 'trainingModel') : given;
-  return new PoplarExecutor({ model: target, options, training: true, optimizer, loss: args.loss }) as TrainingExecutor;
+  return new PoplarExecutor({ model: target, options, training: true, optimizer, loss: args.loss }) as TrainingExecutor<Output>;
 }
 
 /**
@@ -100,13 +109,13 @@ export function trainingModel(model: WrappableModel | PoplarExecutor, args: Trai
  * Options with `Training.gradientAccumulation` above 1 are refused, as in
  * PopTorch.
  */
-export function inferenceModel(model: WrappableModel | PoplarExecutor, args: InferenceModelArgs = {}): InferenceExecutor {
+export function inferenceModel<Output = ModelOutput>(model: WrappableModel | PoplarExecutor, args: InferenceModelArgs = {}): InferenceExecutor<Output> {
   const source = model instanceof PoplarExecutor ? model : undefined;
   const target = source ? source.model : model;
   checkModel(target, 'inferenceModel');
   const options = args.options === undefined && source ? inferenceCopy(source.options) : checkOptions(args.options, 'inferenceModel');
   checkInferenceAccumulation(options);
-  return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor;
+  return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor<Output>;
 }
 
 /** A copy of a training executor's options for inference: the same options without gradient accumulation. */

@@ -44,7 +44,7 @@ import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
 import { checkStepHostMemory, hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
-import { CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
+import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import { DeviceBinding } from './device_binding.js';
 import { executorLogFile } from './log_file.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
@@ -61,6 +61,7 @@ import { parameterSpecs } from '../runtime/parameter_spec.js';
 import { renameExecutableParameters, renameGraphParameters } from '../runtime/parameter_renaming.js';
 import { tensorFromData } from '../runtime/tensor_data_conversion.js';
 import { modelInputCount } from '../trace/model_function.js';
+import type { NestedTensors, Structure } from '../trace/nested_values.js';
 import { compileAffectingOptions } from './executable_cache_key.js';
 import { compileWithCache } from './executable_cache.js';
 import { exportFilePath } from './export_path.js';
@@ -69,10 +70,18 @@ import {
 } from './executable_export.js';
 import './file_system_io.js';
 import { matchKind, matchModel, outputSignature } from './model_matching.js';
+import {
+  argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, inputNames, ioStructure, matchOutputStructure, splitTrailingOptions, tensorNames,
+} from './nested_arguments.js';
 
 const log = getLogger('poptfjs');
 
-/** What an executor returns: one tensor, or a list when the model returns several. */
+/**
+ * What an executor returns: one tensor, or a list when the model returns
+ * several. A function model returning arrays and plain objects of tensors
+ * gets its output in that structure (`NestedTensors`, typed by the
+ * executor's type parameter).
+ */
 export type ModelOutput = tf.Tensor | tf.Tensor[];
 
 /** What a training executor returns: the model's output and the loss. */
@@ -99,16 +108,6 @@ export interface ExecutorConfig {
 
 function describeSignature(sig: readonly TensorSignature[]): string {
   return sig.map((s, i) => `input ${i}: ${s.dtype}[${s.shape.join(',')}]`).join(', ');
-}
-
-function checkTensorInputs(inputs: readonly unknown[]): asserts inputs is tf.Tensor[] {
-  inputs.forEach((x, i) => {
-    if (!(x instanceof tf.Tensor)) {
-      const got = x === null ? 'null' : Array.isArray(x) ? 'an array' : ArrayBuffer.isView(x) ? 'a typed array' : typeof x;
-      throw new PoptfjsError(`input ${i} is ${got}; expected a tf.Tensor`, { type: 'input' });
-    }
-    if (x.isDisposed) throw new PoptfjsError(`input ${i} is a disposed tensor`, { type: 'input' });
-  });
 }
 
 /** Checks that every name given to `Options.updatableNamedBuffers` is a buffer (a non-trainable weight) of the compiled graph. */
@@ -356,23 +355,26 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /**
    * Compiles the model for inputs like `inputs` (a full host batch, as a call
-   * would take). Nothing is run on the device. Compiling again is a no-op.
+   * would take, nested as a call nests them). Nothing is run on the device.
+   * Compiling again is a no-op. A last argument that is a plain object whose
+   * keys are all options of {@link CompileOptions} (`progress`) and that
+   * holds no tensor is the options; any other object is an input.
    */
-  async compile(...inputs: Array<tf.Tensor | CompileOptions>): Promise<void> {
-    const last = inputs[inputs.length - 1];
-    const options = last !== undefined && !(last instanceof tf.Tensor) && typeof last === 'object' && !Array.isArray(last) ? (last as CompileOptions) : undefined;
-    await this.ensureCompiled(options ? inputs.slice(0, -1) : inputs, options?.progress);
+  async compile(...inputs: Array<NestedTensors | CompileOptions>): Promise<void> {
+    const split = splitTrailingOptions<CompileOptions>(inputs, COMPILE_OPTION_KEYS);
+    await this.ensureCompiled(split.inputs, split.options?.progress);
   }
 
-  private async ensureCompiled(inputs: readonly unknown[], progressCallback?: ProgressCallback): Promise<Compiled> {
+  private async ensureCompiled(args: readonly unknown[], progressCallback?: ProgressCallback): Promise<Compiled> {
     this.assertUsable('compile');
-    checkTensorInputs(inputs);
     if (this.compiled) return this.compiled;
-    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, progressCallback)).finally(() => (this.compiling = undefined));
+    const structures = argumentStructures(args, this.model);
+    const inputs = flattenArguments(args, structures);
+    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, structures, progressCallback)).finally(() => (this.compiling = undefined));
     return this.compiling;
   }
 
-  private async compileNow(inputs: readonly tf.Tensor[], progressCallback?: ProgressCallback): Promise<Compiled> {
+  private async compileNow(inputs: readonly tf.Tensor[], structures: readonly Structure[], progressCallback?: ProgressCallback): Promise<Compiled> {
     const started = performance.now();
     const progress = new CompileProgress(progressCallback, this.options.settings.showCompilationProgressBar ? progressBar() : undefined);
     await initBackend(this.options.settings.backend);
@@ -384,11 +386,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     const split = microBatchesPerCall(factors) > 1;
     const hostBatch = inputs[0]?.shape[0] ?? 1;
+    const names = tensorNames(structures);
     if (split) {
       inputs.forEach((x, i) => {
         if (x.rank === 0 || x.shape[0] !== hostBatch) {
           throw new PoptfjsError(
-            `input ${i} has shape [${x.shape.join(',')}] but input 0 has a batch dimension of ${hostBatch}; every input needs the same first (batch) dimension`,
+            `${names[i]} has shape [${x.shape.join(',')}] but ${names[0]} has a batch dimension of ${hostBatch}; every input needs the same first (batch) dimension`,
             { type: 'input' },
           );
         }
@@ -396,6 +399,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     }
     const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
     const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
+    const flat = isLayersModel(this.model) ? undefined : flatModel(this.model, structures, this.training, this.loss);
+    const tracedModel = flat?.fn ?? this.model;
     let traced: TracedModel;
     const memoryCheck: HostMemoryCheckRequest = {
       model: settings.modelName ?? modelName(this.model),
@@ -408,7 +413,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
     };
     try {
-      traced = await this.traceModel(examples, traceMemoryGuard(memoryCheck));
+      traced = await this.traceModel(tracedModel, examples, traceMemoryGuard(memoryCheck));
       this.hostMemoryEstimate = checkStepHostMemory(traced.graph, traced.variables, memoryCheck);
     } catch (error) {
       if (causedByOutOfMemory(error)) throw hostOutOfMemory(hostHeap(), hostMemoryContext(memoryCheck, 'tracing', 1), error);
@@ -419,7 +424,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     progress.step();
     this.ensureOptimizer(traced);
     const parameters = parameterSpecs(traced.variables);
-    const { executable, source } = await compileWithCache({
+    const { executable: compiledExecutable, source } = await compileWithCache({
       kind: this.training ? 'training' : 'inference',
       modelName: settings.modelName ?? modelName(this.model),
       graph: traced.graph,
@@ -433,8 +438,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
       weightNames: traced.weightNames,
     }, this.options, parameters);
+    const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
     const { graph, inputSignature } = executable;
-    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(inputSignature.length) });
+    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(tracedModel, inputSignature.length) });
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
@@ -454,16 +460,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   }
 
   /**
-   * Traces the model on `examples` (one micro-batch), weights split across
-   * replica groups traced with one replica's slice; `afterKernel` checks the
-   * host's memory after each kernel.
+   * Traces `model` (the wrapped model, or a function model taking flat
+   * tensors) on `examples` (one micro-batch), weights split across replica
+   * groups traced with one replica's slice; `afterKernel` checks the host's
+   * memory after each kernel.
    */
-  private async traceModel(examples: readonly tf.Tensor[], afterKernel: () => void): Promise<TracedModel> {
+  private async traceModel(model: WrappableModel, examples: readonly tf.Tensor[], afterKernel: () => void): Promise<TracedModel> {
     // The trace reads the host weights: they must not be copied from a device while it records.
     wrappedModelState(this.model).newestOnDevice?.copyWeightsToHostIfNeeded();
     const replacements = this.groupedSlices();
     try {
-      return await traceWrappedModel({ model: this.model, training: this.training, loss: this.loss, examples, replacements, afterKernel });
+      return await traceWrappedModel({ model, training: this.training, loss: this.loss, examples, replacements, afterKernel });
     } finally {
       tf.dispose([...replacements.values()]);
     }
@@ -504,10 +511,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.options.settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
   }
 
-  /** How many of `signatureLength` inputs the model itself takes (the rest are a training model's targets). */
-  private modelInputCount(signatureLength: number): number {
-    if (!this.training || isLayersModel(this.model)) return isLayersModel(this.model) ? this.model.inputs.length : signatureLength;
-    return this.loss === undefined ? signatureLength : (modelInputCount(this.model) ?? signatureLength - 1);
+  /** How many of `signatureLength` inputs the traced `model` itself takes (the rest are a training model's targets). */
+  private modelInputCount(model: WrappableModel, signatureLength: number): number {
+    if (!this.training || isLayersModel(model)) return isLayersModel(model) ? model.inputs.length : signatureLength;
+    return this.loss === undefined ? signatureLength : (modelInputCount(model) ?? signatureLength - 1);
   }
 
   /**
@@ -567,11 +574,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * when `path` is an existing directory the file is `model.poptfjs` inside
    * it (with a warning), as PopTorch writes `model.poptorch`.
    */
-  async compileAndExport(path: string, ...args: Array<tf.Tensor | CompileAndExportOptions>): Promise<void> {
+  async compileAndExport(path: string, ...args: Array<NestedTensors | CompileAndExportOptions>): Promise<void> {
     const { inputs, options } = splitExportArguments(args);
     const compiled = await this.ensureCompiled(inputs);
-    checkTensorInputs(inputs);
-    this.checkCallInputs(compiled, inputs);
+    this.checkCallInputs(compiled, compiledArguments(inputs, compiled.executable));
     const exportModel = options.exportModel ?? true;
     if (exportModel) this.syncHostWeights();
     const file = exportFilePath(path);
@@ -596,10 +602,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     matchKind(path, file.executable.kind, this.training ? 'training' : 'inference');
     await initBackend(this.options.settings.backend);
     const examples = file.executable.inputSignature.map((s) => tf.zeros([...s.shape], s.dtype));
+    const io = file.executable.ioStructure;
+    const flat = io && !isLayersModel(this.model) ? flatModel(this.model, io.inputs, this.training, this.loss) : undefined;
+    const tracedModel = flat?.fn ?? this.model;
     let traced: TracedModel;
     try {
       const heap = hostHeap();
-      traced = await this.traceModel(examples, () => guardHostMemory(heap, 0, () => executableMemoryContext(file.executable, 'tracing', this.options.settings.parallelIpus)));
+      traced = await this.traceModel(tracedModel, examples, () => guardHostMemory(heap, 0, () => executableMemoryContext(file.executable, 'tracing', this.options.settings.parallelIpus)));
     } catch (error) {
       throw new PoptfjsError(
         `${path} does not match the wrapped model: tracing it on the file's inputs (${describeSignature(file.executable.inputSignature)}) failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -620,10 +629,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         replicaGroupings: this.replicaGroupings,
       },
     );
+    if (io && flat) matchOutputStructure(path, io.outputs, flat.outputs());
     this.warnIgnoredOptions(file, path);
     this.ensureOptimizer(traced);
     const executable = renameExecutableParameters(file.executable, (n) => names.get(n) ?? n);
-    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(executable.inputSignature.length) });
+    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(tracedModel, executable.inputSignature.length) });
     log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' from ${path}`);
   }
 
@@ -746,16 +756,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       );
     }
     const split = microBatchesPerCall(factors) > 1;
+    const name = (i: number) => inputNames(compiled.executable)[i];
     inputs.forEach((x, i) => {
       const sig = inputSignature[i]!;
       const expected = split ? [hostBatchSize(factors, micro), ...sig.shape.slice(1)] : [...sig.shape];
       if (x.dtype !== sig.dtype) {
-        throw new PoptfjsError(`input ${i} has dtype ${x.dtype}, but the model was compiled for ${sig.dtype}`, { type: 'input' });
+        throw new PoptfjsError(`${name(i)} has dtype ${x.dtype}, but the model was compiled for ${sig.dtype}`, { type: 'input' });
       }
       if (x.shape.length !== expected.length || x.shape.some((d, k) => d !== expected[k])) {
         const arithmetic = split ? ` (host batch ${expected[0]} = ${batchFormula(factors, micro)})` : '';
         throw new PoptfjsError(
-          `input ${i} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`,
+          `${name(i)} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`,
           { type: 'input' },
         );
       }
@@ -782,12 +793,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `deviceIterations × replicas × gradientAccumulation` micro-batches on the
    * device. Inference returns the outputs; training returns `[output, loss]`.
    */
-  async run(...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
+  async run(...inputs: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
     return withLogFile(executorLogFile(this.options.settings), () => this.runLogged(inputs));
   }
 
-  private async runLogged(inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput> {
-    const compiled = await this.ensureCompiled(inputs);
+  private async runLogged(args: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
+    const compiled = await this.ensureCompiled(args);
+    const inputs = compiledArguments(args, compiled.executable);
     this.checkCallInputs(compiled, inputs);
     const binding = this.binding!;
     if (binding.needsAttach(this.options.settings.connectionType)) this.attachToDevice();
@@ -802,7 +814,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       wrappedModelState(this.model).newestOnDevice = this;
       markHostWeightsStale(this, compiled.variables);
     }
-    const output = compiled.executable.singleOutput ? result.outputs[0]! : result.outputs;
+    const output = callOutput(compiled.executable, result.outputs);
     return this.training ? [output, result.loss!] : output;
   }
 
@@ -946,5 +958,5 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
 /** A {@link PoplarExecutor} is callable like the model it wraps. */
 export interface PoplarExecutor {
-  (...inputs: tf.Tensor[]): Promise<ModelOutput | TrainingOutput>;
+  (...inputs: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]>;
 }

@@ -11,6 +11,7 @@ import type { Float16Arithmetic } from '../precision/float16_arithmetic.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import type { Structure } from '../trace/nested_values.js';
 import type { BatchFactors } from './batch_plan.js';
 import type { ResolvedOutputMode } from './output_collector.js';
 import type { ReplicaGrouping } from './replica_grouping.js';
@@ -37,6 +38,17 @@ export interface GradientReduction {
   readonly strategy: 'Post' | 'Running';
 }
 
+/**
+ * How a model's inputs and outputs nest: the tensors of `inputSignature` and
+ * of the graph's outputs are those of these structures, in flattened order.
+ */
+export interface IoStructure {
+  /** The structure of each argument of a call (model inputs, then targets). */
+  readonly inputs: readonly Structure[];
+  /** The structure of the model's output (without a training model's loss). */
+  readonly outputs: Structure;
+}
+
 /** A compiled model. */
 export interface Executable {
   readonly kind: 'training' | 'inference';
@@ -54,6 +66,12 @@ export interface Executable {
   readonly outputCount: number;
   /** Whether the model returned a single tensor (rather than a list). */
   readonly singleOutput: boolean;
+  /**
+   * How a function model's inputs and outputs nest (arrays and plain objects
+   * of tensors and plain values). Absent: tensors only, the outputs as
+   * `singleOutput` says (a layers model).
+   */
+  readonly ioStructure?: IoStructure;
   /** Where each part of the model runs. */
   readonly placement: Placement;
   /**

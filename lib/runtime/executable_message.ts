@@ -19,6 +19,7 @@ import {
   type TensorSignatureMessage,
 } from './executable_proto.js';
 import { checkedDtype, graphFromMessage, graphMessage } from './graph_message.js';
+import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js';
 import { parseLossless, stringifyLossless } from './lossless_json.js';
 import type { ResolvedOutputMode } from './output_collector.js';
 
@@ -154,6 +155,7 @@ export function executableMessage(e: Executable): ExecutableMessage {
     reduction: { type: e.reduction.type, strategy: e.reduction.strategy },
     output_count: e.outputCount,
     single_output: e.singleOutput,
+    ...(e.ioStructure ? { io_structure_json: ioStructureJson(e.ioStructure) } : {}),
     placement: placementMessage(e.placement),
     schedule: scheduleMessage(e.schedule),
     streaming_transfers: e.streamingTransfers.map((t) => ({
@@ -196,6 +198,7 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     reduction: { type: m.reduction.type, strategy: m.reduction.strategy } as GradientReduction,
     outputCount: m.output_count,
     singleOutput: m.single_output,
+    ...(m.io_structure_json !== undefined ? { ioStructure: ioStructureFromJson(m.io_structure_json, inputSignature.length, m.output_count, where) } : {}),
     placement,
     schedule: scheduleFromMessage(m.schedule, placement.units.length, where),
     streamingTransfers: m.streaming_transfers.map(

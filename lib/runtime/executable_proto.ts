@@ -192,6 +192,7 @@ export interface ExecutableMessage {
   reduction?: { type: string; strategy: string };
   output_count: number;
   single_output: boolean;
+  io_structure_json?: string;
   placement?: PlacementMessage;
   schedule?: ScheduleMessage;
   streaming_transfers: StreamingTransferMessage[];

@@ -841,6 +841,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
         },
         "Executable": {
           "oneofs": {
+            "_io_structure_json": {
+              "oneof": [
+                "io_structure_json"
+              ]
+            },
             "_numerics_json": {
               "oneof": [
                 "numerics_json"
@@ -897,6 +902,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "single_output": {
               "type": "bool",
               "id": 11
+            },
+            "io_structure_json": {
+              "type": "string",
+              "id": 22,
+              "options": {
+                "proto3_optional": true
+              }
             },
             "placement": {
               "type": "Placement",

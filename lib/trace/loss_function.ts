@@ -109,6 +109,11 @@ export function forwardWithLoss(
   return { outputs, loss: lossValue };
 }
 
+/** Where a model's flattened outputs return its final loss (the last time, if more than once), or -1: that return is the loss, not an output. */
+export function returnedLossIndex(outputs: readonly tf.Tensor[], loss: tf.Tensor): number {
+  return outputs.lastIndexOf(loss);
+}
+
 /**
  * The forward pass of a model that computes its own loss with
  * `ops.identityLoss`: the loss is the one final marked loss (intermediate ones
@@ -129,6 +134,6 @@ function ownLoss(model: WrappableModel, inputs: tf.Tensor[]): ForwardWithLoss {
     );
   }
   const loss = finalLosses[0]!;
-  const returned = all.lastIndexOf(loss);
+  const returned = returnedLossIndex(all, loss);
   return { outputs: returned < 0 ? all : [...all.slice(0, returned), ...all.slice(returned + 1)], loss };
 }

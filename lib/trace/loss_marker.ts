@@ -40,6 +40,11 @@ function sourcesOf(collection: LossCollection, inputs: KernelInputs): Set<tf.Ten
   return found;
 }
 
+/** The marked losses of `collection` no other marked loss is computed from. */
+function finalLosses(collection: LossCollection): tf.Tensor[] {
+  return collection.marked.filter((l) => !collection.intermediate.has(l));
+}
+
 /** Runs `fn` (a forward pass) and returns its result with the final losses it marked. */
 export function collectLosses<T>(fn: () => T): CollectedLosses<T> {
   const collection: LossCollection = { marked: [], sources: new Map(), intermediate: new Set() };
@@ -56,7 +61,7 @@ export function collectLosses<T>(fn: () => T): CollectedLosses<T> {
   active = collection;
   try {
     const result = fn();
-    return { result, finalLosses: collection.marked.filter((l) => !collection.intermediate.has(l)) };
+    return { result, finalLosses: finalLosses(collection) };
   } finally {
     active = enclosing;
     if (ownRunKernel) eng.runKernel = runKernel;
@@ -71,4 +76,13 @@ export function markLoss(loss: tf.Tensor, input: tf.Tensor): void {
   for (const s of sources) active.intermediate.add(s);
   active.marked.push(loss);
   active.sources.set(loss.id, new Set([...sources, loss]));
+}
+
+/**
+ * The final losses of the forward pass being collected, as marked so far
+ * (all of them once the model has returned); undefined when no forward pass
+ * is collecting losses.
+ */
+export function finalLossesSoFar(): tf.Tensor[] | undefined {
+  return active && finalLosses(active);
 }

@@ -5,8 +5,17 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 
-/** A plain function of tensors that poptfjs can wrap. */
-export type TensorFunction = (...inputs: tf.Tensor[]) => unknown;
+/**
+ * A plain function of tensors that poptfjs can wrap: its arguments are
+ * tensors, or arrays and plain objects of them (`nested_values.ts`). Typed to
+ * accept any function; the arguments are checked when it is called.
+ */
+export type TensorFunction = (...inputs: never[]) => unknown;
+
+/** Calls the function model `model` with `args`. */
+export function callFunction(model: TensorFunction, args: readonly unknown[]): unknown {
+  return (model as (...inputs: unknown[]) => unknown)(...args);
+}
 
 /** What the user wraps. */
 export type WrappableModel = tf.LayersModel | TensorFunction;
@@ -39,7 +48,7 @@ export function callModel(model: WrappableModel, inputs: tf.Tensor[], training: 
   if (isLayersModel(model)) {
     return model.apply(inputs.length === 1 ? inputs[0]! : inputs, { training });
   }
-  return model(...inputs);
+  return callFunction(model, inputs);
 }
 
 /** Number of tensors the model itself takes, when it can be known. */
