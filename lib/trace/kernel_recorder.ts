@@ -604,6 +604,14 @@ export class KernelRecorder {
     };
 
     tf.Variable.prototype.assign = function (this: tf.Variable, newValue: tf.Tensor) {
+      const body = recorder.frame.body;
+      if (body && recorder.internal === 0) {
+        throw new TraceError(
+          `${body.what} assigns weight '${this.name}': a body runs on the device as a subgraph that cannot write the model's weights; ` +
+            'return the new value from the body instead',
+          this.name,
+        );
+      }
       if (recorder.shapeOnly && recorder.internal === 0) {
         // With shapes only, the assignment is recorded but not made: the variable keeps its values (and its backend).
         recorder.valueFor(this);

@@ -187,6 +187,15 @@ describe('ops.forLoop', () => {
     );
   });
 
+  it("refuses a body that assigns a weight, leaving the weight's value as it was", async () => {
+    const w = tf.variable(tf.tensor2d(W), false, 'loop_counter_w');
+    const assigning = (x: tf.Tensor) => ops.forLoop(3, (h) => { w.assign(tf.add(w, 1)); return tf.matMul(h, w); }, [x])[0]!;
+    await expect(inferenceModel(assigning).run(X())).rejects.toThrow(
+      "the body of ops.forLoop assigns weight 'loop_counter_w': a body runs on the device as a subgraph that cannot write the model's weights; return the new value from the body instead",
+    );
+    expectClose(w, tf.tensor2d(W));
+  });
+
   it('is for inference only, as in PopTorch', async () => {
     const w = tf.variable(tf.tensor2d(W), true);
     const fn = (x: tf.Tensor) => {
