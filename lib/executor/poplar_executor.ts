@@ -259,7 +259,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.requireCompiled('detachFromDevice');
     const device = this.binding!.device;
     if (!device.isAttached) throw new PoptfjsError('detachFromDevice: the device is not attached', { type: 'device' });
-    if (this.training) this.copyWeightsToHostIfNeeded();
+    // After a fault the device's weights are gone (the fault's error said so): the host keeps those last copied.
+    if (this.training && device.pendingRecovery !== undefined) markHostWeightsCurrent(this);
+    else if (this.training) this.copyWeightsToHostIfNeeded();
     device.detach();
     this.compiled!.loaded.stopWorkerIpus();
     this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Block, Options, RecoverableError, SimulatedErrorCode, UnrecoverableError, optim, trainingModel } from 'poptfjs';
 
 function model(seed: number) {
@@ -52,6 +52,33 @@ describe('simulated faults', () => {
     executor.attachToDevice();
     const [, loss] = await executor(tf.ones([3, 4]), tf.ones([3, 4]));
     expect(Number.isFinite(loss.dataSync()[0])).toBe(true);
+  });
+
+  it('after a fault, the host model keeps the weights last copied: reading it warns, recovering with detach and attach does not', async () => {
+    const stderr: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (stderr.push(String(chunk)), true));
+    try {
+      for (const read of [true, false]) {
+        const { executor, layers } = await trainer(6);
+        const initial = layers[0]!.getWeights()[0]!.dataSync().slice();
+        await executor(tf.ones([3, 4]), tf.ones([3, 4]));
+        executor.device.insertSimulatedError(SimulatedErrorCode.IPU_RESET, executor.device.getSimulatedErrorLocations('B0')[0]!);
+        await expect(executor(tf.ones([3, 4]), tf.ones([3, 4]))).rejects.toBeInstanceOf(RecoverableError);
+        stderr.length = 0;
+        if (read) {
+          expect(Array.from(layers[0]!.getWeights()[0]!.dataSync())).toEqual(Array.from(initial));
+          expect(stderr.join('')).toMatch(/W: the device of '.*' lost its weights in a fault \(recover with IPU_RESET\); the host model keeps the weights last copied from it\n$/);
+        } else {
+          executor.detachFromDevice();
+          executor.attachToDevice();
+          expect(Array.from(layers[0]!.getWeights()[0]!.dataSync())).toEqual(Array.from(initial));
+          expect(stderr).toEqual([]);
+        }
+        executor.destroy();
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('throws an UnrecoverableError for a memory error, and the device cannot be attached again', async () => {
