@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { GC200, Options, inferenceModel, load, ops, optim, trainingModel } from 'poptfjs';
+import { GC200, Options, inferenceModel, load, ops, optim, plan, trainingModel } from 'poptfjs';
 import { expectClose } from '../helpers.js';
 
 describe('ops.CPU', () => {
@@ -112,6 +112,13 @@ describe('ops.CPU', () => {
     );
     await expect(executor.compile(tf.ones([2]))).rejects.toThrow(
       "CPU op 'InTraining' has no gradient: CPU ops run in inference models only, as in PopTorch; keep it off the path from the weights to the loss",
+    );
+  });
+
+  it('cannot be planned with shapes only, and plan() says so, naming the kernel', async () => {
+    const cpu = new ops.CPU((v) => tf.add(v!, 1), 'Planned');
+    await expect(plan(() => (x: tf.Tensor) => cpu(tf.relu(x)) as tf.Tensor, { inputs: [{ shape: [4, 8] }] })).rejects.toThrow(
+      "poptfjs is planning with shapes only and cannot plan kernel 'poptfjs.CpuOp': its outputs are what the CPU op's host function returns for the values of its inputs",
     );
   });
 

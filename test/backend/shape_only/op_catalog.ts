@@ -348,12 +348,27 @@ const directKernelCases: OpCase[] = [
   },
 ];
 
+/** A custom op for the catalog: x · y (y broadcast), with its gradient. */
+const CATALOG_OP = { name: 'CatalogScale', domain: 'test.catalog' };
+ops.registerCustomOp({
+  ...CATALOG_OP,
+  forward: ([x, y]) => tf.mul(x!, y!),
+  gradient: ([dz], [x, y]) => [tf.mul(dz!, y!), tf.sum(tf.mul(dz!, x!), 0)],
+});
+
 /** poptfjs's own kernels (PopTorch's helper ops). */
 const poptfjsOpCases: OpCase[] = [
   { name: 'ops.ipuPrintTensor', run: (t) => ops.ipuPrintTensor(t.random([2, 3]), 'title') },
   { name: 'ops.nop', run: (t) => ops.nop(t.random([2, 3], 'int32')) },
   { name: 'ops.dynamicSlice', run: (t) => ops.dynamicSlice(t.random([2, 8]), 1, t.values(2, [], 'int32'), 4, 3) },
   { name: 'ops.dynamicUpdate', run: (t) => ops.dynamicUpdate(t.random([2, 8]), t.random([2, 3]), 1, t.values([4], [1], 'int32'), 3) },
+  { name: 'ops.serializedMatMul', run: (t) => ops.serializedMatMul(t.random([2, 4, 6]), t.random([6, 8]), ops.MatMulSerializationMode.OutputChannels, 2) },
+  { name: 'ops.ctcBeamSearchDecoder', run: (t) => ops.ctcBeamSearchDecoder(t.random([5, 2, 4]), t.values([5, 3], [2], 'int32'), 0, 3, 2) },
+  { name: 'ops.customOp', run: (t) => ops.customOp([t.random([2, 3]), t.random([3])], CATALOG_OP.name, CATALOG_OP.domain, 1, [t.random([2, 3])]) },
+  {
+    name: 'ops.customOp gradient',
+    run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => ops.customOp([x, y], CATALOG_OP.name, CATALOG_OP.domain, 1, [x])[0]!)([t.random([2, 3]), t.random([3])]),
+  },
 ];
 
 /** Every case of the catalog. */

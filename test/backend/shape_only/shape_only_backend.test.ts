@@ -216,7 +216,7 @@ describe('value-dependent kernels', () => {
   it('are documented with their reasons', () => {
     expect([...VALUE_DEPENDENT_KERNELS.keys()].sort()).toEqual(
       [
-        'Draw', 'NonMaxSuppressionV3', 'NonMaxSuppressionV4', 'NonMaxSuppressionV5', 'RaggedGather', 'RaggedRange', 'RaggedTensorToTensor',
+        'Draw', 'poptfjs.CpuOp', 'NonMaxSuppressionV3', 'NonMaxSuppressionV4', 'NonMaxSuppressionV5', 'RaggedGather', 'RaggedRange', 'RaggedTensorToTensor',
         'SparseFillEmptyRows', 'SparseSegmentMean', 'SparseSegmentSum', 'StringNGrams', 'StringSplit', 'Unique',
       ].sort(),
     );

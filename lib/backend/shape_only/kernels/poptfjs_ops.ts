@@ -6,6 +6,7 @@ import { POPTFJS_KERNELS } from '../../poptfjs_kernels/kernel_names.js';
 import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
 import type { CustomOpNodeAttrs } from '../../poptfjs_kernels/custom_op_kernels.js';
 import type { CtcBeamSearchAttrs } from '../../poptfjs_kernels/ctc_beam_search_kernel.js';
+import { unplannableRule } from '../value_dependent_rule.js';
 
 /** The rules of poptfjs's kernels, by kernel name. */
 export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
@@ -19,6 +20,8 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
     const { topPaths } = call.attrsAs<CtcBeamSearchAttrs>();
     return [output([batch, topPaths], 'float32'), output([batch, topPaths], 'int32'), output([batch, topPaths, steps], 'int32')];
   },
+  /** `ops.CPU`: its outputs are whatever its host function makes of the values, which a plan does not have. */
+  [POPTFJS_KERNELS.cpuOp]: unplannableRule("its outputs are what the CPU op's host function returns for the values of its inputs"),
   /** The shapes and dtypes of the call's example outputs. */
   [POPTFJS_KERNELS.customOp]: (call) => {
     const { outputShapes, outputDtypes } = call.attrsAs<CustomOpNodeAttrs>();
