@@ -12,6 +12,7 @@ export { dynamicSlice } from './dynamic_slice.js';
 export { dynamicUpdate } from './dynamic_update.js';
 export { serializedMatMul, MatMulSerializationMode } from './serialized_mat_mul.js';
 export { setAvailableMemory } from './set_available_memory.js';
+export { MultiConv, MultiConvPlanType } from './multi_conv.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';
 export { forLoop } from './for_loop.js';

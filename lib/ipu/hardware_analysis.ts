@@ -3,13 +3,14 @@
  * kernel on its IPU, the memory of each IPU (and whether it fits) and the
  * timeline of one call.
  */
-import type { Graph } from '../ir/graph.js';
+import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern } from './host_io.js';
-import { kernelCost, type KernelCost } from './kernel_cycles.js';
+import { kernelCost, type KernelTarget } from './kernel_cycles.js';
+import { withMultiConvGroups } from './multi_conv_cost.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
 import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
 import { ON_CHIP_STORAGE, type TensorStorage } from './tensor_storage.js';
@@ -92,17 +93,16 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   const recomputation = planRecomputation(graph, placement, type);
   const macsPerCycle = ampMacsPerCycle(spec);
   const tiles = spec.tiles - storage.ioTiles;
-  const nodeCosts: KernelCost[] = graph.nodes.map((node) => {
-    const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
-    return kernelCost(graph, node, {
-      tiles,
-      memoryPerTile: spec.memoryPerTile,
-      availableMemoryProportion: request.availableMemoryProportion[ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
-      macsPerCycle,
-      halfPartials: request.halfPartials ?? false,
-      hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-    });
+  const targetOf = (node: Node): KernelTarget => ({
+    tiles,
+    memoryPerTile: spec.memoryPerTile,
+    availableMemoryProportion: request.availableMemoryProportion[placement.stages[placement.nodeStages[node.id]!]!.ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
+    macsPerCycle,
+    halfPartials: request.halfPartials ?? false,
+    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
   });
+  const kernelCosts = graph.nodes.map((node) => kernelCost(graph, node, targetOf(node)));
+  const nodeCosts = withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
   const memory = memoryPlan({
     graph,
     placement,

@@ -31,6 +31,7 @@ import { serializedStep } from './serialized_matmul.js';
 import type { SerializedMatMulAttrs } from '../backend/poptfjs_kernels/serialized_matmul_kernel.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import { bodyWorkingBytes } from './body_memory.js';
+import { availableMemoryProportionOf, partialsTypeOf } from '../ir/planner_settings.js';
 
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
@@ -191,16 +192,6 @@ function controlFlowCost(graph: Graph, node: Node, target: KernelTarget): Kernel
   return { compute: longer.compute, exchange: longer.exchange, sync: longer.sync + TILE_SYNC_CYCLES, temporaryBytes: working };
 }
 
-/**
- * The temporary-memory proportion `ops.setAvailableMemory` set on a matrix
- * product or convolution, which its backward products take too (as PopART's
- * gradient ops take their forward op's); undefined when none was set.
- */
-function availableMemoryProportion(graph: Graph, node: Node): number | undefined {
-  const { availableMemoryProportion: own, gradOf } = node.annotations;
-  return own ?? (gradOf !== undefined ? graph.nodes[gradOf]?.annotations.availableMemoryProportion : undefined);
-}
-
 /** The cost of `node` on an IPU described by `target`. */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   const kernel = node.kernel;
@@ -217,10 +208,11 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     temporaryBytes: 0,
   });
 
-  const shape = matMulShape(graph, node, half ? 'float16' : 'float32', half && target.halfPartials ? 'float16' : 'float32');
+  const halfPartials = (partialsTypeOf(graph, node) ?? (target.halfPartials ? 'half' : 'float')) === 'half';
+  const shape = matMulShape(graph, node, half ? 'float16' : 'float32', half && halfPartials ? 'float16' : 'float32');
   if (shape) {
     const serialization = kernel === POPTFJS_KERNELS.serializedMatMul ? (node.attrs as unknown as SerializedMatMulAttrs) : undefined;
-    const proportion = availableMemoryProportion(graph, node) ?? target.availableMemoryProportion;
+    const proportion = availableMemoryProportionOf(graph, node) ?? target.availableMemoryProportion;
     const plan = planMatMul(serialization ? serializedStep(shape, serialization) : shape, { ...target, availableMemoryProportion: proportion });
     const supersteps = plan.split.depth > 1 ? 3 : 2;
     const product: KernelCost = { compute: plan.cycles.compute + plan.cycles.reduction, exchange: plan.cycles.exchange, sync: supersteps * TILE_SYNC_CYCLES, temporaryBytes: plan.temporaryBytes, plan };

@@ -75,6 +75,28 @@ export interface NodeAnnotations {
    * (`ops.setAvailableMemory`), for it and its backward nodes; absent: the IPU's.
    */
   availableMemoryProportion?: number;
+  /**
+   * The type of this matrix product's or convolution's partial sums (`ops.MultiConv`'s `partialsTypes`),
+   * for it and its backward nodes; absent: the model's (`Precision.setPartialsType`).
+   */
+  partialsType?: 'float' | 'half';
+  /** The `ops.MultiConv` group this convolution (or its backward convolution) belongs to. */
+  multiConv?: MultiConvMember;
+}
+
+/** How the convolutions of an `ops.MultiConv` group are planned (poplibs' multi-convolution `planType`). */
+export type MultiConvPlanType = 'Parallel' | 'Serial';
+
+/** A convolution of an `ops.MultiConv` group. */
+export interface MultiConvMember {
+  /** The group, numbered from 0 in the order the groups were traced. */
+  readonly group: number;
+  /** The convolution's place in its group, from 0 in the order they were traced; its backward convolutions have the same. */
+  readonly index: number;
+  /** `Parallel`: the group's convolutions run at the same time on shares of the tiles; `Serial`: one after the other. */
+  readonly planType: MultiConvPlanType;
+  /** Tiles each convolution of a parallel group is given before the rest are shared out. */
+  readonly perConvReservedTiles: number;
 }
 
 /** A kernel call. */

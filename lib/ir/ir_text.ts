@@ -70,6 +70,8 @@ function graphLines(graph: Graph, title: string, indent: string): string[] {
       node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
       node.annotations.scope !== undefined ? `scope ${node.annotations.scope}` : '',
       node.annotations.availableMemoryProportion !== undefined ? `availableMemoryProportion ${node.annotations.availableMemoryProportion}` : '',
+      node.annotations.partialsType !== undefined ? `partials ${node.annotations.partialsType}` : '',
+      node.annotations.multiConv ? `multiConv ${node.annotations.multiConv.group}:${node.annotations.multiConv.index} ${node.annotations.multiConv.planType}` : '',
     ].filter(Boolean);
     lines.push(`${indent}  ${outs} = ${node.kernel}(${args})${attrs}${notes.length ? `  # ${notes.join(', ')}` : ''}`);
     const bodies = node.bodies ?? [];

@@ -12,6 +12,7 @@ import { describeNode, type RunFeeds } from '../runtime/graph_interpreter.js';
 import { Float16Rounding } from './float16_rounding.js';
 import { float32WeightValues } from './float16_inference.js';
 import { hasHalfPartials, runWithHalfPartials } from './half_partials.js';
+import { partialsTypeOf } from '../ir/planner_settings.js';
 
 /** The numerical behaviour of float16 (and floating-point exception) handling on the device. */
 export interface Float16Arithmetic {
@@ -117,7 +118,7 @@ export function withFloat16Arithmetic(graph: Graph, node: Node, run: NodeRun, ar
       : node.inputs.map(() => false);
   const halfPartials =
     producesHalf &&
-    arithmetic.halfPartials &&
+    (partialsTypeOf(graph, node) ?? (arithmetic.halfPartials ? 'half' : 'float')) === 'half' &&
     hasHalfPartials(node.kernel) &&
     node.inputs.every((id, i) => values[id]!.dtype !== 'float32' || isHalf(id) || downcast[i] || weak.has(id));
   return (inputs, feeds) => {

@@ -94,6 +94,16 @@ export interface NodeAnnotationsMessage {
   checkpoint?: boolean;
   scope?: string;
   available_memory_proportion?: number;
+  partials_type?: string;
+  multi_conv?: MultiConvMemberMessage;
+}
+
+/** `MultiConvMember`. */
+export interface MultiConvMemberMessage {
+  group: number;
+  index: number;
+  plan_type: string;
+  per_conv_reserved_tiles: number;
 }
 
 /** `Node`. */

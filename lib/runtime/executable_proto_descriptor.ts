@@ -294,6 +294,16 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "available_memory_proportion"
               ]
+            },
+            "_partials_type": {
+              "oneof": [
+                "partials_type"
+              ]
+            },
+            "_multi_conv": {
+              "oneof": [
+                "multi_conv"
+              ]
             }
           },
           "fields": {
@@ -356,6 +366,40 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "options": {
                 "proto3_optional": true
               }
+            },
+            "partials_type": {
+              "type": "string",
+              "id": 10,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "multi_conv": {
+              "type": "MultiConvMember",
+              "id": 11,
+              "options": {
+                "proto3_optional": true
+              }
+            }
+          }
+        },
+        "MultiConvMember": {
+          "fields": {
+            "group": {
+              "type": "uint32",
+              "id": 1
+            },
+            "index": {
+              "type": "uint32",
+              "id": 2
+            },
+            "plan_type": {
+              "type": "string",
+              "id": 3
+            },
+            "per_conv_reserved_tiles": {
+              "type": "uint32",
+              "id": 4
             }
           }
         },

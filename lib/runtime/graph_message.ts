@@ -7,9 +7,9 @@
  */
 import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { constantData, type AttrValue, type Graph, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
+import { constantData, type AttrValue, type Graph, type MultiConvMember, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
 import {
-  PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type NodeAnnotationsMessage, type ValueMessage,
+  PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type MultiConvMemberMessage, type NodeAnnotationsMessage, type ValueMessage,
 } from './executable_proto.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
@@ -82,7 +82,23 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
     ...(a.scope !== undefined ? { scope: a.scope } : {}),
     ...(a.availableMemoryProportion !== undefined ? { available_memory_proportion: a.availableMemoryProportion } : {}),
+    ...(a.partialsType !== undefined ? { partials_type: a.partialsType } : {}),
+    ...(a.multiConv
+      ? { multi_conv: { group: a.multiConv.group, index: a.multiConv.index, plan_type: a.multiConv.planType, per_conv_reserved_tiles: a.multiConv.perConvReservedTiles } }
+      : {}),
   };
+}
+
+/** The partials type of a node read from a file, checked. */
+function partialsType(type: string, where: string, at: string): 'float' | 'half' {
+  if (type !== 'float' && type !== 'half') throw fileError(where, `${at} has unknown partials type '${type}'`);
+  return type;
+}
+
+/** The `ops.MultiConv` group of a node read from a file, checked. */
+function multiConvMember(m: MultiConvMemberMessage, where: string, at: string): MultiConvMember {
+  if (m.plan_type !== 'Parallel' && m.plan_type !== 'Serial') throw fileError(where, `${at} has unknown multi-convolution plan type '${m.plan_type}'`);
+  return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles };
 }
 
 /** The `Graph` message of a graph. */
@@ -175,6 +191,8 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
       ...(a.scope !== undefined ? { scope: a.scope } : {}),
       ...(a.available_memory_proportion !== undefined ? { availableMemoryProportion: a.available_memory_proportion } : {}),
+      ...(a.partials_type !== undefined ? { partialsType: partialsType(a.partials_type, where, at) } : {}),
+      ...(a.multi_conv ? { multiConv: multiConvMember(a.multi_conv, where, at) } : {}),
     };
     const inputs = n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`));
     const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at} body ${k}`));

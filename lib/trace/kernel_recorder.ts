@@ -21,6 +21,7 @@ import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } fr
 import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { currentNameScope } from './name_scope.js';
+import { backwardMultiConv } from './multi_conv_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
 /** An error in a model that cannot be traced. */
@@ -350,9 +351,10 @@ export class KernelRecorder {
   /**
    * The annotations of the next node. A backward node carries the block (and
    * IPU) of the forward node it differentiates, so it stays on that node's
-   * IPU whatever patterns later do to the forward node.
+   * IPU whatever patterns later do to the forward node; a backward
+   * convolution of a convolution of an `ops.MultiConv` group joins the group.
    */
-  private annotations(): NodeAnnotations {
+  private annotations(kernel?: string): NodeAnnotations {
     const layer = this.layerStack[this.layerStack.length - 1];
     const active = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
     const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
@@ -364,6 +366,7 @@ export class KernelRecorder {
       ...(block.block !== undefined ? { block: block.block, ...(block.ipu !== undefined ? { ipu: block.ipu } : {}) } : {}),
       ...(this.computingLoss ? { loss: true } : {}),
       ...(scope !== undefined ? { scope } : {}),
+      ...(this.pass === 'backward' && kernel !== undefined && this.gradOf !== undefined ? backwardMultiConv(kernel, this.builder.node(this.gradOf).annotations) : {}),
     };
   }
 
@@ -466,7 +469,7 @@ export class KernelRecorder {
       ids,
       attrValue,
       outputs.map((t) => ({ shape: t.shape, dtype: t.dtype })),
-      this.annotations(),
+      this.annotations(kernel),
     );
     const isDynamic = ids.some((id) => this.dynamic.has(id));
     outputs.forEach((t, i) => {
