@@ -857,9 +857,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return true;
   }
 
-  /** Copies the host model's weights to the device (needed after changing them outside poptfjs). */
+  /**
+   * Copies the host model's weights to the device (needed after changing them
+   * outside poptfjs). They count as a new host version: every other executor
+   * of the model loads them before its next run.
+   */
   copyWeightsToDevice(): void {
-    this.loadWeights(this.requireCompiled('copyWeightsToDevice'));
+    const compiled = this.requireCompiled('copyWeightsToDevice');
+    wrappedModelState(this.model).hostVersion++;
+    this.loadWeights(compiled);
   }
 
   /**

@@ -191,6 +191,21 @@ describe('trainingModel', () => {
     expectClose((await inference.run(x)) as tf.Tensor, model.predict(x) as tf.Tensor);
   });
 
+  it('an inference executor of the training executor answers with weights set on the host and copied to the training device', async () => {
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 1, inputShape: [2], useBias: false, kernelInitializer: 'ones' })] });
+    const training = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+    const inference = inferenceModel(training);
+    const x = tf.tensor2d([[1, 2]]);
+    await training.run(x, tf.tensor2d([[0]]));
+    // One SGD step from kernel [1, 1]: prediction 3, gradient 2·3·x = [6, 12], kernel [0.4, -0.2], prediction 0.
+    expect(Array.from(((await inference.run(x)) as tf.Tensor).dataSync())[0]).toBeCloseTo(0, 5);
+    model.setWeights([tf.tensor2d([[3], [4]])]);
+    training.copyWeightsToDevice();
+    expect(Array.from(((await inference.run(x)) as tf.Tensor).dataSync())).toEqual([11]);
+    const [out] = await training.run(x, tf.tensor2d([[11]]));
+    expect(Array.from((out as tf.Tensor).dataSync())).toEqual([11]);
+  });
+
   it('refuses to wrap a model that a live executor trains, until it is destroyed', () => {
     const model = regressor(11);
     const first = trainingModel(model, { loss: 'meanSquaredError' });
