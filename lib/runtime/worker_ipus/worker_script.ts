@@ -21,8 +21,8 @@ export interface WorkerScript {
   readonly eval: boolean;
 }
 
-/** Code run in the new thread: registers tsx if `tsxApi` is given, then imports `entry`, reporting a failure to the main thread. */
-function bootstrap(entry: string, tsxApi: string | undefined): string {
+/** Code run in the new thread: registers tsx if `tsxApi` is given, then imports `entry`, reporting a failure (of loading `program`) to the main thread. */
+function bootstrap(entry: string, tsxApi: string | undefined, program: string): string {
   const load = tsxApi
     ? `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`
     : `import(${JSON.stringify(entry)})`;
@@ -30,7 +30,7 @@ function bootstrap(entry: string, tsxApi: string | undefined): string {
 const { workerData } = require('node:worker_threads');
 ${load}.catch((error) => {
   const signal = new Int32Array(workerData.signal);
-  workerData.port.postMessage({ kind: 'failed', message: 'could not load the worker IPU program: ' + (error && error.message ? error.message : String(error)) });
+  workerData.port.postMessage({ kind: 'failed', message: ${JSON.stringify(`could not load the ${program}: `)} + (error && error.message ? error.message : String(error)) });
   Atomics.add(signal, 0, 1);
   Atomics.notify(signal, 0);
   workerData.port.close();
@@ -45,18 +45,28 @@ function tsxEsmApi(from: string): string {
   return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
 }
 
-/** The worker IPU program for this build of poptfjs (compiled JavaScript, or TypeScript sources run through tsx). */
-export function ipuWorkerScript(): WorkerScript {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return { filename: bootstrap(new URL('./ipu_worker.js', here).href, undefined), eval: true };
+/**
+ * A thread program of this build of poptfjs: the module `name` (without its
+ * extension) next to the module at URL `here`, compiled JavaScript or
+ * TypeScript run through tsx. Its `workerData` has the `signal` and `port`
+ * the bootstrap reports a failure to load it through; `program` names it in
+ * errors ('worker IPU program').
+ */
+export function threadProgramScript(here: string, name: string, program: string): WorkerScript {
+  if (!here.endsWith('.ts')) return { filename: bootstrap(new URL(`./${name}.js`, here).href, undefined, program), eval: true };
   let tsxApi: string;
   try {
     tsxApi = tsxEsmApi(here);
   } catch (error) {
-    throw new PoptfjsError('worker IPUs started from the TypeScript sources need tsx (npm install --save-dev tsx), or run the compiled dist/', {
+    throw new PoptfjsError(`the ${program} started from the TypeScript sources needs tsx (npm install --save-dev tsx), or run the compiled dist/`, {
       type: 'runtime',
       cause: error,
     });
   }
-  return { filename: bootstrap(new URL('./ipu_worker.ts', here).href, tsxApi), eval: true };
+  return { filename: bootstrap(new URL(`./${name}.ts`, here).href, tsxApi, program), eval: true };
+}
+
+/** The worker IPU program for this build of poptfjs (compiled JavaScript, or TypeScript sources run through tsx). */
+export function ipuWorkerScript(): WorkerScript {
+  return threadProgramScript(import.meta.url, 'ipu_worker', 'worker IPU program');
 }
