@@ -161,10 +161,18 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
+/**
+ * `; did you mean X?` for the candidate closest to `name`, if one is close
+ * enough. A candidate whose length differs from the name's by at least the
+ * best distance so far cannot be closer (the edit distance is at least the
+ * difference of lengths) and is not compared, so a huge name costs no more
+ * than reading it.
+ */
 function suggestion(name: string, candidates: readonly string[]): string {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const candidate of candidates) {
+    if (Math.abs(name.length - candidate.length) >= bestDistance) continue;
     const distance = editDistance(name, candidate);
     if (distance < bestDistance) {
       best = candidate;

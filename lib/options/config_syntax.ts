@@ -13,7 +13,13 @@
  * `True`/`False`/`None` (and `true`/`false`/`null`) are literals. Keyword
  * arguments come after positional ones. `(x)` is `x`; `(x,)` and `(x, y)` are
  * tuples, which behave as lists.
+ *
+ * Nesting (brackets, calls, `.name` chains) deeper than `MAX_CONFIG_NESTING`
+ * and calls with more than `MAX_CALL_ARGUMENTS` arguments are errors, so the
+ * parser and the statement runner, which recurse over the tree, stay within
+ * a bounded stack.
  */
+import { MAX_CALL_ARGUMENTS, MAX_CONFIG_NESTING } from './config_limits.js';
 import { type ConfigToken, ConfigSourceError, type SourcePosition, tokenizeConfig } from './config_tokens.js';
 
 /** A literal value: number, string, boolean or null. */
@@ -88,8 +94,19 @@ function describeToken(token: ConfigToken): string {
   return JSON.stringify(token.text);
 }
 
+function tooDeep(position: SourcePosition): ConfigSourceError {
+  return new ConfigSourceError(
+    position,
+    `nesting deeper than ${MAX_CONFIG_NESTING} levels (each bracket, call and ".name" counts one level); an option needs far fewer`,
+  );
+}
+
 class ConfigParser {
   #index = 0;
+  /** How many brackets enclose the token being read. */
+  #openBrackets = 0;
+  /** The height of each parsed expression: 1 for a leaf, one more than its deepest child otherwise. */
+  readonly #heights = new Map<ExpressionNode, number>();
 
   constructor(private readonly tokens: readonly ConfigToken[]) {}
 
@@ -119,12 +136,14 @@ class ConfigParser {
         this.#next();
         const name = this.#next();
         if (name.kind !== 'identifier') throw new ConfigSourceError(name, `expected a name after ".", got ${describeToken(name)}`);
-        expression = { kind: 'member', object: expression, name: name.text, line: name.line, column: name.column };
+        expression = this.#measured({ kind: 'member', object: expression, name: name.text, line: name.line, column: name.column }, [expression]);
       } else if (this.#isPunctuation('(')) {
         const position = expression.kind === 'member' || expression.kind === 'name' ? expression : this.#peek();
-        this.#next();
+        this.#enterBracket(this.#next());
         const { args, keywords } = this.#parseArguments();
-        expression = { kind: 'call', callee: expression, args, keywords, line: position.line, column: position.column };
+        this.#openBrackets -= 1;
+        const children = [expression, ...args, ...keywords.map((keyword) => keyword.value)];
+        expression = this.#measured({ kind: 'call', callee: expression, args, keywords, line: position.line, column: position.column }, children);
       } else {
         return expression;
       }
@@ -143,8 +162,12 @@ class ConfigParser {
         return { kind: 'name', name: token.text, line: token.line, column: token.column };
       }
       case 'punctuation':
-        if (token.text === '[') return this.#parseList(token, ']');
-        if (token.text === '(') return this.#parseParenthesized(token);
+        if (token.text === '[' || token.text === '(') {
+          this.#enterBracket(token);
+          const value = token.text === '[' ? this.#parseList(token, ']') : this.#parseParenthesized(token);
+          this.#openBrackets -= 1;
+          return value;
+        }
         break;
       default:
         break;
@@ -160,7 +183,7 @@ class ConfigParser {
       this.#next();
     }
     this.#expect(close, open);
-    return { kind: 'list', items, line: open.line, column: open.column };
+    return this.#measured({ kind: 'list', items, line: open.line, column: open.column }, items);
   }
 
   #parseParenthesized(open: SourcePosition): ExpressionNode {
@@ -175,22 +198,28 @@ class ConfigParser {
     }
     this.#expect(',', open);
     const rest = this.#parseList(open, ')');
-    return { ...rest, items: [first, ...rest.items] };
+    const items = [first, ...rest.items];
+    return this.#measured({ ...rest, items }, items);
   }
 
   #parseArguments(): { args: ExpressionNode[]; keywords: KeywordArgument[] } {
     const args: ExpressionNode[] = [];
     const keywords: KeywordArgument[] = [];
+    const keywordNames = new Set<string>();
     const open = this.tokens[this.#index - 1] as ConfigToken;
     while (!this.#isPunctuation(')')) {
       const token = this.#peek();
+      if (args.length + keywords.length === MAX_CALL_ARGUMENTS) {
+        throw new ConfigSourceError(token, `a call takes at most ${MAX_CALL_ARGUMENTS} arguments`);
+      }
       const following = this.tokens[this.#index + 1];
       if (token.kind === 'identifier' && following?.kind === 'punctuation' && following.text === '=') {
         this.#next();
         this.#next();
-        if (keywords.some((keyword) => keyword.name === token.text)) {
+        if (keywordNames.has(token.text)) {
           throw new ConfigSourceError(token, `keyword argument ${token.text} is given twice`);
         }
+        keywordNames.add(token.text);
         keywords.push({ name: token.text, value: this.#parseExpression(), line: token.line, column: token.column });
       } else {
         if (keywords.length > 0) {
@@ -210,6 +239,21 @@ class ConfigParser {
     if (token.kind === 'punctuation' && token.text === text) return;
     const opened = text === ')' || text === ']' ? ` to close the one at line ${open.line}, column ${open.column}` : '';
     throw new ConfigSourceError(token, `expected "${text}"${opened}, got ${describeToken(token)}`);
+  }
+
+  /** Counts the opening `bracket` just read; an error if it is nested too deep. */
+  #enterBracket(bracket: SourcePosition): void {
+    this.#openBrackets += 1;
+    if (this.#openBrackets > MAX_CONFIG_NESTING) throw tooDeep(bracket);
+  }
+
+  /** Records the height of `node` from those of its `children`; an error if it is too high. */
+  #measured<T extends ExpressionNode>(node: T, children: readonly ExpressionNode[]): T {
+    let height = 1;
+    for (const child of children) height = Math.max(height, (this.#heights.get(child) ?? 1) + 1);
+    if (height > MAX_CONFIG_NESTING) throw tooDeep(node);
+    this.#heights.set(node, height);
+    return node;
   }
 
   #isPunctuation(text: string): boolean {

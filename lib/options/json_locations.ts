@@ -2,7 +2,12 @@
  * A strict JSON parser that remembers where each key and value is, so that
  * an error about `training.gradientAccumulation` can name the line and column
  * of that key in a JSON config file.
+ *
+ * Arrays and objects nested deeper than `MAX_CONFIG_NESTING` are a syntax
+ * error at the bracket that goes too deep, so the recursive descent stays
+ * within a bounded stack; the time taken is linear in the text's length.
  */
+import { MAX_CONFIG_NESTING } from './config_limits.js';
 import type { SourcePosition } from './config_tokens.js';
 import type { OptionsDataPath } from './options_data_error.js';
 
@@ -34,6 +39,12 @@ const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/;
 
 class JsonScanner {
   #index = 0;
+  /** How many arrays and objects enclose the value being read. */
+  #depth = 0;
+  /** The line and the index of its first character, known for the text up to `#scannedTo`. */
+  #line = 1;
+  #lineStart = 0;
+  #scannedTo = 0;
   readonly positions = new Map<string, SourcePosition>();
 
   constructor(private readonly text: string) {}
@@ -50,8 +61,13 @@ class JsonScanner {
   #parseValue(path: (string | number)[]): unknown {
     this.#skipWhitespace();
     const char = this.text[this.#index];
-    if (char === '{') return this.#parseObject(path);
-    if (char === '[') return this.#parseArray(path);
+    if (char === '{' || char === '[') {
+      this.#depth += 1;
+      if (this.#depth > MAX_CONFIG_NESTING) this.#fail(`arrays and objects nested deeper than ${MAX_CONFIG_NESTING} levels; options need far fewer`);
+      const value = char === '{' ? this.#parseObject(path) : this.#parseArray(path);
+      this.#depth -= 1;
+      return value;
+    }
     if (char === '"') return this.#parseString();
     for (const [word, value] of [['true', true], ['false', false], ['null', null]] as const) {
       if (this.text.startsWith(word, this.#index)) {
@@ -156,10 +172,21 @@ class JsonScanner {
     while (/[ \t\r\n]/.test(this.text[this.#index] ?? '')) this.#index += 1;
   }
 
+  /** The position of `#index`, counting lines from the last position asked for (positions are asked for in text order). */
   #position(): SourcePosition {
-    const before = this.text.slice(0, this.#index);
-    const line = before.split('\n').length;
-    return { line, column: this.#index - before.lastIndexOf('\n') };
+    if (this.#index < this.#scannedTo) {
+      this.#line = 1;
+      this.#lineStart = 0;
+      this.#scannedTo = 0;
+    }
+    for (let i = this.#scannedTo; i < this.#index; i += 1) {
+      if (this.text.charCodeAt(i) === 10) {
+        this.#line += 1;
+        this.#lineStart = i + 1;
+      }
+    }
+    this.#scannedTo = this.#index;
+    return { line: this.#line, column: this.#index - this.#lineStart + 1 };
   }
 
   #fail(message: string): never {

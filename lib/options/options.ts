@@ -385,7 +385,11 @@ export class Options {
       const mode = checkArgument(outputModeRule, outputMode, `${where}: outputMode`);
       anchor = { longName: long, outputMode: mode, outputReturnPeriod: checkReturnPeriod(mode, outputReturnPeriod, where) };
     }
-    return this.#set({ anchoredTensors: { ...this.#values.anchoredTensors, [short]: anchor } });
+    // The anchors object belongs to these options alone (clone() and settings copy it), so it grows in
+    // place: copying it on every call made n calls take quadratic time.
+    const anchors = this.#values.anchoredTensors as Record<string, AnchoredTensor>;
+    Object.defineProperty(anchors, short, { value: anchor, enumerable: true, writable: true, configurable: true });
+    return this;
   }
 
   /**

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { AutoStage, Liveness } from '../options/enums.js';
 import { type ArgumentRule, checkArgument, describeValue, enumRule, flag, nonNegativeInteger } from '../options/argument_rules.js';
+import { MAX_CALL_ARGUMENTS } from '../options/config_limits.js';
 import { frozenStrategyError } from '../options/frozen_options.js';
 import { OptionsDataError, optionsDataErrorFromZod } from '../options/options_data_error.js';
 
@@ -509,11 +510,12 @@ export function isExecutionStrategy(value: unknown): value is ExecutionStrategy 
   return value instanceof StagedExecutionSpec || value instanceof PhasedExecutionSpec;
 }
 
+// The lists are bounded because their items become the arguments of one constructor call.
 const stageDataSchema = z.strictObject({
-  blocks: z.array(z.string().min(1)).min(1),
+  blocks: z.array(z.string().min(1)).min(1).max(MAX_CALL_ARGUMENTS),
   ipu: z.number().int().min(0).optional(),
 });
-const phaseDataSchema = z.strictObject({ stages: z.array(stageDataSchema).min(1) });
+const phaseDataSchema = z.strictObject({ stages: z.array(stageDataSchema).min(1).max(MAX_CALL_ARGUMENTS) });
 const autoStageSchema = z.enum(Object.values(AutoStage) as [AutoStage, ...AutoStage[]]);
 const livenessSchema = z.enum(Object.values(Liveness) as [Liveness, ...Liveness[]]);
 
@@ -521,14 +523,14 @@ function stagedSchema<const T extends StagedExecutionData['type']>(type: T) {
   return z.strictObject({
     type: z.literal(type),
     autoStage: autoStageSchema.default(AutoStage.SameAsIpu),
-    stages: z.array(stageDataSchema).default([]),
+    stages: z.array(stageDataSchema).max(MAX_CALL_ARGUMENTS).default([]),
   });
 }
 
 function phasedSchema<const T extends PhasedExecutionData['type']>(type: T) {
   return z.strictObject({
     type: z.literal(type),
-    phases: z.array(phaseDataSchema).min(1),
+    phases: z.array(phaseDataSchema).min(1).max(MAX_CALL_ARGUMENTS),
     separateBackwardPhase: z.boolean().default(false),
     tensorsLiveness: livenessSchema.default(Liveness.AlwaysLive),
   });
