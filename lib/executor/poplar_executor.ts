@@ -54,7 +54,7 @@ import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } 
 import { hostWeightsStale, markHostWeightsCurrent, markHostWeightsStale } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { readCheckpointFile, writeCheckpointFile } from '../runtime/checkpoint_file.js';
-import { mapDeviceState } from '../runtime/device_state.js';
+import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
 import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
 import { describeOptimizer, optimizerConfig } from '../runtime/optimizer_config.js';
 import { parameterSpecs } from '../runtime/parameter_spec.js';
@@ -70,6 +70,7 @@ import {
 } from './executable_export.js';
 import './file_system_io.js';
 import { matchKind, matchModel, outputSignature } from './model_matching.js';
+import { checkDeclaredInputs } from './declared_inputs_check.js';
 import {
   argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, inputNames, ioStructure, matchOutputStructure, splitTrailingOptions, tensorNames,
 } from './nested_arguments.js';
@@ -603,6 +604,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const file = readExecutableFile(path);
     matchKind(path, file.executable.kind, this.training ? 'training' : 'inference');
     await initBackend(this.options.settings.backend);
+    checkDeclaredInputs(path, file.executable.inputSignature, this.model);
     const examples = file.executable.inputSignature.map((s) => tf.zeros([...s.shape], s.dtype));
     const io = file.executable.ioStructure;
     const flat = io && !isLayersModel(this.model) ? flatModel(this.model, io.inputs, this.training, this.loss) : undefined;
@@ -698,9 +700,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     let compiled = this.compiled;
     if (!compiled) {
       const split = microBatchesPerCall(checkpoint.factors) > 1;
-      const inputs = checkpoint.inputSignature.map((s) =>
-        tf.zeros(split ? [hostBatchSize(checkpoint.factors, checkpoint.microBatchSize), ...s.shape.slice(1)] : [...s.shape], s.dtype),
-      );
+      const examples = checkpoint.inputSignature.map((s) => ({
+        shape: split ? [hostBatchSize(checkpoint.factors, checkpoint.microBatchSize), ...s.shape.slice(1)] : [...s.shape],
+        dtype: s.dtype,
+      }));
+      checkDeclaredInputs(path, examples, this.model);
+      const inputs = examples.map((s) => tf.zeros(s.shape, s.dtype));
       try {
         compiled = await this.ensureCompiled(inputs);
       } finally {
@@ -724,9 +729,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       const saved = describeOptimizer(checkpoint.optimizer);
       if (saved !== describeOptimizer(mine)) log.warn(`loadCheckpoint(${path}): the checkpoint was saved with ${saved}; this executor's ${describeOptimizer(mine)} is kept`);
     }
-    compiled.loaded.importState(mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n));
-    const state = wrappedModelState(this.model);
-    if (state.newestOnDevice !== this) state.newestOnDevice = undefined;
+    const state = mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n);
+    try {
+      compiled.loaded.importState(state);
+    } catch (error) {
+      tf.dispose(deviceStateTensors(state));
+      throw error instanceof PoptfjsError ? new PoptfjsError(`${path}: ${error.message}`, { type: 'file', location: path, cause: error }) : error;
+    }
+    const hostState = wrappedModelState(this.model);
+    if (hostState.newestOnDevice !== this) hostState.newestOnDevice = undefined;
     this.copyWeightsToHost();
     log.info(`restored '${executable.modelName}' from the checkpoint ${path} (after ${checkpoint.deviceState.iterations} device iterations)`);
   }

@@ -20,7 +20,7 @@ import { decodeFileEnvelope, encodeFileEnvelope } from './file_envelope.js';
 import { graphFromMessage, graphMessage } from './graph_message.js';
 import { parseLossless, stringifyLossless } from './lossless_json.js';
 import { optimizerConfigFromMessage, optimizerConfigMessage, type OptimizerConfig } from './optimizer_config.js';
-import { parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from './parameter_spec.js';
+import { describeParameter, parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from './parameter_spec.js';
 import { tensorData, tensorMessage, type TensorData } from './tensor_bytes.js';
 
 /** The model stored with an executable (`exportModel`). */
@@ -61,13 +61,27 @@ function exportedModelMessage(model: ExportedModel): ExportedModelMessage {
   };
 }
 
-function exportedModelFromMessage(m: ExportedModelMessage, where: string): ExportedModel {
+/**
+ * The exported model of a message, whose weights must be exactly the
+ * parameters the file lists, each with its declared shape and dtype (checked
+ * before the rebuilt model allocates them).
+ */
+function exportedModelFromMessage(m: ExportedModelMessage, parameters: readonly ParameterSpec[], where: string): ExportedModel {
   if (!m.forward_graph) throw new PoptfjsError(`${where}: the exported model has no forward graph`, { type: 'file' });
+  const specs = new Map(parameters.map((p) => [p.name, p]));
   const weights = new Map<string, TensorData>();
   for (const w of m.weights) {
     if (!w.tensor) throw new PoptfjsError(`${where}: weight '${w.name}' of the exported model has no tensor`, { type: 'file' });
-    weights.set(w.name, tensorData(w.tensor, `${where} weight '${w.name}'`));
+    const spec = specs.get(w.name);
+    if (!spec) throw new PoptfjsError(`${where}: the exported model has a weight '${w.name}', which is not one of the file's parameters`, { type: 'file' });
+    const data = tensorData(w.tensor, `${where} weight '${w.name}'`);
+    if (data.dtype !== spec.dtype || data.shape.length !== spec.shape.length || data.shape.some((d, i) => d !== spec.shape[i])) {
+      throw new PoptfjsError(`${where}: weight '${w.name}' of the exported model is ${data.dtype}[${data.shape.join(',')}], but the parameter is ${describeParameter(spec)}`, { type: 'file' });
+    }
+    weights.set(w.name, data);
   }
+  const absent = parameters.find((p) => !weights.has(p.name));
+  if (absent) throw new PoptfjsError(`${where}: the exported model has no weights for parameter '${absent.name}'`, { type: 'file' });
   return { modelId: m.model_id, inputCount: m.input_count, forwardGraph: graphFromMessage(m.forward_graph, `${where} (exported model)`), weights };
 }
 
@@ -92,12 +106,13 @@ export function decodeExecutableFile(bytes: Uint8Array, file: string): Executabl
   try {
     const m = decodeMessage(Messages.ExecutableFile, payload, file);
     if (!m.executable) throw new PoptfjsError(`${file}: the file holds no executable`, { type: 'file' });
+    const parameters = parameterSpecsFromMessages(m.parameters, file);
     return {
       executable: executableFromMessage(m.executable, file),
-      parameters: parameterSpecsFromMessages(m.parameters, file),
+      parameters,
       options: parseLossless(m.options_json, `${file} options`),
       ...(m.optimizer ? { optimizer: optimizerConfigFromMessage(m.optimizer, file) } : {}),
-      ...(m.model ? { model: exportedModelFromMessage(m.model, file) } : {}),
+      ...(m.model ? { model: exportedModelFromMessage(m.model, parameters, file) } : {}),
       ...(m.device_state ? { deviceState: deviceStateFromMessage(m.device_state, file) } : {}),
       backend: m.backend,
       createdUnixMs: m.created_unix_ms,

@@ -18,7 +18,8 @@ import {
   ExecutableKind, PassMessage, type AnchorMessage, type BatchFactorsMessage, type ExecutableMessage, type PlacementMessage, type ScheduleMessage,
   type TensorSignatureMessage,
 } from './executable_proto.js';
-import { checkedDtype, graphFromMessage, graphMessage } from './graph_message.js';
+import { checkedDtype, checkedShape } from './declared_tensor.js';
+import { graphFromMessage, graphMessage } from './graph_message.js';
 import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js';
 import { parseLossless, stringifyLossless } from './lossless_json.js';
 import type { ResolvedOutputMode } from './output_collector.js';
@@ -46,7 +47,7 @@ export function signatureMessage(signature: readonly TensorSignature[]): TensorS
 
 /** A signature from its messages; `where` names the file in errors. */
 export function signatureFromMessage(messages: readonly TensorSignatureMessage[], where: string): TensorSignature[] {
-  return messages.map((s, i) => ({ shape: s.shape, dtype: checkedDtype(s.dtype, `${where} input ${i}`) }));
+  return messages.map((s, i) => ({ shape: checkedShape(s.shape, `${where} input ${i}`), dtype: checkedDtype(s.dtype, `${where} input ${i}`) }));
 }
 
 /** The `BatchFactors` message of batch factors. */
@@ -186,6 +187,12 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
   if (graph.inputs.length !== expectedInputs) {
     throw new PoptfjsError(`${where}: the graph takes ${graph.inputs.length} inputs, but the signature describes ${inputSignature.length}`, { type: 'file' });
   }
+  inputSignature.forEach((s, i) => {
+    const value = graph.values[graph.inputs[i]!]!;
+    if (value.dtype !== s.dtype || value.shape.length !== s.shape.length || value.shape.some((d, k) => d !== s.shape[k])) {
+      throw new PoptfjsError(`${where}: input ${i} is ${s.dtype}[${s.shape.join(',')}] in the signature, but ${value.dtype}[${value.shape.join(',')}] in the graph`, { type: 'file' });
+    }
+  });
   return {
     kind,
     modelName: m.model_name,

@@ -5,25 +5,18 @@
  * checked for references that point nowhere, so a graph read from a file
  * cannot make the interpreter fail on a missing value.
  */
-import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { constantData, type AttrValue, type Graph, type MultiConvMember, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
 import {
   PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type MultiConvMemberMessage, type NodeAnnotationsMessage, type ValueMessage,
 } from './executable_proto.js';
+import { checkedDtype, checkedShape } from './declared_tensor.js';
+import { checkNodeShapes } from './graph_shape_check.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
-const DTYPES: ReadonlySet<string> = new Set(['float32', 'int32', 'bool', 'string', 'complex64']);
-
 function fileError(where: string, message: string): PoptfjsError {
   return new PoptfjsError(`${where}: ${message}`, { type: 'file' });
-}
-
-/** A tfjs dtype read from a file; an error naming `where` for anything else. */
-export function checkedDtype(dtype: string, where: string): DataType {
-  if (!DTYPES.has(dtype)) throw fileError(where, `unknown dtype '${dtype}'`);
-  return dtype as DataType;
 }
 
 function attrMessage(value: AttrValue): AttrValueMessage {
@@ -50,10 +43,9 @@ function attrValue(message: AttrValueMessage | undefined, where: string): AttrVa
   throw fileError(where, 'attribute without a value');
 }
 
+/** The attributes of entries, as own properties (a key such as `__proto__` is a key like any other). */
 function attrRecord(entries: readonly AttrEntryMessage[], where: string): Record<string, AttrValue> {
-  const out: Record<string, AttrValue> = {};
-  for (const entry of entries) out[entry.key] = attrValue(entry.value, `${where} attribute '${entry.key}'`);
-  return out;
+  return Object.fromEntries(entries.map((entry) => [entry.key, attrValue(entry.value, `${where} attribute '${entry.key}'`)]));
 }
 
 function valueMessage(value: Value): ValueMessage {
@@ -146,7 +138,16 @@ function checkBodies(kernel: string, inputCount: number, outputCount: number, bo
   }
 }
 
-/** Parses the graph of a `Graph` message, checking every reference; `where` names it in errors. */
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/**
+ * Parses the graph of a `Graph` message, checking every reference, that each
+ * node reads only values made before it, every declared shape and dtype, and
+ * that each node's outputs have the shapes its kernel makes of its inputs
+ * (see graph_shape_check.ts); `where` names it in errors.
+ */
 export function graphFromMessage(message: GraphMessage, where: string): Graph {
   const valueCount = message.values.length;
   const nodeCount = message.nodes.length;
@@ -158,16 +159,23 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
     const at = `${where} value %${i}`;
     if (v.id !== i) throw fileError(where, `value ${i} has id ${v.id}`);
     const dtype = checkedDtype(v.dtype, at);
+    const shape = checkedShape(v.shape, at);
     let source: ValueSource;
     if (v.input) source = { kind: 'input', index: v.input.index, name: v.input.name };
     else if (v.param) source = { kind: 'param', name: v.param.name, trainable: v.param.trainable };
-    else if (v.constant) source = { kind: 'constant', data: tensorData(v.constant, at).data };
-    else if (v.node) {
+    else if (v.constant) {
+      const constant = tensorData(v.constant, at);
+      if (constant.dtype !== dtype || !sameShape(constant.shape, shape)) {
+        throw fileError(where, `value %${i} is ${dtype}[${shape.join(',')}], but its constant holds ${constant.dtype}[${constant.shape.join(',')}]`);
+      }
+      source = { kind: 'constant', data: constant.data };
+    } else if (v.node) {
       if (v.node.node >= nodeCount) throw fileError(where, `value %${i} is made by node #${v.node.node}, but the graph has ${nodeCount} nodes`);
+      if (message.nodes[v.node.node]!.outputs[v.node.output] !== i) throw fileError(where, `value %${i} is output ${v.node.output} of node #${v.node.node}, which does not make it`);
       source = { kind: 'node', node: v.node.node, output: v.node.output };
     } else throw fileError(where, `value %${i} has no source`);
     if (v.precision !== undefined && v.precision !== 'float16') throw fileError(where, `value %${i} has unknown precision '${v.precision}'`);
-    return { id: i, shape: v.shape, dtype, source, ...(v.precision !== undefined ? { precision: v.precision } : {}) };
+    return { id: i, shape, dtype, source, ...(v.precision !== undefined ? { precision: v.precision } : {}) };
   });
   const nodes: Node[] = message.nodes.map((n, i) => {
     const at = `node #${i} (${n.kernel})`;
@@ -194,7 +202,11 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(a.partials_type !== undefined ? { partialsType: partialsType(a.partials_type, where, at) } : {}),
       ...(a.multi_conv ? { multiConv: multiConvMember(a.multi_conv, where, at) } : {}),
     };
-    const inputs = n.inputs.map((id, k) => valueRef(id, `${at} input ${k}`));
+    const inputs = n.inputs.map((id, k) => {
+      const source = values[valueRef(id, `${at} input ${k}`)]!.source;
+      if (source.kind === 'node' && source.node >= i) throw fileError(where, `${at} input ${k} is %${id}, which node #${source.node} makes after it`);
+      return id;
+    });
     const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at} body ${k}`));
     if (bodies.length > 0) checkBodies(n.kernel, inputs.length, n.outputs.length, bodies, `${where} ${at}`);
     return {
@@ -202,7 +214,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       kernel: n.kernel,
       inputNames: n.positional_inputs ? null : n.input_names,
       inputs,
-      attrs: attrRecord(n.attrs, at),
+      attrs: attrRecord(n.attrs, `${where} ${at}`),
       outputs: n.outputs,
       annotations,
       ...(bodies.length > 0 ? { bodies } : {}),
@@ -211,6 +223,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
   const inputs = message.inputs.map((id, k) => valueRef(id, `graph input ${k}`));
   const roles = message.roles;
   if (!roles) throw fileError(where, 'the graph has no roles');
+  checkNodeShapes(values, nodes, where);
   return {
     values,
     nodes,

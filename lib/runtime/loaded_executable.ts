@@ -579,6 +579,19 @@ export class LoadedExecutable implements OptimizerStateStore {
         });
       }
     }
+    for (const record of state.optimizerStates) {
+      for (const [name, slots] of record.slots) {
+        const param = params.get(name);
+        if (!param) throw new PoptfjsError(`the device state has optimizer state for '${name}', which the executable does not have`, { type: 'runtime' });
+        for (const [slot, t] of Object.entries(slots)) {
+          if (t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i])) {
+            throw new PoptfjsError(`the device state holds optimizer slot '${slot}' of '${name}' as ${t.dtype}[${t.shape.join(',')}], but the weight is ${param.dtype}[${param.shape.join(',')}]`, {
+              type: 'runtime',
+            });
+          }
+        }
+      }
+    }
     this.random.setState(state.randomState);
     for (const [name, values] of state.weights ?? []) values.forEach((t, r) => this.weights.set(name, r, t));
     this.resetOptimizerState();

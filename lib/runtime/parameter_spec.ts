@@ -6,7 +6,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import type { ParameterSpecMessage } from './executable_proto.js';
-import { checkedDtype } from './graph_message.js';
+import { checkedDtype, checkedShape } from './declared_tensor.js';
 
 /** One parameter of a compiled model. */
 export interface ParameterSpec {
@@ -29,7 +29,10 @@ export function parameterSpecMessages(specs: readonly ParameterSpec[]): Paramete
 
 /** Parameter specs from their messages; `where` names the file in errors. */
 export function parameterSpecsFromMessages(messages: readonly ParameterSpecMessage[], where: string): ParameterSpec[] {
-  return messages.map((p) => ({ name: p.name, shape: p.shape, dtype: checkedDtype(p.dtype, `${where} parameter '${p.name}'`), trainable: p.trainable }));
+  return messages.map((p) => {
+    const at = `${where} parameter '${p.name}'`;
+    return { name: p.name, shape: checkedShape(p.shape, at), dtype: checkedDtype(p.dtype, at), trainable: p.trainable };
+  });
 }
 
 /** `dtype[shape]`, as messages print a parameter. */

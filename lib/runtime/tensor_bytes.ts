@@ -9,6 +9,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { endianness } from 'node:os';
 import { PoptfjsError } from '../errors.js';
 import type { ConstantData } from '../ir/graph.js';
+import { checkedDtype, checkedShape, declaredElements } from './declared_tensor.js';
 import { ElementEncoding, type TensorMessage } from './executable_proto.js';
 
 /** A tensor's elements on the host. */
@@ -59,32 +60,42 @@ export function tensorMessage(tensor: TensorData): TensorMessage {
   return { ...base, encoding, data: littleEndianBytes(data), strings: [] };
 }
 
-/** Tensor data from its stored form; `where` names the tensor in errors. */
+function encodingName(encoding: number): string {
+  return Object.entries(ElementEncoding).find(([, code]) => code === encoding && code !== ElementEncoding.ELEMENT_ENCODING_UNSPECIFIED)?.[0] ?? `unknown element encoding ${encoding}`;
+}
+
+/**
+ * Tensor data from its stored form; `where` names the tensor in errors. The
+ * dtype, shape and encoding are checked, and the element count the shape
+ * declares is compared with what is stored, before anything is allocated.
+ */
 export function tensorData(message: TensorMessage, where: string): TensorData {
-  const shape = message.shape;
-  const dtype = message.dtype as tf.DataType;
-  const elements = shape.reduce((a, b) => a * b, 1) * (dtype === 'complex64' ? 2 : 1);
+  const dtype = checkedDtype(message.dtype, where);
+  const shape = checkedShape(message.shape, where);
+  const numeric = message.encoding === ElementEncoding.FLOAT32 || message.encoding === ElementEncoding.INT32 || message.encoding === ElementEncoding.UINT8;
+  if (dtype === 'string' ? message.encoding !== ElementEncoding.STRING : !numeric) {
+    const expected = dtype === 'string' ? 'STRING' : 'FLOAT32, INT32 or UINT8';
+    throw new PoptfjsError(`${where}: a ${dtype} tensor is stored as ${encodingName(message.encoding)}; expected ${expected}`, { type: 'file' });
+  }
+  const elements = declaredElements(shape) * (dtype === 'complex64' ? 2 : 1);
   const bytes = message.data;
-  let data: ConstantData;
+  const stored = message.encoding === ElementEncoding.STRING ? message.strings.length : message.encoding === ElementEncoding.UINT8 ? bytes.length : bytes.length / 4;
+  if (stored !== elements) {
+    throw new PoptfjsError(
+      `${where}: a ${dtype}[${shape.join(',')}] tensor needs ${elements} element(s), but ${message.encoding === ElementEncoding.STRING ? `${message.strings.length} string(s)` : `${bytes.length} byte(s)`} are stored`,
+      { type: 'file' },
+    );
+  }
   switch (message.encoding) {
     case ElementEncoding.FLOAT32:
+      return { shape, dtype, data: new Float32Array(hostOrderWords(bytes)) };
     case ElementEncoding.INT32:
-      if (bytes.length !== elements * 4) break;
-      data = message.encoding === ElementEncoding.FLOAT32 ? new Float32Array(hostOrderWords(bytes)) : new Int32Array(hostOrderWords(bytes));
-      return { shape, dtype, data };
+      return { shape, dtype, data: new Int32Array(hostOrderWords(bytes)) };
     case ElementEncoding.UINT8:
-      if (bytes.length !== elements) break;
       return { shape, dtype, data: Uint8Array.from(bytes) };
-    case ElementEncoding.STRING:
-      if (message.strings.length !== elements) break;
-      return { shape, dtype, data: [...message.strings] };
     default:
-      throw new PoptfjsError(`${where}: unknown element encoding ${message.encoding}`, { type: 'file' });
+      return { shape, dtype, data: [...message.strings] };
   }
-  throw new PoptfjsError(
-    `${where}: a ${dtype}[${shape.join(',')}] tensor needs ${elements} element(s), but ${message.encoding === ElementEncoding.STRING ? `${message.strings.length} string(s)` : `${bytes.length} byte(s)`} are stored`,
-    { type: 'file' },
-  );
 }
 
 /** The stored size of tensor data, in bytes. */
