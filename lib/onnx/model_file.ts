@@ -9,6 +9,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { OnnxError } from './onnx_errors.js';
 import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './onnx_proto.js';
+import { checkTensorProto, declaredRawBytes } from './tensor_proto_data.js';
 
 /** A decoded ONNX model whose tensors all hold their data in the message. */
 export interface OnnxModel {
@@ -73,6 +74,10 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
       `tensor '${tensor.name}': external data [${offset}, ${offset + length}) lies beyond the end of '${file}' (${size} bytes)`,
     );
   }
+  const declared = declaredRawBytes(tensor);
+  if (length !== declared) {
+    throw new OnnxError(`tensor '${tensor.name}': its shape [${tensor.dims.join(', ')}] needs ${declared} bytes, but its external data in '${file}' has ${length}`);
+  }
   const data = new Uint8Array(length);
   const fd = openSync(file, 'r');
   try {
@@ -93,6 +98,9 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
 /**
  * Decodes a model from bytes. Tensors in external data files are loaded from
  * `options.externalDataDirectory`; without it, a model that has any is an error.
+ * Every tensor's data is checked against its declared shape and element type
+ * (external data before it is read), so a tensor declaring more than is
+ * stored is refused before anything is allocated for it.
  */
 export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}): OnnxModel {
   let proto: ModelProto;
@@ -112,10 +120,11 @@ export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}
     }
     loadExternalData(tensor, options.externalDataDirectory);
   }
+  for (const tensor of graphTensors(proto.graph)) checkTensorProto(tensor);
   return { proto };
 }
 
-/** Reads an ONNX model file, loading external data from the files beside it. */
+/** Reads an ONNX model file, loading external data from the files beside it; errors name the file. */
 export function readModel(path: string, options: ReadModelOptions = {}): OnnxModel {
   let bytes: Uint8Array;
   try {
@@ -123,5 +132,10 @@ export function readModel(path: string, options: ReadModelOptions = {}): OnnxMod
   } catch (error) {
     throw new OnnxError(`cannot read the ONNX model '${path}': ${(error as Error).message}`, { cause: error });
   }
-  return modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) });
+  try {
+    return modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) });
+  } catch (error) {
+    if (!(error instanceof OnnxError)) throw error;
+    throw new OnnxError(`${path}: ${error.message}`, { location: path, cause: error });
+  }
 }

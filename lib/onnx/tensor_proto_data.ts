@@ -127,10 +127,47 @@ function typedFieldValues(tensor: TensorProto, type: number): ArrayLike<number> 
   }
 }
 
-/** The host tensor a `TensorProto` holds. */
-export function tensorFromProto(tensor: TensorProto): HostTensor {
-  const type = tensor.data_type ?? T.UNDEFINED;
+/** The highest rank a tensor of a model may have. */
+const MAX_RANK = 64;
+
+/** The shape a tensor declares, checked: at most {@link MAX_RANK} non-negative integer dimensions. */
+function declaredShape(tensor: TensorProto): number[] {
   const shape = tensor.dims.map(Number);
+  if (shape.length > MAX_RANK) throw new OnnxError(`${describe(tensor)} has rank ${shape.length}; at most ${MAX_RANK} is allowed`);
+  const bad = shape.findIndex((d) => !Number.isSafeInteger(d) || d < 0);
+  if (bad >= 0) throw new OnnxError(`${describe(tensor)} has dimension ${bad} = ${shape[bad]} in shape [${shape.join(', ')}]; dimensions are non-negative integers`);
+  return shape;
+}
+
+/**
+ * The byte width of a numeric element type poptfjs reads; an error naming the
+ * tensor for a type it does not support.
+ */
+function elementWidth(tensor: TensorProto, type: number): number {
+  const width = BYTES_PER_ELEMENT[type];
+  if (width === undefined) throw new OnnxError(`${describe(tensor)} has element type ${elementTypeName(type)}, which poptfjs does not support`);
+  return width;
+}
+
+/**
+ * The bytes a tensor stored in an external file must have, for its declared
+ * shape and element type (an error for a shape or type poptfjs cannot read):
+ * compared with the external data before it is read.
+ */
+export function declaredRawBytes(tensor: TensorProto): number {
+  const shape = declaredShape(tensor);
+  return sizeOf(shape) * elementWidth(tensor, tensor.data_type ?? T.UNDEFINED);
+}
+
+/**
+ * Checks that a tensor's data matches its declared shape and element type,
+ * without allocating anything: the shape's dimensions, the element type, and
+ * the count of strings, raw bytes or typed values stored. Throws an
+ * {@link OnnxError} naming the tensor and what is wrong.
+ */
+export function checkTensorProto(tensor: TensorProto): void {
+  const type = tensor.data_type ?? T.UNDEFINED;
+  const shape = declaredShape(tensor);
   const size = sizeOf(shape);
   if (tensor.data_location === DATA_LOCATION.EXTERNAL && tensor.raw_data === undefined) {
     throw new OnnxError(
@@ -141,21 +178,34 @@ export function tensorFromProto(tensor: TensorProto): HostTensor {
     if (tensor.string_data.length !== size) {
       throw new OnnxError(`${describe(tensor)} has ${tensor.string_data.length} strings for shape [${shape.join(', ')}]`);
     }
+    return;
+  }
+  const width = elementWidth(tensor, type);
+  if (tensor.raw_data !== undefined && (tensor.raw_data.length > 0 || size === 0)) {
+    if (tensor.raw_data.length !== size * width) {
+      throw new OnnxError(
+        `${describe(tensor)} has ${tensor.raw_data.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`,
+      );
+    }
+    return;
+  }
+  const values = typedFieldValues(tensor, type).length;
+  if (values !== size) throw new OnnxError(`${describe(tensor)} has ${values} values for shape [${shape.join(', ')}]`);
+}
+
+/** The host tensor a `TensorProto` holds (checked first: see {@link checkTensorProto}). */
+export function tensorFromProto(tensor: TensorProto): HostTensor {
+  checkTensorProto(tensor);
+  const type = tensor.data_type ?? T.UNDEFINED;
+  const shape = tensor.dims.map(Number);
+  const size = sizeOf(shape);
+  if (type === T.STRING) {
     const decoder = new TextDecoder();
     return { elementType: type, shape, data: tensor.string_data.map((s) => decoder.decode(s)) };
-  }
-  const width = BYTES_PER_ELEMENT[type];
-  if (width === undefined) {
-    throw new OnnxError(`${describe(tensor)} has element type ${elementTypeName(type)}, which poptfjs does not support`);
   }
   const data = emptyHostData(type, size) as Float32Array | Float64Array | Int32Array | Uint8Array;
   if (tensor.raw_data !== undefined && (tensor.raw_data.length > 0 || size === 0)) {
     const raw = tensor.raw_data;
-    if (raw.length !== size * width) {
-      throw new OnnxError(
-        `${describe(tensor)} has ${raw.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`,
-      );
-    }
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     if (type === T.FLOAT && (raw.byteOffset & 3) === 0) {
       (data as Float32Array).set(new Float32Array(raw.buffer, raw.byteOffset, size));
@@ -163,11 +213,7 @@ export function tensorFromProto(tensor: TensorProto): HostTensor {
       for (let i = 0; i < size; i++) data[i] = readRaw(view, type, i);
     }
   } else {
-    const values = typedFieldValues(tensor, type);
-    if (values.length !== size) {
-      throw new OnnxError(`${describe(tensor)} has ${values.length} values for shape [${shape.join(', ')}]`);
-    }
-    data.set(values);
+    data.set(typedFieldValues(tensor, type));
   }
   return { elementType: type, shape, data };
 }
