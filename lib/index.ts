@@ -66,6 +66,8 @@ export { POPTFJS_VERSION } from './runtime/poptfjs_version.js';
 export * from './options/index.js';
 export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
 export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type BatchSource } from './data/asynchronous_data_accessor.js';
+/** PopDist's API for programs run by `poptfjs run`: the run's layout and `popdist.Options()` (see `distributed/popdist.ts`). */
+export * as popdist from './distributed/popdist.js';
 export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
 export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';

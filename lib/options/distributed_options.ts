@@ -2,7 +2,7 @@
  * `opts.Distributed`: the process layout of a run distributed over several
  * host processes (PopTorch's `_DistributedOptions`).
  */
-import { checkArgument, nonNegativeInteger, positiveInteger } from './argument_rules.js';
+import { checkArgument, nonEmptyString, nonNegativeInteger, positiveInteger } from './argument_rules.js';
 import type { MutationGuard } from './frozen_options.js';
 
 /** The distributed options as plain data. */
@@ -18,8 +18,11 @@ const DEFAULT_DISTRIBUTED_SETTINGS: DistributedSettings = Object.freeze({ proces
 
 /**
  * The process layout of a distributed run; reach it as `opts.Distributed`.
- * Every setter returns the group. Stored and reported; has no effect on the
- * simulated engine yet.
+ * Every setter returns the group. The `DataLoader` gives each process its
+ * share of every global batch by it. As in PopTorch, new options read Open
+ * MPI's `OMPI_COMM_WORLD_SIZE` and `OMPI_COMM_WORLD_RANK` (see
+ * {@link DistributedOptions.setEnvVarNames}); under `poptfjs run`, take the
+ * options from `popdist.Options()` instead, which set the layout with any MPI.
  */
 export class DistributedOptions {
   #values: DistributedSettings = DEFAULT_DISTRIBUTED_SETTINGS;
@@ -32,8 +35,9 @@ export class DistributedOptions {
 
   /**
    * Sets this process's id (from 0 to `numProcesses - 1`) and the number of
-   * processes the run is distributed over. Stored and reported; has no effect
-   * on the simulated engine yet.
+   * processes the run is distributed over, for a program started by a
+   * launcher of its own (`poptfjs run` programs use `popdist.Options()`).
+   * `replicationFactor` stays the replicas of this process.
    */
   configureProcessId(processId: number, numProcesses: number): this {
     const where = this.#check('configureProcessId');
@@ -46,7 +50,33 @@ export class DistributedOptions {
     return this;
   }
 
-  /** Runs as a single process again (process 0 of 1). */
+  /**
+   * Reads this process's id from the environment variable `varProcessId` and
+   * the number of processes from `varNumProcesses`, as PopTorch does for
+   * launchers such as `mpirun` (MPICH's are `PMI_SIZE` and `PMI_RANK`, Open
+   * MPI's `OMPI_COMM_WORLD_SIZE` and `OMPI_COMM_WORLD_RANK`, which new
+   * options read). A variable that is not set counts as id 0 or 1 process;
+   * a value that is not such a number, or an id not below the number, is a
+   * `RangeError` naming the variable.
+   */
+  setEnvVarNames(varNumProcesses: string, varProcessId: string): this {
+    const where = this.#check('setEnvVarNames');
+    const countVariable = checkArgument(nonEmptyString, varNumProcesses, `${where}: varNumProcesses`);
+    const idVariable = checkArgument(nonEmptyString, varProcessId, `${where}: varProcessId`);
+    const read = (name: string, least: number, otherwise: number): number => {
+      const text = process.env[name];
+      if (text === undefined) return otherwise;
+      if (!/^\d+$/.test(text) || Number(text) < least) throw new RangeError(`${where}: ${name} must be an integer of at least ${least}, got '${text}'`);
+      return Number(text);
+    };
+    const count = read(countVariable, 1, 1);
+    const id = read(idVariable, 0, 0);
+    if (id >= count) throw new RangeError(`${where}: ${idVariable} (${id}) must be less than ${countVariable} (${count})`);
+    this.#values = { processId: id, numProcesses: count };
+    return this;
+  }
+
+  /** Runs as a single process again (process 0 of 1), whatever the environment or earlier calls said. */
   disable(): this {
     this.#check('disable');
     this.#values = DEFAULT_DISTRIBUTED_SETTINGS;

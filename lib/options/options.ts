@@ -133,7 +133,9 @@ export class Options {
   readonly Distributed = new DistributedOptions(this.#guard);
 
   /**
-   * PopTorch's defaults, then (unless `init.fromEnvironment` is false) the JSON
+   * PopTorch's defaults, then (unless `init.fromEnvironment` is false), as
+   * PopTorch does, the process id and count Open MPI gives
+   * (`OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`) in `Distributed`, the JSON
    * options in `POPTFJS_DEFAULT_OPTIONS`, the cache directory in
    * `POPTFJS_CACHE_DIR` (or PopTorch's `POPTORCH_CACHE_DIR`) and the IPU Model
    * in `POPTFJS_IPU_MODEL` (or `POPTORCH_IPU_MODEL`: `1` or `0`). Bad JSON or an unknown key in `POPTFJS_DEFAULT_OPTIONS`
@@ -141,6 +143,7 @@ export class Options {
    */
   constructor(init: OptionsInit = {}) {
     if (init.fromEnvironment === false) return;
+    this.Distributed.setEnvVarNames('OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_RANK');
     const defaults = process.env.POPTFJS_DEFAULT_OPTIONS;
     if (defaults !== undefined && defaults.trim() !== '') {
       applyJsonConfigText(this, defaults, 'POPTFJS_DEFAULT_OPTIONS');
