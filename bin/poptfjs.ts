@@ -7,13 +7,17 @@
  *   poptfjs cache ls [dir]      the entries of an executable cache directory
  *   poptfjs cache clear [dir]   removes them
  *   poptfjs plan <model.json>   plans a saved model on simulated IPUs, without computing it
+ *   poptfjs run ... -- <cmd>    runs <cmd> as several instances of a data-parallel run over MPI
  *   poptfjs help                this text
  */
 import { createRequire } from 'node:module';
-import { PLAN_USAGE, planCommand } from './plan_command.js';
-import { clearExecutableCache, currentBackend, describePoptfjsFile, listExecutableCache, PoptfjsError, tf } from 'poptfjs';
+import { PoptfjsError } from '../lib/errors.js';
+import { RUN_USAGE, runCommand } from './run_command.js';
 
 const require = createRequire(import.meta.url);
+
+/** The library, loaded only by the commands that use it: `run` starts without loading tfjs. */
+const library = () => import('poptfjs');
 
 const USAGE = `usage: poptfjs <command>
 
@@ -26,6 +30,9 @@ commands:
   plan <model.json> --batch B [--ipus N] [--replicas R] [--config FILE] ...
                       plan a saved tfjs layers model on simulated IPUs without computing it:
                       memory per IPU, placement and simulated throughput ('poptfjs plan --help')
+  run --num-instances N --num-replicas R [...] -- <command> [args...]
+                      run <command> as N instances of a data-parallel run through mpiexec,
+                      as PopRun does ('poptfjs run --help')
   help                print this text`;
 
 function packageVersion(name: string): string {
@@ -36,7 +43,8 @@ function packageVersion(name: string): string {
   }
 }
 
-function env(): void {
+async function env(): Promise<void> {
+  const { currentBackend, tf } = await library();
   const rows: Array<[string, string]> = [
     ['poptfjs', packageVersion('poptfjs')],
     ['@tensorflow/tfjs', tf.version.tfjs],
@@ -47,8 +55,9 @@ function env(): void {
   for (const [k, v] of rows) console.log(`${k.padEnd(22)} ${v}`);
 }
 
-function inspect(file: string | undefined): void {
+async function inspect(file: string | undefined): Promise<void> {
   if (file === undefined) throw new PoptfjsError('inspect: give the file to inspect: poptfjs inspect <file>', { type: 'cli' });
+  const { describePoptfjsFile } = await library();
   console.log(describePoptfjsFile(file));
 }
 
@@ -60,7 +69,8 @@ function cacheDirectory(dir: string | undefined, what: string): string {
   return chosen;
 }
 
-function cache(action: string | undefined, dir: string | undefined): void {
+async function cache(action: string | undefined, dir: string | undefined): Promise<void> {
+  const { clearExecutableCache, listExecutableCache } = await library();
   if (action === 'ls') {
     const directory = cacheDirectory(dir, 'ls');
     const entries = listExecutableCache(directory);
@@ -84,17 +94,23 @@ const [command, ...args] = process.argv.slice(2);
 async function run(): Promise<void> {
   switch (command) {
     case 'env':
-      env();
+      await env();
       break;
     case 'inspect':
-      inspect(args[0]);
+      await inspect(args[0]);
       break;
     case 'cache':
-      cache(args[0], args[1]);
+      await cache(args[0], args[1]);
       break;
-    case 'plan':
+    case 'plan': {
+      const { PLAN_USAGE, planCommand } = await import('./plan_command.js');
       if (args.includes('--help') || args.includes('-h')) console.log(PLAN_USAGE);
       else await planCommand(args);
+      break;
+    }
+    case 'run':
+      if (args[0] === '--help' || args[0] === '-h') console.log(RUN_USAGE);
+      else process.exitCode = await runCommand(args);
       break;
     case undefined:
     case 'help':
