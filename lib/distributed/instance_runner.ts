@@ -6,9 +6,12 @@
  * prints with `[<index>] ` (or writes the lines to
  * `<outputDir>/instance-<index>.log`), and reports how the command ended to
  * the launcher (see `instance_exit.ts`) before exiting with the command's
- * status.
+ * status. The command is the MPI process: it inherits the runner's MPI
+ * environment, and MPICH's connection to its process manager (the file
+ * descriptor `PMI_FD` names, which a spawned process would not otherwise
+ * keep) at the same number, so its `MPI_Init` reaches `mpiexec`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -83,10 +86,21 @@ function instanceOutput(index: number, outputDir: string | undefined): InstanceO
   return { line: (_stream, text) => writeSync(fd, `${text}\n`), close: () => closeSync(fd) };
 }
 
+/** The command's standard streams (its output piped to the runner), and the PMI connection of MPICH at its number. */
+function commandStdio(env: NodeJS.ProcessEnv): StdioOptions {
+  const stdio: Array<'inherit' | 'pipe' | 'ignore' | number> = ['inherit', 'pipe', 'pipe'];
+  const pmiFd = Number(env.PMI_FD);
+  if (env.PMI_FD !== undefined && Number.isInteger(pmiFd) && pmiFd >= stdio.length) {
+    while (stdio.length < pmiFd) stdio.push('ignore');
+    stdio.push(pmiFd);
+  }
+  return stdio;
+}
+
 /** Runs `command`, passing each line it prints to `output`, and resolves to how it ended. */
 function runCommand(index: number, command: readonly string[], env: NodeJS.ProcessEnv, output: InstanceOutput): Promise<InstanceExit> {
   return new Promise((resolve) => {
-    const child = spawn(command[0]!, command.slice(1), { env, stdio: ['inherit', 'pipe', 'pipe'] });
+    const child = spawn(command[0]!, command.slice(1), { env, stdio: commandStdio(env) });
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
     const lines = (stream: 'stdout' | 'stderr', input: Readable) =>

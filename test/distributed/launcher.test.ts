@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,6 +144,31 @@ describe('npx poptfjs run', () => {
     const { status, stderr } = run(['--num-instances', '1', '--num-replicas', '1', '--', join(dir, 'no-such-program')]);
     expect(stderr).toContain(`poptfjs run: instance 0 could not start ${join(dir, 'no-such-program')} (spawn ${join(dir, 'no-such-program')} ENOENT)\n`);
     expect(status).toBe(127);
+  });
+
+  it("passes MPICH's process manager connection on to the command: its MPI_Init and MPI_Allreduce work", () => {
+    const source = join(dir, 'allreduce.c');
+    writeFileSync(
+      source,
+      `#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  int rank, size, sum;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  printf("rank %d of %d, sum of ranks %d\\n", rank, size, sum);
+  return MPI_Finalize();
+}
+`,
+    );
+    const program = join(dir, 'allreduce');
+    const compiled = spawnSync('mpicc', [source, '-o', program], { encoding: 'utf8' });
+    expect(compiled.error ?? compiled.stderr).toBe('');
+    const { status, stdout } = run(['--num-instances', '3', '--num-replicas', '3', '--', program]);
+    expect(status).toBe(0);
+    for (const i of [0, 1, 2]) expect(linesOf(stdout, i)).toEqual([`rank ${i} of 3, sum of ranks 3`]);
   });
 
   it('launches through Open MPI with its arguments, and the instances find their index in its variables', () => {
