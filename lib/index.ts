@@ -68,6 +68,7 @@ export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLo
 export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type BatchSource } from './data/asynchronous_data_accessor.js';
 /** PopDist's API for programs run by `poptfjs run`: the run's layout and `popdist.Options()` (see `distributed/popdist.ts`). */
 export * as popdist from './distributed/popdist.js';
+export { instanceBarrier } from './distributed/instance_barrier.js';
 export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
 export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';

@@ -25,8 +25,7 @@
  *   `MPI_THREAD_FUNNELED` is 1 there too.
  */
 
-/** The MPI implementations poptfjs knows the binary interface of. */
-export type MpiImplementation = 'MPICH' | 'Open MPI';
+import { MPI_RANK_VARIABLES, type MpiImplementationName } from './mpi_implementation.js';
 
 /** A handle (communicator, datatype, operation) as given to its implementation. */
 export type MpiHandleSpec =
@@ -37,7 +36,7 @@ export type MpiHandleSpec =
 
 /** What poptfjs needs of one implementation. */
 export interface MpiAbi {
-  readonly implementation: MpiImplementation;
+  readonly implementation: MpiImplementationName;
   /** Shared library names to try, in order (the dynamic loader's search path applies). */
   readonly libraries: readonly string[];
   /** The C type handles are passed as: `int` (MPICH) or a pointer-sized integer (Open MPI). */
@@ -82,5 +81,5 @@ export const OPEN_MPI_ABI: MpiAbi = {
  * sets `OMPI_COMM_WORLD_RANK`), then MPICH, then Open MPI.
  */
 export function abisToTry(env: NodeJS.ProcessEnv): readonly MpiAbi[] {
-  return env.OMPI_COMM_WORLD_RANK !== undefined ? [OPEN_MPI_ABI, MPICH_ABI] : [MPICH_ABI, OPEN_MPI_ABI];
+  return env[MPI_RANK_VARIABLES['Open MPI'].rank] !== undefined ? [OPEN_MPI_ABI, MPICH_ABI] : [MPICH_ABI, OPEN_MPI_ABI];
 }

@@ -13,7 +13,8 @@
  */
 import koffi from 'koffi';
 import { PoptfjsError } from '../errors.js';
-import { abisToTry, MPI_SUCCESS, MPI_THREAD_FUNNELED, type MpiAbi, type MpiHandleSpec, type MpiImplementation } from './mpi_abi.js';
+import { abisToTry, MPI_SUCCESS, MPI_THREAD_FUNNELED, type MpiAbi, type MpiHandleSpec } from './mpi_abi.js';
+import type { MpiImplementationName } from './mpi_implementation.js';
 
 /** A handle as passed to the library: an `int` (MPICH) or an address (Open MPI). */
 type Handle = number | bigint;
@@ -23,7 +24,7 @@ export const MPI_INSTALL_HINT = 'install MPICH (Debian and Ubuntu: apt-get insta
 
 /** The MPI functions poptfjs calls, on the thread that loaded them. */
 export interface MpiLibrary {
-  readonly implementation: MpiImplementation;
+  readonly implementation: MpiImplementationName;
   /** The file the library was loaded from. */
   readonly file: string;
   /** `MPI_Init_thread` asking for `MPI_THREAD_FUNNELED`; returns the level provided. */

@@ -28,6 +28,9 @@ import { LoadedExecutable } from '../runtime/loaded_executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { planText } from '../strategy/plan_text.js';
+import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
+import { instanceRun, type InstanceRun } from '../distributed/instance_run.js';
+import { MpiInstanceGradients } from '../distributed/mpi_instance_gradients.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';
@@ -153,6 +156,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
   /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
   private reloadOnAttach: 'weights' | 'after-fault' | undefined;
+  /** This process's place in a multi-instance run (known once compiled), and whether the instances have started from instance 0's state. */
+  private instances: InstanceRun | undefined;
+  private instancesSynced = false;
 
   /** @internal Use `trainingModel` or `inferenceModel`. */
   constructor(config: ExecutorConfig) {
@@ -529,8 +535,16 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const settings = withEngineOptions(this.options.settings);
     const executable = settings.modelName !== undefined ? { ...compiledExecutable, modelName: settings.modelName } : compiledExecutable;
     checkUpdatableBuffers(executable.graph, settings.updatableNamedBuffers);
+    this.instances = instanceRun(settings.distributed);
     const binding = DeviceBinding.acquire(executable, settings);
-    const loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus });
+    const instances = this.training && this.instances ? { instances: new MpiInstanceGradients(this.instances.world) } : {};
+    let loaded: LoadedExecutable;
+    try {
+      loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus, ...instances });
+    } catch (error) {
+      binding.device.detach();
+      throw error;
+    }
     try {
       loaded.loadWeights(variables);
       this.optimizer?.attachStateStore(loaded, initialOptimizerState(this.optimizer, executable, loaded.lossScale));
@@ -581,6 +595,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const { inputs, options } = splitExportArguments(args);
     const compiled = await this.ensureCompiled(inputs);
     this.checkCallInputs(compiled, compiledArguments(inputs, compiled.executable));
+    if (this.skipsWriting(`compileAndExport(${path})`)) return;
     const exportModel = options.exportModel ?? true;
     if (exportModel) this.syncHostWeights();
     const file = exportFilePath(path);
@@ -684,6 +699,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         type: 'device',
       });
     }
+    if (this.skipsWriting(`saveCheckpoint(${path})`)) return;
     writeCheckpointFile(path, checkpointContents(this.exportSource(compiled)));
     log.info(`saved a checkpoint of '${compiled.executable.modelName}' to ${path}`);
   }
@@ -760,6 +776,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.model.save(url);
   }
 
+  /** True (with a debug line) on an instance other than 0 of a multi-instance run: instance 0 writes the run's files. */
+  private skipsWriting(what: string): boolean {
+    if (!this.instances || this.instances.index === 0) return false;
+    log.debug(`${what}: instance ${this.instances.index} of ${this.instances.count} does not write; instance 0 does`);
+    return true;
+  }
+
   private checkCallInputs(compiled: Compiled, inputs: readonly tf.Tensor[]): void {
     const { inputSignature, factors, microBatchSize: micro } = compiled.executable;
     if (inputs.length !== inputSignature.length) {
@@ -819,6 +842,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     binding.readyToRun(this.options.settings.connectionType);
     if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.syncWeights(compiled);
+    if (this.training && this.instances && !this.instancesSynced) {
+      await broadcastDeviceState(compiled.loaded, this.instances.world);
+      this.instancesSynced = true;
+    }
     const result = compiled.loaded.run(inputs, binding.observer());
     tf.dispose([...this.anchored.values()]);
     this.anchored = result.anchors ?? new Map();

@@ -37,6 +37,7 @@ import { OutputCollector } from './output_collector.js';
 import { RandomSource } from './random_source.js';
 import type { RunObserver } from './run_observer.js';
 import { meanDivisor } from './gradient_mean.js';
+import type { InstanceGradients } from './instance_gradients.js';
 import { ReplicaWeights } from './replica_weights.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
@@ -58,6 +59,8 @@ interface CallCollectors {
 export interface LoadOptions {
   /** Run the units of each IPU on a worker thread of its own (`Options.parallelIpus`). */
   readonly parallelIpus?: boolean;
+  /** One instance of a multi-instance run: its replica-reduced gradients are summed over every instance before each update. */
+  readonly instances?: InstanceGradients;
 }
 
 /** A micro-batch being run: its environment and the inputs sliced for it. */
@@ -134,6 +137,8 @@ export class LoadedExecutable implements OptimizerStateStore {
   private readonly workerIpus: WorkerIpuExecution | undefined;
   /** The error for a backend that ran out of memory while running. */
   private readonly outOfMemory: (cause: unknown) => Error;
+  /** The other instances of a multi-instance run, if this is one. */
+  private readonly instanceGradients: InstanceGradients | undefined;
 
   constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number, options: LoadOptions = {}) {
     const { graph, placement, schedule } = executable;
@@ -160,6 +165,14 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.lastWorkOf = new Array(schedule.microBatches).fill(-1);
     schedule.steps.forEach((step, t) => step.work.forEach((w, i) => (this.lastWorkOf[w.microBatch] = t * this.maxWork + i)));
     this.workerIpus = WorkerIpuExecution.forExecutable(executable, this.random, options.parallelIpus ?? false);
+    this.instanceGradients = options.instances;
+    const grouped = Object.keys(executable.replicaGroupings);
+    if (options.instances && grouped.length > 0) {
+      throw new PoptfjsError(
+        `parameter '${grouped[0]}' is split across replica groups, which a run of ${options.instances.instances} instances does not support; run it in one process`,
+        { type: 'replication', location: grouped[0]! },
+      );
+    }
   }
 
   /**
@@ -490,14 +503,16 @@ export class LoadedExecutable implements OptimizerStateStore {
     const { reduction } = this.executable;
     const trained = new Set(this.optimizer?.parameterNames ?? []);
     const lossScale = this.lossScale;
+    this.sumAcrossInstances(gradients);
     if (this.adjustLossScale(gradients, trained)) {
       for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
       gradients.clear();
       return;
     }
     const replicas = this.executable.factors.replicationFactor;
+    const instances = this.instanceGradients?.instances ?? 1;
     const reduce = (sum: tf.Tensor, count: number, members: number) => {
-      const divisor = meanDivisor(reduction, count, members, replicas) * lossScale;
+      const divisor = meanDivisor(reduction, count, members, replicas, instances) * lossScale;
       return divisor === 1 ? sum : tf.div(sum, divisor);
     };
     // Ungrouped parameters share one optimizer state; each group of a grouped parameter has its own.
@@ -528,6 +543,22 @@ export class LoadedExecutable implements OptimizerStateStore {
     }
     for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
     gradients.clear();
+  }
+
+  /**
+   * In a multi-instance run, replaces each (ungrouped) gradient sum by its
+   * sum over every instance, in name order (the same on every instance);
+   * float16 accumulators are rounded again.
+   */
+  private sumAcrossInstances(gradients: Map<string, GroupGradients>): void {
+    if (!this.instanceGradients) return;
+    const names = [...gradients.keys()].sort();
+    const summed = this.instanceGradients.sumAcrossInstances(names.map((name) => gradients.get(name)!.sums[0]!));
+    names.forEach((name, i) => {
+      const entry = gradients.get(name)!;
+      entry.sums[0]!.dispose();
+      entry.sums[0] = this.halfAccumulator(name) ? this.rounding.replace(summed[i]!) : summed[i]!;
+    });
   }
 
   /**

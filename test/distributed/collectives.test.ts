@@ -1,12 +1,17 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PoptfjsError } from '../../lib/errors.js';
 import { MPICH_ABI } from '../../lib/distributed/mpi_abi.js';
 import { loadMpiLibrary } from '../../lib/distributed/mpi_library.js';
+import { readCheckpointFile } from '../../lib/runtime/checkpoint_file.js';
+import { runProgram } from '../run_program.js';
 import { mpiRun } from './mpi_run.js';
 
 describe('collectives on MPI', () => {
   it('sums, broadcasts and meets at barriers across 3 processes, with promises and blocking calls', async () => {
-    const run = await mpiRun('test/distributed/scripts/collectives.ts', 3);
+    const run = await mpiRun('test/distributed/scripts/collectives.ts', 3, [mkdtempSync(join(tmpdir(), 'poptfjs-barrier-'))]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.byRank).toHaveLength(3);
     for (const [rank, result] of run.byRank.entries()) {
@@ -23,6 +28,8 @@ describe('collectives on MPI', () => {
         fromLast: [2, 4, 253],
         // rank 0's byte
         fromFirst: [40],
+        // no process left instanceBarrier() before the last one (which paused) arrived
+        sawEveryArrival: true,
       });
     }
   }, 120_000);
@@ -53,5 +60,61 @@ describe('the MPI library', () => {
     expect(run.status).toBe(3);
     expect(run.byRank[1]).toEqual({ rank: 1, aborting: true });
     expect(run.byRank[0]).toBeUndefined();
+  }, 120_000);
+});
+
+describe('data-parallel training over instances', () => {
+  /** The final weights of a run, flattened. */
+  const weightsOf = (result: Record<string, unknown> | undefined) => (result!.weights as number[][]).flat();
+
+  /** Trains `replicas` replicas in one process and over `instances` instances, and checks every instance ends with the weights of the single process. */
+  async function compare(replicas: number, accumulation: number, instances: number, dir?: string): Promise<void> {
+    const [single, run] = await Promise.all([
+      runProgram('test/distributed/scripts/train.ts', [String(replicas), String(accumulation)]),
+      mpiRun('test/distributed/scripts/train.ts', instances, [String(replicas), String(accumulation), 'instances', ...(dir ? [dir] : [])]),
+    ]);
+    expect(single.status, single.stderr).toBe(0);
+    expect(run.status, run.stderr).toBe(0);
+    const expected = weightsOf(JSON.parse(single.stdout.trim().split('\n').pop()!) as Record<string, unknown>);
+    expect(run.byRank).toHaveLength(instances);
+    for (const result of run.byRank) {
+      expect(result!.steps).toBe(3);
+      const weights = weightsOf(result);
+      expect(weights).toHaveLength(expected.length);
+      weights.forEach((w, i) => expect(Math.abs(w - expected[i]!)).toBeLessThan(1e-5));
+    }
+  }
+
+  it('2 instances × 1 replica train as one process with replicationFactor(2), from instance 0\'s weights', async () => {
+    await compare(2, 1, 2);
+  }, 240_000);
+
+  it('2 instances × 2 replicas with gradient accumulation 2 train as one process with replicationFactor(4); only instance 0 writes checkpoints and exports', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poptfjs-instances-'));
+    await compare(4, 2, 2, dir);
+    expect(readdirSync(dir).sort()).toEqual(['checkpoint-0', 'export-0']);
+    expect(readCheckpointFile(join(dir, 'checkpoint-0')).deviceState.iterations).toBe(3);
+  }, 240_000);
+
+  it('refuses a weight split across replica groups, naming it', async () => {
+    const run = await mpiRun('test/distributed/scripts/grouped_weight.ts', 2);
+    expect(run.status, run.stderr).toBe(0);
+    for (const [rank, result] of run.byRank.entries()) {
+      expect(result).toEqual({
+        rank,
+        error: "parameter 'grouped_w' is split across replica groups, which a run of 2 instances does not support; run it in one process",
+      });
+    }
+  }, 120_000);
+
+  it('refuses a process layout MPI does not have: process 1 of 2 started without mpiexec', () => {
+    const run = runProgram('test/distributed/scripts/unlaunched.ts');
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({
+      rank: 0,
+      error:
+        "opts.Distributed.configureProcessId(1, 2) does not match this process's place in MPI (rank 0 of 1); " +
+        'launch the 2 processes with mpiexec -n 2 (or poptfjs run) and give each its rank as its process id',
+    });
   }, 120_000);
 });

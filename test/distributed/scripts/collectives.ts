@@ -1,7 +1,14 @@
 /**
- * Run under `mpiexec -n N`: each process sums, broadcasts and meets at
- * barriers through MPI, then prints one JSON line of what it got.
+ * Run under `mpiexec -n N` with a directory: each process sums, broadcasts
+ * and meets at barriers through MPI, then prints one JSON line of what it
+ * got. Before the last barrier (`instanceBarrier`) each process marks its
+ * arrival with a file, the last one after a pause; after it, each looks for
+ * every mark.
  */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { instanceBarrier } from '../../../lib/distributed/instance_barrier.js';
 import { mpiWorld } from '../../../lib/distributed/mpi_communicator.js';
 
 const world = mpiWorld();
@@ -16,6 +23,11 @@ onShared.set([r * 10, 1]);
 const syncSums = world.allReduceSumSync(onShared);
 const fromFirst = world.broadcastSync(new Uint8Array([r + 40]), 0);
 world.barrierSync();
+const dir = process.argv[2]!;
+if (r === world.size - 1) await sleep(300);
+writeFileSync(join(dir, `arrived-${r}`), '');
+await instanceBarrier();
+const sawEveryArrival = Array.from({ length: world.size }, (_, i) => existsSync(join(dir, `arrived-${i}`))).every(Boolean);
 console.log(
   JSON.stringify({
     rank: r,
@@ -26,5 +38,6 @@ console.log(
     summedInPlace: syncSums === onShared,
     fromLast: [...fromLast],
     fromFirst: [...fromFirst],
+    sawEveryArrival,
   }),
 );

@@ -1,0 +1,35 @@
+/**
+ * The gradient sum across instances ({@link InstanceGradients}) on MPI: the
+ * gradients of a step are packed into one float32 buffer on a
+ * `SharedArrayBuffer`, summed over every instance with one `MPI_Allreduce`
+ * on the MPI thread (the training step waits for it), and unpacked.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { InstanceGradients } from '../runtime/instance_gradients.js';
+import type { MpiCommunicator } from './mpi_communicator.js';
+
+/** Sums gradients over the processes of `MPI_COMM_WORLD`. */
+export class MpiInstanceGradients implements InstanceGradients {
+  constructor(private readonly world: MpiCommunicator) {}
+
+  get instances(): number {
+    return this.world.size;
+  }
+
+  sumAcrossInstances(values: readonly tf.Tensor[]): tf.Tensor[] {
+    const total = values.reduce((n, t) => n + t.size, 0);
+    const packed = new Float32Array(new SharedArrayBuffer(4 * total));
+    let offset = 0;
+    for (const t of values) {
+      packed.set(t.dataSync() as Float32Array, offset);
+      offset += t.size;
+    }
+    this.world.allReduceSumSync(packed);
+    offset = 0;
+    return values.map((t) => {
+      const sum = tf.tensor(packed.slice(offset, offset + t.size), t.shape, 'float32');
+      offset += t.size;
+      return sum;
+    });
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Trains a small dense model with Adam for a few steps and prints its final
+ * weights as one JSON line.
+ *
+ *   train.ts <replicas> <accumulation>            one process, replicationFactor(replicas)
+ *   train.ts <replicas> <accumulation> instances [dir]  under mpiexec -n N: N instances of replicationFactor(replicas / N) each
+ *
+ * With `dir`, each instance then saves a checkpoint and exports the
+ * executable to `dir/checkpoint-<rank>` and `dir/export-<rank>` (only
+ * instance 0 writes).
+ *
+ * Every run reads the same global batches of N × (its replicas) × accumulation
+ * samples; each instance gets its share of each from the DataLoader
+ * (opts.Distributed.configureProcessId). Instances start from other initial
+ * weights (seeded by their rank): the run must start from instance 0's.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../../lib/backend/backend_selection.js';
+import { DataLoader } from '../../../lib/data/data_loader.js';
+import { mpiWorld } from '../../../lib/distributed/mpi_communicator.js';
+import { trainingModel } from '../../../lib/executor/model_wrappers.js';
+import { Options } from '../../../lib/options/options.js';
+import { Adam } from '../../../optim/adam.js';
+
+const [replicasArg, accumulationArg, mode, dir] = process.argv.slice(2);
+const totalReplicas = Number(replicasArg);
+const accumulation = Number(accumulationArg);
+await initBackend();
+const world = mode === 'instances' ? mpiWorld() : undefined;
+const rank = world?.rank ?? 0;
+const instances = world?.size ?? 1;
+
+const opts = new Options().replicationFactor(totalReplicas / instances).randomSeed(7);
+opts.Training.gradientAccumulation(accumulation);
+if (world) opts.Distributed.configureProcessId(rank, instances);
+
+const model = tf.sequential({
+  layers: [
+    tf.layers.dense({ units: 3, inputShape: [4], activation: 'tanh', kernelInitializer: tf.initializers.glorotUniform({ seed: 1 + rank }) }),
+    tf.layers.dense({ units: 1, kernelInitializer: tf.initializers.glorotUniform({ seed: 11 + rank }) }),
+  ],
+});
+const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new Adam(model, { lr: 0.05 }) });
+
+const globalBatches = 3;
+const samples = globalBatches * totalReplicas * accumulation;
+const x = tf.tensor2d(Array.from({ length: samples * 4 }, (_, i) => Math.sin(i * 0.37)), [samples, 4]);
+const y = tf.tensor2d(Array.from({ length: samples }, (_, i) => Math.cos(i * 0.91)), [samples, 1]);
+let steps = 0;
+for await (const [input, target] of new DataLoader(opts, [x, y], { batchSize: 1 })) {
+  const [output, loss] = await executor(input!, target!);
+  steps++;
+  tf.dispose([input!, target!, output as tf.Tensor, loss]);
+}
+if (dir !== undefined) {
+  executor.saveCheckpoint(`${dir}/checkpoint-${rank}`);
+  await executor.compileAndExport(`${dir}/export-${rank}`, x.slice([0], [totalReplicas / instances * accumulation]), y.slice([0], [totalReplicas / instances * accumulation]));
+}
+const weights = model.getWeights().map((w) => [...(w.dataSync() as Float32Array)]);
+console.log(JSON.stringify({ rank, steps, weights }));
