@@ -5,7 +5,7 @@
  */
 import { PoptfjsError, UnrecoverableError, type RecoveryAction } from '../errors.js';
 import type { ConnectionType } from '../options/enums.js';
-import { lockIpus, unlockIpus } from './ipu_locks.js';
+import { lockIpus, tryLockIpus, unlockIpus } from './ipu_locks.js';
 import { sameLocation, simulatedFault, type ErrorLocation, type SimulatedErrorCode } from './simulated_errors.js';
 import type { IpuTargetSpec } from './target_spec.js';
 
@@ -75,27 +75,33 @@ export class Device {
    * device comes back reset, with nothing loaded.
    */
   attach(): void {
+    this.checkAttachable();
+    if (this.attached) return;
+    if (this.kind === 'Ipu') lockIpus(this.ipus);
+    this.markAttached();
+  }
+
+  /** Attaches unless the IPUs are held by another process, without waiting for them; returns whether it attached. */
+  tryAttach(): boolean {
+    this.checkAttachable();
+    if (this.attached) return true;
+    if (this.kind === 'Ipu' && tryLockIpus(this.ipus) !== undefined) return false;
+    this.markAttached();
+    return true;
+  }
+
+  private checkAttachable(): void {
     if (!this.canRun) {
       throw new PoptfjsError(`device ${this.id} is an offline target (compile only) and cannot be attached`, { type: 'device' });
     }
     if (this.fault && 'unrecoverable' in this.fault) {
       throw new UnrecoverableError(`device ${this.id} had an unrecoverable fault (${this.fault.unrecoverable}) and cannot be attached`);
     }
-    if (this.attached) return;
-    if (this.kind === 'Ipu') lockIpus(this.ipus);
-    this.attached = true;
-    this.fault = undefined;
   }
 
-  /** Attaches unless the IPUs are held by another process; returns whether it attached. */
-  tryAttach(): boolean {
-    try {
-      this.attach();
-      return true;
-    } catch (error) {
-      if (error instanceof PoptfjsError && error.type === 'device') return false;
-      throw error;
-    }
+  private markAttached(): void {
+    this.attached = true;
+    this.fault = undefined;
   }
 
   /** Detaches, letting other processes use the IPUs. */

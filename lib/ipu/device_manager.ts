@@ -10,7 +10,7 @@ import { PoptfjsError } from '../errors.js';
 import { ConnectionType } from '../options/enums.js';
 import { Device } from './device.js';
 import { getLogger } from '../log.js';
-import { attachedHere, otherHolder, waitForIpus } from './ipu_locks.js';
+import { attachedHere, ipuHolder, waitForIpus } from './ipu_locks.js';
 import { targetSpec, type IpuTargetSpec } from './target_spec.js';
 
 /** A device of the system, as `enumerateDevices` lists it. */
@@ -60,7 +60,7 @@ export class DeviceManager {
     for (let size = 1; size <= this.numIpus; size *= 2) {
       for (let first = 0; first < this.numIpus; first += size) {
         const ipus = Array.from({ length: size }, (_, i) => first + i);
-        const heldBy = [...new Set(ipus.map(otherHolder).filter((pid): pid is number => pid !== undefined))];
+        const heldBy = [...new Set(ipus.map((ipu) => ipuHolder(ipu)?.pid).filter((pid): pid is number => pid !== undefined))];
         devices.push({ id: devices.length, numIpus: size, ipus, heldBy });
       }
     }
