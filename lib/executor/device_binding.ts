@@ -65,7 +65,8 @@ export class DeviceBinding {
         });
       }
     } else {
-      device = manager.acquireAvailableDevice(ipus, { connectionType: 'OnDemand', spec: settings.ipuTarget });
+      // An executor attached at once takes its IPUs as it chooses them (one another process takes meanwhile is passed over).
+      device = manager.acquireAvailableDevice(ipus, { connectionType: settings.connectionType, spec: settings.ipuTarget });
     }
     return DeviceBinding.bind(device, executable, settings.connectionType);
   }

@@ -4,7 +4,9 @@
  * numbers them: the single IPUs first (0..N-1), then the pairs, the groups of
  * 4, 8 and 16. As on IPU hardware, a device whose IPUs another device of this
  * process has attached is not available: models wrapped one after the other
- * take IPUs 0, 1, 2, ... .
+ * take IPUs 0, 1, 2, ... . Acquiring an available device and attaching it is
+ * one step: the device is locked as it is chosen, and one another process
+ * takes meanwhile is passed over for the next.
  */
 import { PoptfjsError } from '../errors.js';
 import { ConnectionType } from '../options/enums.js';
@@ -56,33 +58,38 @@ export class DeviceManager {
 
   /** Every device of the system: single IPUs, then groups of 2, 4, ... up to all IPUs. */
   enumerateDevices(): DeviceInfo[] {
-    const devices: DeviceInfo[] = [];
+    return this.layout().map((device) => ({
+      ...device,
+      heldBy: [...new Set(device.ipus.map((ipu) => ipuHolder(ipu)?.pid).filter((pid): pid is number => pid !== undefined))],
+    }));
+  }
+
+  /** The devices of the system and their IPUs, in PopART's numbering. */
+  private layout(): Array<Omit<DeviceInfo, 'heldBy'>> {
+    const devices: Array<Omit<DeviceInfo, 'heldBy'>> = [];
     for (let size = 1; size <= this.numIpus; size *= 2) {
       for (let first = 0; first < this.numIpus; first += size) {
-        const ipus = Array.from({ length: size }, (_, i) => first + i);
-        const heldBy = [...new Set(ipus.map((ipu) => ipuHolder(ipu)?.pid).filter((pid): pid is number => pid !== undefined))];
-        devices.push({ id: devices.length, numIpus: size, ipus, heldBy });
+        devices.push({ id: devices.length, numIpus: size, ipus: Array.from({ length: size }, (_, i) => first + i) });
       }
     }
     return devices;
   }
 
-  private device(info: DeviceInfo, options: AcquireOptions): Device {
-    const connectionType = options.connectionType ?? ConnectionType.Always;
-    const device = new Device(info.id, 'Ipu', info.ipus, targetSpec(options.spec ?? {}), connectionType);
-    if (connectionType === 'Always') device.attach();
-    return device;
+  /** The device `info` (not attached yet). */
+  private device(info: Omit<DeviceInfo, 'heldBy'>, options: AcquireOptions): Device {
+    return new Device(info.id, 'Ipu', info.ipus, targetSpec(options.spec ?? {}), options.connectionType ?? ConnectionType.Always);
   }
 
   /**
    * A device of `numIpus` IPUs that no other process holds and none of whose
-   * IPUs this process has attached (attached unless `OnDemand`). When every
-   * such device is attached in this process, the first is shared, as the
-   * simulator can time-share IPUs (logged at info); an error if other
-   * processes hold them all.
+   * IPUs this process has attached (attached unless `OnDemand`; an
+   * `OnDemand` device is locked when it attaches). When every such device is
+   * attached in this process, the first is shared, as the simulator can
+   * time-share IPUs (logged at info); when other processes hold them all, an
+   * error, or with `POPTFJS_WAIT_FOR_IPU=1` a wait until one is free.
    */
   acquireAvailableDevice(numIpus = 1, options: AcquireOptions = {}): Device {
-    const device = this.tryAcquireAvailableDevice(numIpus, options);
+    const device = this.availableDevice(numIpus, options, waitForIpus());
     if (device) return device;
     const held = this.enumerateDevices().filter((d) => d.numIpus === numIpus).flatMap((d) => d.heldBy);
     throw new PoptfjsError(
@@ -94,40 +101,58 @@ export class DeviceManager {
 
   /** As {@link DeviceManager.acquireAvailableDevice}, or undefined when none is free (never waits). */
   tryAcquireAvailableDevice(numIpus = 1, options: AcquireOptions = {}): Device | undefined {
+    return this.availableDevice(numIpus, options, false);
+  }
+
+  /**
+   * The first device of `numIpus` IPUs, none of whose IPUs this process has
+   * attached, that can be taken now, else the first that can be shared; an
+   * `Always` device is taken by attaching it, so one another process took
+   * since it was listed is passed over. With `wait`, waits while none can be
+   * taken.
+   */
+  private availableDevice(numIpus: number, options: AcquireOptions, wait: boolean): Device | undefined {
     if (!isPowerOfTwo(numIpus) || numIpus > this.numIpus) {
       throw new PoptfjsError(`a device has a power of two IPUs, at most ${this.numIpus}; asked for ${numIpus}`, { type: 'device' });
     }
     for (;;) {
-      const candidates = this.enumerateDevices().filter((d) => d.numIpus === numIpus && d.heldBy.length === 0);
-      const free = candidates.find((d) => !d.ipus.some(attachedHere)) ?? sharedDevice(candidates[0]);
-      if (free) {
-        try {
-          return this.device(free, options);
-        } catch (error) {
-          // Taken by another process between the look and the lock: try the next one.
-          if (!(error instanceof PoptfjsError && error.type === 'device')) throw error;
-          continue;
-        }
+      const sized = this.layout().filter((d) => d.numIpus === numIpus);
+      const fresh = sized.filter((d) => !d.ipus.some(attachedHere));
+      const shared = sized.filter((d) => d.ipus.some(attachedHere));
+      for (const info of [...fresh, ...shared]) {
+        const device = this.device(info, options);
+        const taken = device.connectionType === 'Always' ? device.tryAttach() : info.ipus.every((ipu) => ipuHolder(ipu) === undefined);
+        if (!taken) continue;
+        if (shared.includes(info)) log.info(`every device of ${numIpus} IPU(s) is attached in this process: sharing device ${info.id} (IPUs ${info.ipus.join(', ')})`);
+        return device;
       }
-      if (!waitForIpus()) return undefined;
+      if (!wait) return undefined;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
     }
   }
 
   /** The device with id `id` (attached unless `OnDemand`); an error naming the holder if another process has it. */
   acquireDeviceById(id: number, options: AcquireOptions = {}): Device {
-    const info = this.enumerateDevices()[id];
-    if (!info || !Number.isInteger(id)) {
-      throw new PoptfjsError(`there is no device ${id}: the system's devices are 0 to ${this.enumerateDevices().length - 1}`, { type: 'device' });
-    }
-    return this.device(info, options);
+    const device = this.deviceById(id, options);
+    if (device.connectionType === 'Always') device.attach();
+    return device;
   }
 
-  /** As {@link DeviceManager.acquireDeviceById}, or undefined when another process holds it. */
+  /** As {@link DeviceManager.acquireDeviceById}, or undefined when another process holds it (never waits). */
   tryAcquireDeviceById(id: number, options: AcquireOptions = {}): Device | undefined {
-    const device = this.acquireDeviceById(id, { ...options, connectionType: 'OnDemand' });
-    if ((options.connectionType ?? 'Always') !== 'Always') return device;
+    const device = this.deviceById(id, options);
+    if (device.connectionType !== 'Always') return device;
     return device.tryAttach() ? device : undefined;
+  }
+
+  /** The device with id `id`, not attached yet. */
+  private deviceById(id: number, options: AcquireOptions): Device {
+    const devices = this.layout();
+    const info = devices[id];
+    if (!info || !Number.isInteger(id)) {
+      throw new PoptfjsError(`there is no device ${id}: the system's devices are 0 to ${devices.length - 1}`, { type: 'device' });
+    }
+    return this.device(info, options);
   }
 
   /** A CPU device: no memory limit, no timing, nothing to lock. */
@@ -146,10 +171,4 @@ export class DeviceManager {
     const { numIpus = 1, ...spec } = options;
     return new Device(-1, 'OfflineIpu', Array.from({ length: numIpus }, (_, i) => i), targetSpec(spec, 'createOfflineIpuDevice'), ConnectionType.Never);
   }
-}
-
-/** `info`, logged as shared with other devices of this process (every device of its size is attached here). */
-function sharedDevice(info: DeviceInfo | undefined): DeviceInfo | undefined {
-  if (info) log.info(`every device of ${info.numIpus} IPU(s) is attached in this process: sharing device ${info.id} (IPUs ${info.ipus.join(', ')})`);
-  return info;
 }

@@ -166,6 +166,30 @@ describe('IPU locks between processes', () => {
     for (const kill of result.kills) expect(lastStart > kill).toBe(true);
   });
 
+  it('give each executor a free IPU as it chooses it, passing over one another process took, never an error while IPUs are free', async () => {
+    const result = await race({ target: 'executor', processes: 9, holds: 6, hangers: 2, randomKills: 1, env: { POPTFJS_NUM_IPUS: '16' } });
+    expect(result.errors).toEqual([]);
+    expect(overlaps(result.holds)).toEqual([]);
+    expect(result.kills.length).toBeGreaterThanOrEqual(2);
+    expect(result.completed).toEqual(Array(9 - result.kills.length).fill(6));
+  });
+
+  it('with POPTFJS_WAIT_FOR_IPU=1, never make an executor wait for an IPU another process keeps while others are free', async () => {
+    const result = await race({ target: 'executor', processes: 6, holds: 4, blockers: 2, env: { POPTFJS_NUM_IPUS: '16', POPTFJS_WAIT_FOR_IPU: '1' } });
+    expect(result.errors).toEqual([]);
+    expect(overlaps(result.holds)).toEqual([]);
+    expect(result.completed).toEqual(Array(6).fill(4));
+  });
+
+  it('with POPTFJS_WAIT_FOR_IPU=1, make processes asking for any free IPU wait while none is free, and take the IPU of a killed holder', async () => {
+    const result = await race({ target: 'any', processes: 6, holds: 4, hangers: 1, env: { POPTFJS_NUM_IPUS: '2', POPTFJS_WAIT_FOR_IPU: '1' } });
+    expect(result.errors).toEqual([]);
+    expect(overlaps(result.holds)).toEqual([]);
+    expect(result.kills).toHaveLength(1);
+    expect(result.completed).toEqual(Array(5).fill(4));
+    expect(new Set(result.holds.map((h) => h.ipu))).toEqual(new Set([0, 1]));
+  });
+
   it('leave a lock that cannot be parsed alone while a process named in it runs or it is young, and reclaim it once it is old and no writer runs', () => {
     const live = process.ppid;
     const dead = deadPid();
