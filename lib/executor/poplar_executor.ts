@@ -18,6 +18,7 @@ import { engine } from '../backend/tfjs_internals.js';
 import { irText } from '../ir/ir_text.js';
 import type { Device } from '../ipu/device.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
+import { hostNetworkBandwidth, instanceAllReduce } from '../ipu/host_network.js';
 import type { Options } from '../options/options.js';
 import { writeProfileReports } from '../report/profile_report.js';
 import { withEngineOptions } from '../options/engine_options.js';
@@ -321,7 +322,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   getSummaryReport(): string {
     const { executable, loaded } = this.requireCompiled('getSummaryReport');
-    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, loaded.measuredOverlap());
+    const allReduce = this.training && this.instances
+      ? instanceAllReduce(executable.graph, this.instances.count, executable.factors.deviceIterations, hostNetworkBandwidth())
+      : undefined;
+    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, loaded.measuredOverlap(), allReduce);
   }
 
   /**

@@ -8,6 +8,7 @@
  * host over the last call, next to the simulated utilization.
  */
 import { formatBytes } from '../ipu/byte_size.js';
+import type { InstanceAllReduce } from '../ipu/host_network.js';
 import { ipuMemory } from '../ipu/target_spec.js';
 import type { Executable } from '../runtime/executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
@@ -83,14 +84,34 @@ export function measuredOverlapSummary(executable: Executable, measured: Measure
   return lines.join('\n');
 }
 
-/** The whole summary report; `measured`, when the IPUs ran on worker threads, adds what the last call measured. */
-export function summaryReport(executable: Executable, profiling: boolean, measured?: MeasuredOverlap): string {
+/**
+ * The gradient all-reduce across the instances of a multi-instance run, over
+ * the host network, and the simulated time of a call with it.
+ */
+export function instanceAllReduceSummary(executable: Executable, allReduce: InstanceAllReduce): string {
+  const ms = (s: number) => `${(s * 1e3).toFixed(3)} ms`;
+  const call = executable.hardware.timeline.duration + allReduce.secondsPerCall;
+  const n = allReduce.instances;
+  return [
+    `Gradient all-reduce across ${n} instances over the host network (${((allReduce.bandwidth * 8) / 1e9).toFixed(1)} Gbit/s):`,
+    `  ${formatBytes(allReduce.gradientBytes)} of gradients per update, 2(${n}-1)/${n} of them over each instance's link: ${ms(allReduce.secondsPerUpdate)} per update`,
+    `  ${allReduce.updatesPerCall} update(s) per call: ${ms(allReduce.secondsPerCall)}; a call takes ${ms(call)} with it (${percent(call > 0 ? allReduce.secondsPerCall / call : 0)} in this all-reduce)`,
+  ].join('\n');
+}
+
+/**
+ * The whole summary report; `measured`, when the IPUs ran on worker threads,
+ * adds what the last call measured, and `allReduce`, for an instance of a
+ * multi-instance run, the gradient all-reduce across the instances.
+ */
+export function summaryReport(executable: Executable, profiling: boolean, measured?: MeasuredOverlap, allReduce?: InstanceAllReduce): string {
   const sections = [
     `Model '${executable.modelName}' compiled for ${executable.kind}, on ${executable.placement.ipusReserved} IPU(s)`,
     memoryTable(executable),
     planText(executable.placement, executable.schedule, executable.streamingTransfers),
     profiling ? executionSummary(executable) : 'Execution profiling not enabled',
     ...(measured ? [measuredOverlapSummary(executable, measured)] : []),
+    ...(allReduce ? [instanceAllReduceSummary(executable, allReduce)] : []),
   ];
   return sections.join('\n\n');
 }

@@ -79,6 +79,11 @@ describe('data-parallel training over instances', () => {
     expect(run.byRank).toHaveLength(instances);
     for (const result of run.byRank) {
       expect(result!.steps).toBe(3);
+      // Dense(4 → 3) and Dense(3 → 1) with biases: 19 float32 gradients.
+      expect((result!.allReduce as string).split('\n').slice(0, 2)).toEqual([
+        `Gradient all-reduce across ${instances} instances over the host network (100.0 Gbit/s):`,
+        `  76 B of gradients per update, 2(${instances}-1)/${instances} of them over each instance's link: 0.000 ms per update`,
+      ]);
       const weights = weightsOf(result);
       expect(weights).toHaveLength(expected.length);
       weights.forEach((w, i) => expect(Math.abs(w - expected[i]!)).toBeLessThan(1e-5));

@@ -57,4 +57,6 @@ if (dir !== undefined) {
   await executor.compileAndExport(`${dir}/export-${rank}`, x.slice([0], [totalReplicas / instances * accumulation]), y.slice([0], [totalReplicas / instances * accumulation]));
 }
 const weights = model.getWeights().map((w) => [...(w.dataSync() as Float32Array)]);
-console.log(JSON.stringify({ rank, steps, weights }));
+// An instance's summary report ends with the gradient all-reduce across the instances.
+const allReduce = world ? executor.getSummaryReport().split('\n\n').pop() : undefined;
+console.log(JSON.stringify({ rank, steps, weights, allReduce }));
