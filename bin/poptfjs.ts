@@ -26,7 +26,9 @@ commands:
   inspect <file>      print what an exported executable or a checkpoint holds
                       (version, signature, options, strategy, placement, sizes), without running it
   cache ls [dir]      list the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
+                      and the temporary files of interrupted writes left in it
   cache clear [dir]   remove the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
+                      and the temporary files of interrupted writes
   plan <model.json> --batch B [--ipus N] [--replicas R] [--config FILE] ...
                       plan a saved tfjs layers model on simulated IPUs without computing it:
                       memory per IPU, placement and simulated throughput ('poptfjs plan --help')
@@ -70,7 +72,7 @@ function cacheDirectory(dir: string | undefined, what: string): string {
 }
 
 async function cache(action: string | undefined, dir: string | undefined): Promise<void> {
-  const { clearExecutableCache, listExecutableCache } = await library();
+  const { clearExecutableCache, listCacheTemporaryFiles, listExecutableCache } = await library();
   if (action === 'ls') {
     const directory = cacheDirectory(dir, 'ls');
     const entries = listExecutableCache(directory);
@@ -79,11 +81,25 @@ async function cache(action: string | undefined, dir: string | undefined): Promi
       console.log(`${new Date(e.modifiedUnixMs).toISOString()}  ${String(e.bytes).padStart(10)} B  ${e.file}  ${what}`);
     }
     console.log(`${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, ${entries.reduce((n, e) => n + e.bytes, 0)} bytes in ${directory}`);
+    const temporaries = listCacheTemporaryFiles(directory);
+    for (const t of temporaries) {
+      const writer = t.writerRuns ? `being written by process ${t.writerPid}` : `left by process ${t.writerPid}, which no longer runs (an interrupted write)`;
+      console.log(`${String(t.bytes).padStart(10)} B  ${t.file}  temporary file ${writer}`);
+    }
+    if (temporaries.length > 0) {
+      const bytes = temporaries.reduce((n, t) => n + t.bytes, 0);
+      console.log(`${temporaries.length} temporary file(s), ${bytes} bytes; 'poptfjs cache clear' removes those of interrupted writes`);
+    }
   } else if (action === 'clear') {
     const directory = cacheDirectory(dir, 'clear');
     const result = clearExecutableCache(directory);
-    const live = result.liveLocks > 0 ? `; kept ${result.liveLocks} lock(s) held by running processes` : '';
-    console.log(`removed ${result.entries} entr${result.entries === 1 ? 'y' : 'ies'} (${result.bytes} bytes) from ${directory}${live}`);
+    const kept = [
+      ...(result.liveLocks > 0 ? [`${result.liveLocks} lock(s) held by running processes`] : []),
+      ...(result.liveTemporaryFiles > 0 ? [`${result.liveTemporaryFiles} temporary file(s) being written`] : []),
+    ];
+    const temporaries = result.temporaryFiles > 0 ? ` and ${result.temporaryFiles} temporary file(s) of interrupted writes` : '';
+    const live = kept.length > 0 ? `; kept ${kept.join(' and ')}` : '';
+    console.log(`removed ${result.entries} entr${result.entries === 1 ? 'y' : 'ies'}${temporaries} (${result.bytes} bytes) from ${directory}${live}`);
   } else {
     throw new PoptfjsError(`cache: expected 'ls' or 'clear', got ${action === undefined ? 'nothing' : `'${action}'`}`, { type: 'cli' });
   }

@@ -55,8 +55,9 @@ export { plan, PLAN_OPTIMIZERS, type Plan, type PlanRequest, type PlanInput, typ
 export type { CompileAndExportOptions } from './executor/executable_export.js';
 export type { EditOptions } from './executor/precompiled_model.js';
 export {
-  executableCacheStatistics, listExecutableCache, clearExecutableCache, type ExecutableCacheStatistics, type CacheEntryInfo, type CacheClearResult,
+  executableCacheStatistics, listExecutableCache, listCacheTemporaryFiles, clearExecutableCache, type ExecutableCacheStatistics, type CacheEntryInfo, type CacheClearResult,
 } from './executor/executable_cache.js';
+export type { TemporaryFile } from './runtime/atomic_file.js';
 export { fileSystemHandler } from './executor/file_system_io.js';
 export { ExecutableGraphLayer } from './executor/model_reconstruction.js';
 export { readExecutableFile, type ExecutableFileContents, type ExportedModel } from './runtime/executable_file.js';

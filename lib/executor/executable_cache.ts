@@ -12,8 +12,9 @@
  * entry's lock (cache_entry_lock.ts): one compiles, the others wait and then
  * load what it wrote. An entry that cannot be read (corrupted, truncated) is
  * discarded with a warning and compiled again (the new entry replaces it).
- * Nothing is ever deleted automatically: `poptfjs cache ls|clear` lists and
- * removes entries.
+ * No entry is ever deleted automatically: `poptfjs cache ls|clear` lists and
+ * removes entries, and the temporary files of writes that were interrupted
+ * (which the next write of the same entry also removes).
  */
 import { createHash } from 'node:crypto';
 import * as tf from '@tensorflow/tfjs';
@@ -22,7 +23,7 @@ import { join } from 'node:path';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import type { Options } from '../options/options.js';
-import { isTemporaryFileName } from '../runtime/atomic_file.js';
+import { isTemporaryFileName, type TemporaryFile, temporaryFilesIn } from '../runtime/atomic_file.js';
 import type { Executable } from '../runtime/executable.js';
 import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
 import { optimizerConfig, renameOptimizerConfig } from '../runtime/optimizer_config.js';
@@ -287,30 +288,49 @@ export function listExecutableCache(dir: string): CacheEntryInfo[] {
     });
 }
 
+/**
+ * The temporary files of writes in the cache directory `dir`: left over by
+ * writers that were killed (`writerRuns` false), or being written.
+ */
+export function listCacheTemporaryFiles(dir: string): TemporaryFile[] {
+  return temporaryFilesIn(dir);
+}
+
 /** What clearing a cache directory removed. */
 export interface CacheClearResult {
   /** Entries removed. */
   readonly entries: number;
+  /** Temporary files of interrupted writes removed. */
+  readonly temporaryFiles: number;
   /** Bytes freed (entries and leftovers). */
   readonly bytes: number;
   /** Locks kept because a live process holds them. */
   readonly liveLocks: number;
+  /** Temporary files kept because a live process is writing them. */
+  readonly liveTemporaryFiles: number;
 }
 
 /**
  * Removes the entries of the cache directory `dir`, the temporary files of
  * writers that were killed, and the locks of holders that are gone (a live
- * holder's lock is kept). Other files are left alone.
+ * holder's lock and a live writer's temporary file are kept). Other files are
+ * left alone.
  */
 export function clearExecutableCache(dir: string): CacheClearResult {
   let entries = 0;
+  let temporaryFiles = 0;
   let bytes = 0;
   let liveLocks = 0;
-  for (const name of directoryFiles(dir)) {
+  const names = directoryFiles(dir);
+  // Read after the names, so that it covers every temporary file among them.
+  const written = new Set(listCacheTemporaryFiles(dir).filter((temporary) => temporary.writerRuns).map((temporary) => temporary.file));
+  for (const name of names) {
     const file = join(dir, name);
-    const isEntry = name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporaryFileName(name);
-    const isLeftover = isTemporaryFileName(name) || /\.lock\.stale\.\d+\.[0-9a-f]+$/.test(name);
+    const isTemporary = isTemporaryFileName(name);
+    const isEntry = name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporary;
+    const isLeftover = isTemporary || /\.lock\.stale\.\d+\.[0-9a-f]+$/.test(name);
     const isLock = name.endsWith('.lock');
+    if (written.has(file)) continue;
     if (isLock) {
       const holder = lockHolder(file);
       if (holder !== undefined && staleReason(file, holder) === undefined) {
@@ -322,6 +342,7 @@ export function clearExecutableCache(dir: string): CacheClearResult {
     bytes += statSync(file).size;
     rmSync(file, { force: true });
     if (isEntry) entries++;
+    if (isTemporary) temporaryFiles++;
   }
-  return { entries, bytes, liveLocks };
+  return { entries, temporaryFiles, bytes, liveLocks, liveTemporaryFiles: written.size };
 }

@@ -8,9 +8,9 @@
  * Files are written to a temporary name and renamed into place, so a failed
  * write never leaves a half-written model where a good one was.
  */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
+import { writeFileAtomic } from '../runtime/atomic_file.js';
 import { hostTensorFromTf, type HostTensor } from './host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import type { ImportedModel, NamedValues } from './model_import.js';
@@ -109,23 +109,12 @@ function rawBytes(tensor: TensorProto): number {
   );
 }
 
-/** Writes `bytes` to `path` through a temporary file renamed into place. */
+/** Writes `chunks` to `path` atomically (see `writeFileAtomic`); an error is an `OnnxError`. */
 function writeAtomically(path: string, chunks: Iterable<Uint8Array>): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   try {
-    const fd = openSync(temporary, 'w');
-    try {
-      for (const chunk of chunks) {
-        let done = 0;
-        while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, path);
+    writeFileAtomic(path, chunks);
   } catch (error) {
-    rmSync(temporary, { force: true });
-    throw new OnnxError(`cannot write '${path}': ${(error as Error).message}`, { cause: error });
+    throw new OnnxError((error as Error).message, { location: path, cause: error });
   }
 }
 

@@ -4,21 +4,16 @@
  * `'{"autoReport.all":"true", "autoReport.directory":"./reports"}'`, and writing the JSON and HTML
  * reports there (atomically: a temporary file renamed into place).
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { environmentEngineSettings } from '../options/engine_options.js';
+import { writeFileAtomic } from '../runtime/atomic_file.js';
 import type { Executable } from '../runtime/executable.js';
 import { htmlReport } from './html_report.js';
 
 /** The directory profiling reports go to, or undefined when profiling is off: `optionDir`, else the environment's engine options'. */
 export function profileDirectory(optionDir: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return optionDir ?? environmentEngineSettings(env)?.reportDirectory;
-}
-
-function writeAtomically(path: string, text: string): void {
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
 }
 
 /** The data of the JSON report. */
@@ -33,7 +28,7 @@ export function writeProfileReports(directory: string, executable: Executable): 
   const name = `${executable.modelName.replace(/[^\w.-]+/g, '_')}-${executable.kind}`;
   const json = join(directory, `${name}.json`);
   const html = join(directory, `${name}.html`);
-  writeAtomically(json, JSON.stringify(reportData(executable), null, 1));
-  writeAtomically(html, htmlReport(executable));
+  writeFileAtomic(json, new TextEncoder().encode(JSON.stringify(reportData(executable), null, 1)));
+  writeFileAtomic(html, new TextEncoder().encode(htmlReport(executable)));
   return { json, html };
 }

@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describePoptfjsFile, fileSystemHandler, inferenceModel, Options, tf, trainingModel } from 'poptfjs';
-import { runProgram } from '../run_program.js';
+import { ROOT, runProgram } from '../run_program.js';
 import { linearModel, sample } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-cli-'));
@@ -80,9 +81,26 @@ describe('npx poptfjs cache', () => {
     expect(ls.status).toBe(0);
     expect(ls.stdout).toMatch(/[0-9a-f]{64}\.poptfjs {2}'sequential_\d+' inference \((wasm|cpu|tensorflow)\)/);
     expect(ls.stdout).toMatch(/^1 entry, \d+ bytes in /m);
+    expect(ls.stdout).not.toMatch(/temporary/);
     const clear = cli('cache', 'clear', cacheDir);
     expect(clear.status).toBe(0);
     expect(clear.stdout).toMatch(/^removed 1 entry \(\d+ bytes\) from /m);
+  });
+
+  it('lists the temporary file a writer killed mid-write left, with its size, and clears it', () => {
+    const killed = spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/runtime/killed_writer.ts', join(cacheDir, 'x.poptfjs'), '1234'], { cwd: ROOT });
+    expect(killed.signal).toBe('SIGKILL');
+    const leftover = join(cacheDir, `.x.poptfjs.${killed.pid}.`);
+    const ls = cli('cache', 'ls', cacheDir);
+    expect(ls.status).toBe(0);
+    expect(ls.stdout).toContain(`      1234 B  ${leftover}`);
+    expect(ls.stdout).toMatch(new RegExp(`\\.tmp  temporary file left by process ${killed.pid}, which no longer runs \\(an interrupted write\\)$`, 'm'));
+    expect(ls.stdout).toMatch(/^1 temporary file\(s\), 1234 bytes; 'poptfjs cache clear' removes those of interrupted writes$/m);
+    const clear = cli('cache', 'clear', cacheDir);
+    expect(clear.status).toBe(0);
+    expect(clear.stdout).toMatch(/^removed \d+ entr(y|ies) and 1 temporary file\(s\) of interrupted writes \(\d+ bytes\) from /m);
+    expect(cli('cache', 'ls', cacheDir).stdout).not.toMatch(/temporary/);
+    expect(existsSync(join(cacheDir, 'x.poptfjs'))).toBe(false);
   });
 });
 

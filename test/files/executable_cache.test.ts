@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { clearExecutableCache, executableCacheStatistics, inferenceModel, listExecutableCache, optim, Options, tf, trainingModel } from 'poptfjs';
+import { clearExecutableCache, executableCacheStatistics, inferenceModel, listCacheTemporaryFiles, listExecutableCache, optim, Options, tf, trainingModel } from 'poptfjs';
 import { ExecutableCache, entryPath } from '../../lib/executor/executable_cache.js';
 import { decodeExecutableFile, readExecutableFile } from '../../lib/runtime/executable_file.js';
 import { ROOT } from '../run_program.js';
@@ -170,10 +170,17 @@ describe('the executable cache in one process', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]!.contents).toMatchObject({ kind: 'inference' });
     expect(readdirSync(cacheDir).filter((f) => !f.endsWith('.poptfjs'))).toEqual([]);
-    writeFileSync(join(cacheDir, '.x.poptfjs.123.abcdefabcdef.tmp'), 'left by a killed writer');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const beingWritten = `.y.poptfjs.${process.pid}.abcdefabcdef.tmp`;
+    writeFileSync(join(cacheDir, `.x.poptfjs.${dead}.abcdefabcdef.tmp`), 'left by a killed writer');
+    writeFileSync(join(cacheDir, beingWritten), 'being written');
     writeFileSync(join(cacheDir, 'notes.txt'), 'not ours');
-    expect(clearExecutableCache(cacheDir)).toMatchObject({ entries: 1, liveLocks: 0 });
-    expect(readdirSync(cacheDir)).toEqual(['notes.txt']);
+    expect(listCacheTemporaryFiles(cacheDir).map((t) => [t.writerPid, t.writerRuns, t.bytes])).toEqual([
+      [dead, false, 23],
+      [process.pid, true, 13],
+    ]);
+    expect(clearExecutableCache(cacheDir)).toMatchObject({ entries: 1, temporaryFiles: 1, liveLocks: 0, liveTemporaryFiles: 1 });
+    expect(readdirSync(cacheDir).sort()).toEqual([beingWritten, 'notes.txt']);
   });
 
   it('compiles without the cache, with a warning, when the cache directory cannot be used', async () => {
