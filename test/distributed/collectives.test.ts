@@ -57,8 +57,9 @@ describe('the MPI library', () => {
 
   it('ends every process with the code of MPI_Abort', async () => {
     const run = await mpiRun('test/distributed/scripts/abort.ts', 2);
+    // Only rank 1's MPI_Abort(3) ends the run with 3 (its own line may be lost with the processes it ends).
     expect(run.status).toBe(3);
-    expect(run.byRank[1]).toEqual({ rank: 1, aborting: true });
+    // Rank 0 never left its barrier.
     expect(run.byRank[0]).toBeUndefined();
   }, 120_000);
 });
