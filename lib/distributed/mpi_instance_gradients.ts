@@ -10,12 +10,15 @@ import type { MpiCommunicator } from './mpi_communicator.js';
 
 /** Sums gradients over the processes of `MPI_COMM_WORLD`. */
 export class MpiInstanceGradients implements InstanceGradients {
+  /** Sums over the processes of `world`. */
   constructor(private readonly world: MpiCommunicator) {}
 
+  /** The number of processes: MPI's world size. */
   get instances(): number {
     return this.world.size;
   }
 
+  /** Sums `values` over every process with one `MPI_Allreduce`, blocking until it is done. */
   sumAcrossInstances(values: readonly tf.Tensor[]): tf.Tensor[] {
     const total = values.reduce((n, t) => n + t.size, 0);
     const packed = new Float32Array(new SharedArrayBuffer(4 * total));
