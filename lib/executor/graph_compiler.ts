@@ -7,6 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
+import { nameRecord } from '../name_record.js';
 import type { Graph } from '../ir/graph.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware } from '../ipu/hardware_analysis.js';
@@ -155,8 +156,8 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     schedule,
     streamingTransfers: transfers,
     hardware,
-    firedPatterns: Object.fromEntries(fired),
-    replicaGroupings: { ...request.replicaGroupings },
+    firedPatterns: nameRecord(fired),
+    replicaGroupings: nameRecord(Object.entries(request.replicaGroupings)),
     broadcastBuffers: settings.broadcastBuffers,
     numerics: {
       stochasticRounding: precision.stochasticRounding,

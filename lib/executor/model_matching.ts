@@ -66,8 +66,8 @@ function firstDifference(file: ModelDescription, model: ModelDescription): strin
     if (describeParameter(f) !== describeParameter(m)) {
       return `parameter ${i} is ${describeParameter(f)} in the file ('${f.name}') but ${describeParameter(m)} in the model ('${m.name}')`;
     }
-    const fg = file.replicaGroupings[f.name];
-    const mg = model.replicaGroupings[m.name];
+    const fg = Object.hasOwn(file.replicaGroupings, f.name) ? file.replicaGroupings[f.name] : undefined;
+    const mg = Object.hasOwn(model.replicaGroupings, m.name) ? model.replicaGroupings[m.name] : undefined;
     if (groupingText(fg) !== groupingText(mg)) {
       return `parameter ${i} ('${m.name}') is ${groupingText(fg)} in the file but ${groupingText(mg)} in the model; set it with executor.parameter(name).replicaGrouping(...)`;
     }

@@ -153,7 +153,7 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
       this.trainableWeights = this.parameterVariables.filter((v) => v.trainable);
       this.nonTrainableWeights = this.parameterVariables.filter((v) => !v.trainable);
     } else {
-      this.parameterVariables = this.parameterSpecs.map((p) => this.addWeight(p.name, [...p.shape], p.dtype, tf.initializers.zeros(), undefined, p.trainable));
+      this.parameterVariables = this.parameterSpecs.map((p) => this.addWeight(layerNameOf(p.name), [...p.shape], p.dtype, tf.initializers.zeros(), undefined, p.trainable));
     }
     super.build(inputShape);
   }
@@ -238,7 +238,7 @@ export interface ReconstructedModel {
 }
 
 /**
- * `name` as tfjs-layers accepts it in a layer's or an input's name (a letter
+ * `name` as tfjs-layers accepts it in a layer's, a weight's or an input's name (a letter
  * or digit, then letters, digits and `-._/`): each run of other characters
  * becomes `_`, and a name that does not start with a letter or digit gets a
  * `model` prefix ('anonymous function' becomes 'anonymous_function').

@@ -4,6 +4,7 @@
  * values and nodes densely. Inputs are always kept, so the graph's signature
  * does not change.
  */
+import { nameRecord } from '../name_record.js';
 import { rootValues, type Graph, type Node, type Value, type ValueId } from './graph.js';
 
 /** The graph without nodes and values that no root depends on. */
@@ -60,7 +61,7 @@ function compact(graph: Graph, liveValues: Set<ValueId>, liveNodes: Set<number>)
     return { ...n, id: i, inputs: n.inputs.map(mapValue), outputs: n.outputs.map(mapValue), annotations };
   });
   const gradients = graph.roles.gradients
-    ? Object.fromEntries(Object.entries(graph.roles.gradients).map(([k, v]) => [k, mapValue(v)]))
+    ? nameRecord(Object.entries(graph.roles.gradients).map(([k, v]) => [k, mapValue(v)]))
     : undefined;
   return {
     values: newValues,

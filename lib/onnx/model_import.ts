@@ -29,6 +29,7 @@ import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './onnx_elem
 import { OnnxError } from './onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './onnx_proto.js';
 import { tensorFromProto } from './tensor_proto_data.js';
+import { nameRecord } from '../name_record.js';
 
 /** Names mapped to values: a plain object or a Map. */
 export type NamedValues<T> = Readonly<Record<string, T>> | ReadonlyMap<string, T>;
@@ -247,7 +248,7 @@ function recordEvaluation(
         recorder.beginBackward();
         return scaled;
       };
-      const gradients: Record<string, ValueId> = {};
+      const gradients = nameRecord<ValueId>();
       const { value, grads } = engine().gradients(forward, [...training.variables], undefined, true);
       grads.forEach((g, i) => {
         if (g) gradients[training.variables[i]!.name] = recorder.valueFor(g);

@@ -7,6 +7,7 @@ import { PoptfjsError } from '../errors.js';
 import type { DeviceState, OptimizerStateSnapshot } from './device_state.js';
 import type { DeviceStateMessage, NamedTensorMessage, ReplicaValuesMessage } from './executable_proto.js';
 import type { RandomState } from './random_source.js';
+import { nameRecord } from '../name_record.js';
 import { sameTensorData, tensorData, tensorMessage, type TensorData } from './tensor_bytes.js';
 
 function replicaValues(param: string, values: readonly TensorData[]): ReplicaValuesMessage {
@@ -57,7 +58,7 @@ export function deviceStateFromMessage(message: DeviceStateMessage, where: strin
   const optimizerStates = message.optimizer_states.map((record): OptimizerStateSnapshot<TensorData> => {
     const slots = new Map<string, Record<string, TensorData>>();
     for (const p of record.parameters) {
-      const named: Record<string, TensorData> = {};
+      const named = nameRecord<TensorData>();
       for (const slot of p.slots) {
         if (!slot.tensor) throw fail(`optimizer slot '${slot.name}' of '${p.param}' has no tensor`);
         named[slot.name] = tensorData(slot.tensor, `${where} optimizer slot '${slot.name}' of '${p.param}'`);

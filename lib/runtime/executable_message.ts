@@ -22,6 +22,7 @@ import { checkedDtype, checkedShape } from './declared_tensor.js';
 import { graphFromMessage, graphMessage } from './graph_message.js';
 import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js';
 import { parseLossless, stringifyLossless } from './lossless_json.js';
+import { nameRecord } from '../name_record.js';
 import type { ResolvedOutputMode } from './output_collector.js';
 
 function missing(where: string, what: string): PoptfjsError {
@@ -219,8 +220,8 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
         overlapsCompute: t.overlaps_compute,
       }),
     ),
-    firedPatterns: Object.fromEntries(m.fired_patterns.map((p) => [p.pattern, p.count])),
-    replicaGroupings: Object.fromEntries(
+    firedPatterns: nameRecord(m.fired_patterns.map((p) => [p.pattern, p.count])),
+    replicaGroupings: nameRecord(
       m.replica_groupings.map((g) => [g.param, { type: g.type as CommGroupType, groupSize: g.group_size, retrieval: g.retrieval as VariableRetrievalMode }]),
     ),
     hardware: hardwareFromJson(m.hardware_json, where),

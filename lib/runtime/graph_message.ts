@@ -13,6 +13,7 @@ import {
 import { checkedDtype, checkedShape } from './declared_tensor.js';
 import { checkNodeShapes } from './graph_shape_check.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
+import { nameRecord } from '../name_record.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 function fileError(where: string, message: string): PoptfjsError {
@@ -232,7 +233,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       outputs: roles.outputs.map((id, k) => valueRef(id, `output ${k}`)),
       ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, 'the loss') } : {}),
       ...(roles.gradients
-        ? { gradients: Object.fromEntries(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, `the gradient of '${e.param}'`)])) }
+        ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, `the gradient of '${e.param}'`)])) }
         : {}),
       ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, 'the loss scale') } : {}),
     },

@@ -7,6 +7,7 @@
  */
 import type { Graph } from '../ir/graph.js';
 import type { Executable } from './executable.js';
+import { nameRecord } from '../name_record.js';
 
 /** `graph` with every parameter name passed through `rename`. */
 export function renameGraphParameters(graph: Graph, rename: (name: string) => string): Graph {
@@ -15,7 +16,7 @@ export function renameGraphParameters(graph: Graph, rename: (name: string) => st
     values: graph.values.map((v) => (v.source.kind === 'param' ? { ...v, source: { ...v.source, name: rename(v.source.name) } } : v)),
     roles: {
       ...graph.roles,
-      ...(graph.roles.gradients ? { gradients: Object.fromEntries(Object.entries(graph.roles.gradients).map(([k, v]) => [rename(k), v])) } : {}),
+      ...(graph.roles.gradients ? { gradients: nameRecord(Object.entries(graph.roles.gradients).map(([k, v]) => [rename(k), v])) } : {}),
     },
     assignments: graph.assignments.map((a) => ({ ...a, param: rename(a.param) })),
   };
@@ -34,6 +35,6 @@ export function renameExecutableParameters(executable: Executable, rename: (name
   return {
     ...executable,
     graph: renameGraphParameters(executable.graph, rename),
-    replicaGroupings: Object.fromEntries(Object.entries(executable.replicaGroupings).map(([k, g]) => [rename(k), g])),
+    replicaGroupings: nameRecord(Object.entries(executable.replicaGroupings).map(([k, g]) => [rename(k), g])),
   };
 }

@@ -5,6 +5,7 @@
  * wrapped model, whose tf.Variable names differ (tfjs numbers them).
  */
 import type * as tf from '@tensorflow/tfjs';
+import { PoptfjsError } from '../errors.js';
 import type { ParameterSpecMessage } from './executable_proto.js';
 import { checkedDtype, checkedShape } from './declared_tensor.js';
 
@@ -29,8 +30,12 @@ export function parameterSpecMessages(specs: readonly ParameterSpec[]): Paramete
 
 /** Parameter specs from their messages; `where` names the file in errors. */
 export function parameterSpecsFromMessages(messages: readonly ParameterSpecMessage[], where: string): ParameterSpec[] {
-  return messages.map((p) => {
+  const seen = new Map<string, number>();
+  return messages.map((p, i) => {
     const at = `${where} parameter '${p.name}'`;
+    const earlier = seen.get(p.name);
+    if (earlier !== undefined) throw new PoptfjsError(`${where}: parameters ${earlier} and ${i} are both named '${p.name}'; each parameter needs a name of its own`, { type: 'file' });
+    seen.set(p.name, i);
     return { name: p.name, shape: checkedShape(p.shape, at), dtype: checkedDtype(p.dtype, at), trainable: p.trainable };
   });
 }

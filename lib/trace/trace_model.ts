@@ -20,6 +20,7 @@ import { allLayers, callModel, flattenOutputs, modelName, trainableVariables, ty
 import { runningOnIpu } from './running_on_ipu.js';
 import { withVariablesReplaced } from './variable_replacement.js';
 import { reportedWeightNames } from './weight_names.js';
+import { nameRecord } from '../name_record.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
 export interface TracedModel {
@@ -184,7 +185,7 @@ export function traceTraining(
       recorder.beginBackward();
       return scaled;
     };
-    const gradients: Record<string, ValueId> = {};
+    const gradients = nameRecord<ValueId>();
     if (variables.length === 0) {
       tf.tidy(forward);
     } else {

@@ -186,6 +186,92 @@ describe('crafted executables', () => {
   });
 });
 
+/** Replaces, everywhere in `message`, the string `from` by `to` (also as a JSON string inside JSON text). */
+function renameEverywhere<T>(message: T, from: string, to: string): T {
+  const visit = (node: unknown): unknown => {
+    if (typeof node === 'string') return node === from ? to : node.split(JSON.stringify(from)).join(JSON.stringify(to));
+    if (Array.isArray(node)) return node.map(visit);
+    if (node === null || typeof node !== 'object' || node instanceof Uint8Array) return node;
+    for (const key of Object.keys(node)) (node as Record<string, unknown>)[key] = visit((node as Record<string, unknown>)[key]);
+    return node;
+  };
+  return visit(message) as T;
+}
+
+/** The numbers of what a call returned, and of the weights after it. */
+async function callNumbers(executor: Awaited<ReturnType<typeof load>>, inputs: tf.Tensor[]): Promise<number[][]> {
+  const out = await executor(...inputs);
+  const numbers = [out].flat(4).map((t) => Array.from((t as tf.Tensor).dataSync()));
+  tf.dispose(out as tf.Tensor);
+  return [...numbers, ...executor.model.getWeights().map((w) => Array.from(w.dataSync()))];
+}
+
+/** Hostile names: keys of every object's prototype, and names tfjs does not take for a tensor. */
+const HOSTILE_NAMES = ['__proto__', 'constructor', '__proto___input0', 'not a name!'];
+
+describe('crafted names', () => {
+  const prototypeKeys = Object.getOwnPropertyNames(Object.prototype);
+  /** The model, its first input, its parameters and its layer named after `name` (the bias `hasOwnProperty`). */
+  const renamed = <T extends ExecutableFileMessage | CheckpointFileMessage>(m: T, name: string): T => {
+    const kernel = m.parameters[0]!.name;
+    const layer = kernel.slice(0, kernel.indexOf('/'));
+    renameEverywhere(m, m.parameters[1]!.name, 'hasOwnProperty');
+    renameEverywhere(m, kernel, name);
+    renameEverywhere(m, layer, name);
+    return renameEverywhere(m, 'executable' in m ? m.executable!.model_name : m.model_name, name);
+  };
+
+  it('an executable whose model, input, parameter and layer names are prototype keys or no tensor names loads and runs as the original, for load() and loadExecutable()', async () => {
+    const original = await load(exported);
+    const expected = await callNumbers(original, [x, y]);
+    original.destroy();
+    for (const name of HOSTILE_NAMES) {
+      const path = craftExecutable((m) => {
+        renamed(m, name);
+        for (const graph of [m.executable!.graph!, m.model!.forward_graph!]) graph.values.find((v) => v.input)!.input!.name = name;
+        m.model!.model_id = `${name} model`;
+      });
+      const loaded = await load(path);
+      expect(loaded.model.name, name).toBe(name);
+      expect(await callNumbers(loaded, [x, y]), name).toEqual(expected);
+      loaded.destroy();
+      const into = trainingModel(linearModel(), { loss: 'meanSquaredError' });
+      await into.loadExecutable(path);
+      expect(await callNumbers(into, [x, y]), name).toEqual(expected);
+      into.destroy();
+    }
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(prototypeKeys);
+  });
+
+  it('a checkpoint whose model, parameter and layer names are prototype keys or no tensor names restores the state of the original', async () => {
+    const restored = async (path: string) => {
+      const model = linearModel(7);
+      const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1, momentum: 0.9 }) });
+      await executor.loadCheckpoint(path);
+      const numbers = [...(await callNumbers(executor, [x, y])), ...(await callNumbers(executor, [x, y]))];
+      executor.destroy();
+      return numbers;
+    };
+    const expected = await restored(checkpoint);
+    for (const name of HOSTILE_NAMES) expect(await restored(craftCheckpoint((m) => renamed(m, name))), name).toEqual(expected);
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(prototypeKeys);
+  });
+
+  it('two parameters of one name are refused naming the file and the name, for load(), loadExecutable() and loadCheckpoint()', async () => {
+    let name = '';
+    const alike = (m: ExecutableFileMessage | CheckpointFileMessage) => {
+      name = m.parameters[0]!.name;
+      m.parameters[1]!.name = name;
+    };
+    const path = craftExecutable(alike);
+    const expected = `${path}: parameters 0 and 1 are both named '${name}'; each parameter needs a name of its own`;
+    expect(await refusal(() => load(path))).toBe(expected);
+    expect(await refusal(loadExecutableInto(path))).toBe(expected);
+    const checkpointPath = craftCheckpoint(alike);
+    expect(await refusal(loadCheckpointInto(checkpointPath))).toBe(`${checkpointPath}: parameters 0 and 1 are both named '${name}'; each parameter needs a name of its own`);
+  });
+});
+
 describe('crafted checkpoints', () => {
   it('an input declared as 3.6 GB is refused against the memory tensors may take, before the model is traced on it', async () => {
     const path = craftCheckpoint((m) => {

@@ -14,6 +14,7 @@ import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../errors.js';
 import type { AttrValue, ConstantData, Graph, GraphOutputs, Node, NodeAnnotations, NodeId, Value, ValueId } from '../graph.js';
 import { sameShape } from './kernel_output_shapes.js';
+import { nameRecord } from '../../name_record.js';
 
 /** A kernel call to insert into a graph. */
 export interface NodeSpec {
@@ -188,7 +189,7 @@ export class GraphEditor {
     const newRoles: GraphOutputs = {
       outputs: roles.outputs.map(place),
       ...(roles.loss !== undefined ? { loss: place(roles.loss) } : {}),
-      ...(roles.gradients ? { gradients: Object.fromEntries(Object.entries(roles.gradients).map(([k, v]) => [k, place(v)])) } : {}),
+      ...(roles.gradients ? { gradients: nameRecord(Object.entries(roles.gradients).map(([k, v]) => [k, place(v)])) } : {}),
       ...(roles.lossScale !== undefined ? { lossScale: valueIds.get(roles.lossScale)! } : {}),
     };
     return {
