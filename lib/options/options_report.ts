@@ -96,6 +96,6 @@ export function formatOptionsReport(settings: OptionsSettings, frozen: boolean):
   lines.push(line('    ', 'numIOTiles', plain(numIOTiles), false));
   for (const [kind, data] of Object.entries(locations)) lines.push(line('    ', kind, location(data), false));
   lines.push('  Distributed:');
-  for (const [key, value] of Object.entries(settings.distributed)) lines.push(line('    ', key, String(value), false));
+  for (const [key, value] of Object.entries(settings.distributed)) lines.push(line('    ', key, String(value), runtime.has('distributed')));
   return lines.join('\n');
 }

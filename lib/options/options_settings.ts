@@ -169,6 +169,8 @@ export const RUNTIME_OPTION_KEYS = [
   'backend',
   'parallelIpus',
   'updatableNamedBuffers',
+  // The instances of a run share one executable: the layout is applied when it runs.
+  'distributed',
 ] as const satisfies readonly (keyof GeneralSettings)[];
 
 /** The name of an option in {@link RUNTIME_OPTION_KEYS}. */
