@@ -171,7 +171,7 @@ export const RUNTIME_OPTION_KEYS = [
   'updatableNamedBuffers',
   // The instances of a run share one executable: the layout is applied when it runs.
   'distributed',
-] as const satisfies readonly (keyof GeneralSettings)[];
+] as const satisfies readonly (keyof OptionsSettings)[];
 
 /** The name of an option in {@link RUNTIME_OPTION_KEYS}. */
 export type RuntimeOptionKey = (typeof RUNTIME_OPTION_KEYS)[number];
