@@ -19,6 +19,17 @@ function describe(s: TensorSignature): string {
 }
 
 /**
+ * The memory the tensors a file declares may take: what tensors may take of
+ * the backend's heap, or the machine's memory for backends without a limit;
+ * with how messages name it.
+ */
+export function declaredTensorMemory(): { readonly bytes: number; readonly description: string } {
+  const heap = hostHeap();
+  const bytes = heap.limit ?? totalmem();
+  return { bytes, description: heap.limit === undefined ? `this machine's ${formatBytes(bytes)} of memory` : `the ${formatBytes(bytes)} tensors may take in ${heap.description}` };
+}
+
+/**
  * Throws an error naming `path` if the inputs it declares (the tensors the
  * model is about to be traced on) do not fit the model's declared inputs or
  * would take more memory than tensors may have (the backend's heap, or the
@@ -39,10 +50,8 @@ export function checkDeclaredInputs(path: string, inputs: readonly TensorSignatu
     });
   }
   const bytes = inputs.reduce((n, s) => n + declaredBytes(s.shape, s.dtype), 0);
-  const heap = hostHeap();
-  const limit = heap.limit ?? totalmem();
-  if (bytes > limit) {
-    const where = heap.limit === undefined ? `this machine's ${formatBytes(limit)} of memory` : `the ${formatBytes(limit)} tensors may take in ${heap.description}`;
-    throw new PoptfjsError(`${path} declares inputs ${inputs.map(describe).join(', ')}, which take ${formatBytes(bytes)}: more than ${where}`, { type: 'file', location: path });
+  const memory = declaredTensorMemory();
+  if (bytes > memory.bytes) {
+    throw new PoptfjsError(`${path} declares inputs ${inputs.map(describe).join(', ')}, which take ${formatBytes(bytes)}: more than ${memory.description}`, { type: 'file', location: path });
   }
 }

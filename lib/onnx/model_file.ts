@@ -7,6 +7,7 @@
  */
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { checkGraphConsistency } from './graph_consistency.js';
 import { OnnxError } from './onnx_errors.js';
 import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './onnx_proto.js';
 import { checkTensorProto, declaredRawBytes } from './tensor_proto_data.js';
@@ -14,6 +15,8 @@ import { checkTensorProto, declaredRawBytes } from './tensor_proto_data.js';
 /** A decoded ONNX model whose tensors all hold their data in the message. */
 export interface OnnxModel {
   readonly proto: ModelProto;
+  /** The file it was read from ({@link readModel}), which errors about the model name. */
+  readonly path?: string;
 }
 
 /** Options of {@link readModel}. */
@@ -100,7 +103,8 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
  * `options.externalDataDirectory`; without it, a model that has any is an error.
  * Every tensor's data is checked against its declared shape and element type
  * (external data before it is read), so a tensor declaring more than is
- * stored is refused before anything is allocated for it.
+ * stored is refused before anything is allocated for it, and the graph's
+ * consistency is checked (graph_consistency.ts).
  */
 export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}): OnnxModel {
   let proto: ModelProto;
@@ -121,6 +125,7 @@ export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}
     loadExternalData(tensor, options.externalDataDirectory);
   }
   for (const tensor of graphTensors(proto.graph)) checkTensorProto(tensor);
+  checkGraphConsistency(proto.graph);
   return { proto };
 }
 
@@ -133,7 +138,7 @@ export function readModel(path: string, options: ReadModelOptions = {}): OnnxMod
     throw new OnnxError(`cannot read the ONNX model '${path}': ${(error as Error).message}`, { cause: error });
   }
   try {
-    return modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) });
+    return { ...modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) }), path };
   } catch (error) {
     if (!(error instanceof OnnxError)) throw error;
     throw new OnnxError(`${path}: ${error.message}`, { location: path, cause: error });

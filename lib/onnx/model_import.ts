@@ -29,7 +29,10 @@ import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './onnx_elem
 import { OnnxError } from './onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './onnx_proto.js';
 import { tensorFromProto } from './tensor_proto_data.js';
+import { declaredTensorMemory } from '../executor/declared_inputs_check.js';
+import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../name_record.js';
+import { declaredBytes } from '../runtime/declared_tensor.js';
 
 /** Names mapped to values: a plain object or a Map. */
 export type NamedValues<T> = Readonly<Record<string, T>> | ReadonlyMap<string, T>;
@@ -178,6 +181,24 @@ function graphInputSpecs(
   return specs;
 }
 
+/**
+ * Refuses graph inputs whose zeros, on which the graph is evaluated at
+ * import, would take more memory than tensors may (before any is allocated);
+ * the error names the model's file when it was read from one.
+ */
+function checkInputMemory(specs: readonly GraphInputSpec[], model: OnnxModel): void {
+  const bytes = specs.map((spec) => declaredBytes(spec.shape, spec.dtype));
+  const total = bytes.reduce((a, b) => a + b, 0);
+  const memory = declaredTensorMemory();
+  if (total <= memory.bytes) return;
+  const listed = specs.map((spec, i) => `'${spec.name}' ${elementTypeName(spec.elementType)}[${spec.shape.join(', ')}] (${formatBytes(bytes[i]!)})`);
+  throw new OnnxError(
+    `${model.path === undefined ? '' : `${model.path}: `}graph input(s) ${listed.join(', ')} take ${formatBytes(total)}: more than ${memory.description}; ` +
+      'the model is imported on zeros of its inputs\' shapes: give smaller ones in inputShapeInfo',
+    model.path === undefined ? {} : { location: model.path },
+  );
+}
+
 function uniqueVariableName(name: string): string {
   const taken = engine().state.registeredVariables;
   if (!(name in taken)) return name;
@@ -295,6 +316,7 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
     [...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]),
   );
   const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
+  checkInputMemory(inputs, model);
   const outputNames = [...(options.outputs ?? graph.output.map((v) => v.name ?? '')), ...(options.extraOutputs ?? [])];
   const names = new Set([...graph.input.map((v) => v.name), ...initializers.keys(), ...graph.node.flatMap((n) => n.output)]);
   const unknown = [...outputNames, ...(options.training ? [options.training.loss] : [])].filter((n) => !names.has(n));

@@ -7,10 +7,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { PoptfjsError, popart } from 'poptfjs';
 import { readModel } from '../../lib/onnx/model_file.js';
-import { encodeModelProto, type TensorProto } from '../../lib/onnx/onnx_proto.js';
+import { importModel } from '../../lib/onnx/model_import.js';
+import { encodeModelProto, type GraphProto, type TensorProto } from '../../lib/onnx/onnx_proto.js';
 import { floats, model, node, tensorValue } from './onnx_test_models.js';
 
 const { AnchorReturnType, DataFlow, DeviceManager, InferenceSession } = popart;
@@ -20,8 +21,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let written = 0;
 
-/** A file holding `y = x · w` (x: [2, 3], w: [3, 4]) with `edit` applied to w's TensorProto; its path. */
-function craftedModel(edit: (w: TensorProto) => void): string {
+/** A file holding `y = x · w` (x: [2, 3], w: [3, 4]) with `edit` applied to w's TensorProto (and `editGraph` to the graph); its path. */
+function craftedModel(edit: (w: TensorProto) => void, editGraph: (g: GraphProto) => void = () => {}): string {
   const m = model({
     nodes: [node('MatMul', ['x', 'w'], ['y'])],
     inputs: [tensorValue('x', [2, 3])],
@@ -29,6 +30,7 @@ function craftedModel(edit: (w: TensorProto) => void): string {
     initializers: { w: floats([3, 4], Array.from({ length: 12 }, (_, i) => i)) },
   });
   edit(m.proto.graph!.initializer[0]!);
+  editGraph(m.proto.graph!);
   const path = join(dir, `crafted-${++written}.onnx`);
   writeFileSync(path, encodeModelProto(m.proto));
   return path;
@@ -81,5 +83,57 @@ describe('crafted ONNX models', () => {
       w.dims = [900_000_000, 1];
     });
     expect(await refusal(() => readModel(path))).toBe(`${path}: tensor 'w': its shape [900000000, 1] needs 3600000000 bytes, but its external data in '${join(dir, 'w.bin')}' has 48`);
+  });
+
+  it('a graph input declared as 3.6 GB is refused naming the file and the input, before its zeros are allocated at import', async () => {
+    const path = craftedModel(
+      () => {},
+      (g) => (g.input[0] = tensorValue('x', [900_000_000, 3])),
+    );
+    vi.stubEnv('POPTFJS_HOST_MEMORY_LIMIT', '64MiB');
+    try {
+      const expected = `${path}: graph input(s) 'x' FLOAT[900000000, 3] (10.1 GiB) take 10.1 GiB: more than the 56.0 MiB tensors may take in a heap of 64MiB (POPTFJS_HOST_MEMORY_LIMIT); the model is imported on zeros of its inputs' shapes: give smaller ones in inputShapeInfo`;
+      expect(await refusal(() => importModel(readModel(path)))).toBe(expected);
+      expect(await refusal(() => session(path))).toBe(expected);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const beyondMemory = craftedModel(
+      () => {},
+      (g) => (g.input[0] = tensorValue('x', [90_000_000_000, 3])),
+    );
+    expect(await refusal(() => session(beyondMemory))).toMatch(
+      new RegExp(`^${beyondMemory}: graph input\\(s\\) 'x' FLOAT\\[90000000000, 3\\] \\(1005\\.8 GiB\\) take 1005\\.8 GiB: more than (this machine's .+ of memory|the .+ tensors may take in .+); the model is imported on zeros`),
+    );
+  });
+
+  it('a node reading a tensor nothing makes before it, a tensor made twice or a graph output nothing makes is refused naming the file and the node', async () => {
+    const unknown = craftedModel(
+      () => {},
+      (g) => (g.node[0]!.input[1] = 'v'),
+    );
+    expect(await refusal(() => readModel(unknown))).toBe(`${unknown}: node #0 (MatMul) input 1 'v' is not a graph input, an initializer or the output of an earlier node`);
+    const later = craftedModel(
+      () => {},
+      (g) => {
+        g.node = [node('Relu', ['h'], ['y'], 'act'), node('MatMul', ['x', 'w'], ['h'], 'fc')];
+      },
+    );
+    expect(await refusal(() => session(later))).toBe(`${later}: node #0 (Relu 'act') input 0 'h' is not a graph input, an initializer or the output of an earlier node`);
+    const twice = craftedModel(
+      () => {},
+      (g) => g.node.push(node('Relu', ['x'], ['y'], 'again')),
+    );
+    expect(await refusal(() => readModel(twice))).toBe(`${twice}: node #1 (Relu 'again') output 0 is named 'y' like node #0 (MatMul) output 0; every tensor has one producer`);
+    const shadow = craftedModel(
+      () => {},
+      (g) => (g.node[0]!.output[0] = 'x'),
+    );
+    expect(await refusal(() => readModel(shadow))).toBe(`${shadow}: node #0 (MatMul) output 0 is named 'x' like graph input 0; every tensor has one producer`);
+    const missing = craftedModel(
+      () => {},
+      (g) => (g.output[0] = tensorValue('z', [2, 4])),
+    );
+    expect(await refusal(() => session(missing))).toBe(`${missing}: graph output 0 'z' is not a graph input, an initializer or the output of a node`);
   });
 });
