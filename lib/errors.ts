@@ -149,7 +149,7 @@ export class RecoverableError extends PoplarSystemRuntimeError {
   /** What must be done before the device can be used again. */
   readonly recoveryAction: RecoveryAction;
 
-  constructor(message: string, recoveryAction: RecoveryAction, options: { location?: ErrorLocation } = {}) {
+  constructor(message: string, recoveryAction: RecoveryAction, options: { location?: ErrorLocation; cause?: unknown } = {}) {
     super(message, { type: 'poplar_recoverable_runtime_error', ...options });
     this.recoveryAction = recoveryAction;
   }

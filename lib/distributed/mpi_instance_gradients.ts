@@ -2,10 +2,14 @@
  * The gradient sum across instances ({@link InstanceGradients}) on MPI: the
  * gradients of a step are packed into one float32 buffer on a
  * `SharedArrayBuffer`, summed over every instance with one `MPI_Allreduce`
- * on the MPI thread (the training step waits for it), and unpacked.
+ * on the MPI thread (the training step waits for it), and unpacked. Before
+ * that, the instances tell each other whether their part of the iteration
+ * failed, with an all-reduce of one status per instance (see
+ * iteration_failure.ts).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { InstanceGradients } from '../runtime/instance_gradients.js';
+import { iterationFailure, iterationStatus } from './iteration_failure.js';
 import type { MpiCommunicator } from './mpi_communicator.js';
 
 /** Sums gradients over the processes of `MPI_COMM_WORLD`. */
@@ -34,5 +38,14 @@ export class MpiInstanceGradients implements InstanceGradients {
       offset += t.size;
       return sum;
     });
+  }
+
+  /** Sums every instance's status for the iteration with one `MPI_Allreduce` and throws this instance's error for it when any failed. */
+  checkIteration(iteration: number, failure: { readonly error: unknown } | undefined): void {
+    const statuses = new Float32Array(new SharedArrayBuffer(4 * this.world.size));
+    statuses[this.world.rank] = iterationStatus(failure);
+    this.world.allReduceSumSync(statuses);
+    const error = iterationFailure(statuses, iteration, failure);
+    if (error) throw error;
   }
 }

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError, RecoverableError } from '../errors.js';
 import { getLogger, withLogFile } from '../log.js';
 import { initBackend } from '../backend/backend_selection.js';
 import { engine } from '../backend/tfjs_internals.js';
@@ -850,7 +850,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       await broadcastDeviceState(compiled.loaded, this.instances.world);
       this.instancesSynced = true;
     }
-    const result = compiled.loaded.run(inputs, binding.observer());
+    let result: ReturnType<LoadedExecutable['run']>;
+    try {
+      result = compiled.loaded.run(inputs, binding.observer());
+    } catch (error) {
+      // A fault on any instance of a run fails the step on all (iteration_failure.ts): every device lost its state, and the next step starts again from instance 0's.
+      if (this.instances && error instanceof RecoverableError) {
+        binding.device.shareFault(error.recoveryAction);
+        this.instancesSynced = false;
+      }
+      throw error;
+    }
     tf.dispose([...this.anchored.values()]);
     this.anchored = result.anchors ?? new Map();
     this.calls++;

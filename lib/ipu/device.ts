@@ -116,6 +116,15 @@ export class Device {
     return this.fault && 'action' in this.fault ? this.fault.action : undefined;
   }
 
+  /**
+   * @internal A fault elsewhere in the run (on another instance) took this
+   * device's state too: it needs `action` before running again, as after a
+   * fault of its own (an unrecoverable fault stays).
+   */
+  shareFault(action: RecoveryAction): void {
+    if (!(this.fault && 'unrecoverable' in this.fault)) this.fault = { action };
+  }
+
   /** @internal Records what an executable placed on the device, for fault locations. */
   loadPrograms(programs: readonly LoadedProgram[]): void {
     this.programs = [...programs];

@@ -18,4 +18,13 @@ export interface InstanceGradients {
    * the sums come back in that order (new tensors, owned by the caller).
    */
   sumAcrossInstances(values: readonly tf.Tensor[]): tf.Tensor[];
+  /**
+   * Every instance says whether its part of device iteration `iteration`
+   * failed (`failure` holds what it threw) before the gradients are summed,
+   * blocking until all have said: then a step that failed on one instance
+   * fails on every instance, at the same iteration, and none waits for the
+   * failed one's gradients. Returns when none failed; else throws the error
+   * this instance raises for the step.
+   */
+  checkIteration(iteration: number, failure: { readonly error: unknown } | undefined): void;
 }

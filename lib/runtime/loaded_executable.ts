@@ -314,11 +314,18 @@ export class LoadedExecutable implements OptimizerStateStore {
     try {
       for (let d = 0; d < runs; d++) {
         const lossScale = training ? tf.scalar(this.lossScale) : undefined;
+        // In a multi-instance run, a failure of this iteration is first told to the other instances, which wait for this one's gradients.
+        const shared = training ? this.instanceGradients : undefined;
+        let failure: { error: unknown } | undefined;
         try {
           for (let r = 0; r < f.replicationFactor; r++) this.runSchedule(batch, d, r, lossScale, collector, gradients, observer, workers);
+        } catch (error) {
+          if (!shared) throw error;
+          failure = { error };
         } finally {
           lossScale?.dispose();
         }
+        shared?.checkIteration(this.iterations + d, failure);
         if (training) this.update(gradients);
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
