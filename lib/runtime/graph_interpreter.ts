@@ -44,6 +44,12 @@ export interface RunFeeds {
   params: ReadonlyMap<string, tf.Tensor>;
   /** The generator for random pseudo-kernels. */
   random: RandomSource;
+  /**
+   * Values computed ahead of the run (those made from weights alone, see
+   * {@link GraphInterpreter.computeValues}), by value id: the nodes that
+   * make them are skipped.
+   */
+  derived?: ReadonlyMap<ValueId, tf.Tensor>;
 }
 
 type NodeRunner = (inputs: tf.Tensor[], feeds: RunFeeds) => tf.Tensor[];
@@ -314,6 +320,7 @@ export class GraphInterpreter {
     if (v.source.kind === 'constant') t = this.constants.get(id);
     else if (v.source.kind === 'input') t = feeds.inputs[v.source.index];
     else if (v.source.kind === 'param') t = feeds.params.get(v.source.name);
+    else t = feeds.derived?.get(id);
     if (!t) {
       const what = v.source.kind === 'param' ? `parameter '${v.source.name}'` : v.source.kind === 'node' ? 'an intermediate value not computed yet' : v.source.kind;
       throw new PoptfjsError(`no tensor for %${id} (${what})`, { type: 'runtime' });
@@ -329,10 +336,12 @@ export class GraphInterpreter {
     return new GraphEnvironment(this, feeds, this.uses, this.rootTakes);
   }
 
-  /** Runs the given nodes, in order, in `env`. */
+  /** Runs the given nodes, in order, in `env` (skipping those whose outputs the feeds hold as derived values). */
   runNodes(nodes: readonly NodeId[], env: GraphEnvironment): void {
+    const derived = env.feeds.derived;
     for (const id of nodes) {
       const step = this.steps[id]!;
+      if (derived?.has(step.node.outputs[0]!)) continue;
       const inputs = step.node.inputs.map((v) => env.input(v));
       this.beforeKernel?.(step.node);
       let outputs: tf.Tensor[];
@@ -362,6 +371,20 @@ export class GraphInterpreter {
       const result = new Map<ValueId, tf.Tensor>();
       for (const id of new Set(wanted)) result.set(id, env.take(id));
       return result;
+    } finally {
+      env.dispose();
+    }
+  }
+
+  /**
+   * Runs `nodes`, which read no graph input, on `params` and returns the
+   * tensors of `wanted` (the caller owns them, kept out of tfjs scopes).
+   */
+  computeValues(nodes: readonly NodeId[], params: ReadonlyMap<string, tf.Tensor>, random: RandomSource, wanted: readonly ValueId[]): Map<ValueId, tf.Tensor> {
+    const env = new GraphEnvironment(this, { inputs: [], params, random }, this.uses, this.rootTakes);
+    try {
+      this.runNodes(nodes, env);
+      return new Map(wanted.map((id) => [id, tf.keep(env.take(id))]));
     } finally {
       env.dispose();
     }

@@ -10,10 +10,14 @@
  * (`opts.parallelIpus(true)`) has a heap of its own, which holds the weights
  * its nodes read and the values of the micro-batches it computes; the main
  * thread keeps the model's weights and the device's copies of them, the
- * optimizer state, the accumulated gradients and the call's inputs.
+ * optimizer state, the accumulated gradients and the call's inputs. In
+ * process, the values made from the weights alone are held from one call to
+ * the next (see `WeightDerivedCache`): they count with the weights, once per
+ * replica, not with the activations.
  */
 import { paramValues, sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { activationPeaks } from '../ipu/activation_peak.js';
+import { weightDerivedNodes } from '../ir/weight_derived_values.js';
 import { ON_CHIP_STORAGE } from '../ipu/tensor_storage.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
@@ -35,7 +39,7 @@ export interface WorkerHeapEstimate {
 
 /** How much host memory a step needs, by heap and kind. */
 export interface HostMemoryEstimate {
-  /** The model's weights and the device's copies of them, on the main thread. */
+  /** The model's weights and the device's copies of them (and, in process, the values made from them alone), on the main thread. */
   readonly weights: number;
   /** Optimizer state and, with gradient accumulation, the accumulated gradients, on the main thread. */
   readonly optimizer: number;
@@ -66,6 +70,8 @@ export interface HostMemoryRequest {
   readonly parallelIpus: boolean;
   /** The micro-batch the graph was traced with. */
   readonly microBatch: number;
+  /** The replicas the step runs (each makes its own weight-derived values). */
+  readonly replicas: number;
   /**
    * Estimate for this micro-batch instead (what a smaller one would need):
    * values whose first dimension is the traced micro-batch scale with it.
@@ -104,6 +110,8 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
   const onWorkers = request.parallelIpus && placement.ipusPerReplica > 1;
   // In-process, every IPU computes in the one heap: walk the schedule as if they were one.
   const hostPlacement: Placement = onWorkers ? placement : { ...placement, stages: placement.stages.map((s) => ({ ...s, ipu: 0 })), ipusPerReplica: 1 };
+  const held = new Set(onWorkers ? [] : weightDerivedNodes(graph).kept);
+  const heldBytes = [...held].reduce((n, id) => n + hostBytes(graph, id), 0) * request.replicas;
   const { peaks } = activationPeaks(
     {
       graph,
@@ -115,10 +123,13 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
       isView: (_graph: Graph, node: Node) => HOST_VIEW_KERNELS.has(node.kernel),
     },
     ON_CHIP_STORAGE,
-    (id) => scaledBytes(request, id >= graph.values.length ? id - graph.values.length : id),
+    (id) => {
+      const value = id >= graph.values.length ? id - graph.values.length : id;
+      return held.has(value) ? 0 : scaledBytes(request, value);
+    },
   );
   const activationsOf = (ipu: number) => peaks[ipu]!.stashed + peaks[ipu]!.working;
-  const weights = 2 * paramBytes;
+  const weights = 2 * paramBytes + heldBytes;
   const accumulators = request.gradientAccumulation > 1 ? 1 : 0;
   const optimizer = request.training ? trainedBytes * (request.optimizerSlots + accumulators) : 0;
   const activations = onWorkers ? 0 : activationsOf(0);

@@ -16,7 +16,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
-import { paramValues, type NodeId } from '../ir/graph.js';
+import { paramValues, type Node, type NodeId } from '../ir/graph.js';
 import { hostHeap } from '../backend/host_heap.js';
 import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
 import {
@@ -39,6 +39,7 @@ import type { RunObserver } from './run_observer.js';
 import { meanDivisor } from './gradient_mean.js';
 import type { InstanceGradients } from './instance_gradients.js';
 import { ReplicaWeights } from './replica_weights.js';
+import { WeightDerivedCache } from './weight_derived_cache.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
 
@@ -139,6 +140,8 @@ export class LoadedExecutable implements OptimizerStateStore {
   private readonly outOfMemory: (cause: unknown) => Error;
   /** The other instances of a multi-instance run, if this is one. */
   private readonly instanceGradients: InstanceGradients | undefined;
+  /** The values made from the weights alone, kept between calls until the weights change (in-process runs only). */
+  private readonly weightDerived: WeightDerivedCache | undefined;
 
   constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number, options: LoadOptions = {}) {
     const { graph, placement, schedule } = executable;
@@ -165,6 +168,8 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.lastWorkOf = new Array(schedule.microBatches).fill(-1);
     schedule.steps.forEach((step, t) => step.work.forEach((w, i) => (this.lastWorkOf[w.microBatch] = t * this.maxWork + i)));
     this.workerIpus = WorkerIpuExecution.forExecutable(executable, this.random, options.parallelIpus ?? false);
+    const drawsRandomly = (node: Node) => numerics.stochasticRounding && node.outputs.some((id) => graph.values[id]!.precision === 'float16');
+    this.weightDerived = this.workerIpus ? undefined : new WeightDerivedCache(graph, this.interpreter, this.weights, (node) => !drawsRandomly(node));
     this.instanceGradients = options.instances;
     const grouped = Object.keys(executable.replicaGroupings);
     if (options.instances && grouped.length > 0) {
@@ -409,10 +414,12 @@ export class LoadedExecutable implements OptimizerStateStore {
       let run = envs.get(microBatch);
       if (!run) {
         const inputs = this.microBatchInputs(batch, d, microBatch, replica);
+        const derived = workers ? undefined : this.weightDerived?.values(replica, this.random);
         const env = this.interpreter.environment({
           inputs: lossScale ? [...inputs, lossScale] : inputs,
           params: this.weights.of(replica),
           random: this.random,
+          ...(derived ? { derived } : {}),
         });
         run = { env, inputs };
         envs.set(microBatch, run);
@@ -644,6 +651,7 @@ export class LoadedExecutable implements OptimizerStateStore {
   /** Frees the device state and ends the worker IPU threads. */
   dispose(): void {
     this.workerIpus?.stop();
+    this.weightDerived?.dispose();
     this.weights.dispose();
     this.resetOptimizerState();
     this.interpreter.dispose();

@@ -12,12 +12,20 @@ import { groupOfReplica, replicaGroups, type ReplicaGrouping } from './replica_g
 export class ReplicaWeights {
   private readonly perReplica: Map<string, tf.Tensor>[];
   private readonly groupsOf = new Map<string, number[][]>();
+  /** How many times each replica's weights were set. */
+  private readonly versions: number[];
 
   constructor(
     readonly replicas: number,
     private readonly groupings: Readonly<Record<string, ReplicaGrouping>>,
   ) {
     this.perReplica = Array.from({ length: replicas }, () => new Map());
+    this.versions = new Array<number>(replicas).fill(0);
+  }
+
+  /** A number that changes whenever a weight of `replica` is set: values made from its weights are stale when it has moved. */
+  version(replica: number): number {
+    return this.versions[replica]!;
   }
 
   /** The replica groups sharing each value of `name` (all replicas in one group unless it is grouped). */
@@ -41,6 +49,7 @@ export class ReplicaWeights {
     const map = this.perReplica[replica]!;
     const old = map.get(name);
     map.set(name, value);
+    this.versions[replica]!++;
     if (old && old !== value) old.dispose();
   }
 
