@@ -13,6 +13,8 @@
  * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
  * runs it alone), and the host-memory table measures peak host memory
  * against micro-batch and host batch (`BENCH_ONLY=host memory`).
+ * `BENCH_ONLY="MPI instances"` runs the step of 1 instance × 2 replicas
+ * against 2 instances × 1 replica under `poptfjs run` (MPICH or Open MPI).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
 import { HOST_MEMORY_TITLE, hostMemoryMarkdown, hostMemoryRows, hostMemoryText } from './host_memory_table.js';
+import { distributedInstancesBenchmark } from './distributed_instances.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
 import { pipelinedIpusBenchmark } from './pipelined_ipus.js';
@@ -45,6 +48,7 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
     cacheHitLoadBenchmark(Math.max(3, Math.round(rounds / 4))),
     ...wasmKernelBenchmarks(rounds),
     pipelinedIpusBenchmark(Math.max(3, Math.round(rounds / 4))),
+    distributedInstancesBenchmark(rounds),
   ];
 }
 
