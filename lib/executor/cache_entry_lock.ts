@@ -1,135 +1,81 @@
 /**
  * The lock that lets one process compile a cache entry while the others
- * wait for it: a file `<entry>.lock` created exclusively, holding the
- * holder's process id, host name, creation time and a random token.
- *
- * A lock outlives a holder that crashed; such a lock is stale and the next
- * process reclaims it: the holder is a process of this host that no longer
- * runs, or the lock is older than {@link STALE_LOCK_AGE_MS}. Reclaiming is
- * done by renaming the lock away, so two waiters cannot both reclaim it; in
- * the worst case two processes compile the same entry, which is harmless as
- * entries are written atomically.
+ * wait for it: a lock file `<entry>.lock` taken, reclaimed and released as
+ * lib/ipu/lock_file.ts describes (the IPU locks' scheme), so that of
+ * processes racing for an entry exactly one holds it at a time, and the lock
+ * of a holder that died is reclaimed by one process without ever removing a
+ * lock another process has just taken. A cache directory may be shared
+ * between hosts: the lock of a holder on another host is stale once it is
+ * {@link FOREIGN_LOCK_AGE_MS} old.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { PoptfjsError } from '../errors.js';
+import { judgeLock, readLockFile, reclaimLock, releaseLock, sweepLockLeftovers, takeLock, type LockPolicy } from '../ipu/lock_file.js';
 import { getLogger } from '../log.js';
 
 const log = getLogger('poptfjs');
 
-/** A lock older than this is stale whoever holds it (a holder never takes this long to compile). */
-export const STALE_LOCK_AGE_MS = 10 * 60 * 1000;
+/** The lock of a holder on another host is stale once this old (a holder never takes this long to compile). */
+export const FOREIGN_LOCK_AGE_MS = 10 * 60 * 1000;
 
-/** A lock whose content cannot be read (being written, or cut short by a crash) is stale after this long. */
-const UNREADABLE_LOCK_AGE_MS = 10 * 1000;
+const ENTRY_LOCK_POLICY: LockPolicy = { foreignHolderMaxAgeMs: FOREIGN_LOCK_AGE_MS };
 
-/** Who holds a lock. */
-export interface LockHolder {
-  readonly pid: number;
-  readonly hostname: string;
-  readonly createdUnixMs: number;
-  readonly token: string;
-}
-
-/** True if process `pid` of this host is running. */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The holder written in the lock at `path`; `undefined` if there is no lock, `'unreadable'` if its content cannot be read. */
-export function lockHolder(path: string): LockHolder | 'unreadable' | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return 'unreadable';
-  }
-  try {
-    const holder = JSON.parse(text) as LockHolder;
-    const valid = Number.isInteger(holder.pid) && typeof holder.hostname === 'string' && typeof holder.createdUnixMs === 'number' && typeof holder.token === 'string';
-    return valid ? holder : 'unreadable';
-  } catch {
-    return 'unreadable';
-  }
-}
-
-/** Why the lock at `path` is stale, or undefined while its holder may still be working. */
-export function staleReason(path: string, holder: LockHolder | 'unreadable'): string | undefined {
-  if (holder === 'unreadable') {
-    let age: number;
-    try {
-      age = Date.now() - statSync(path).mtimeMs;
-    } catch {
-      return undefined;
-    }
-    return age > UNREADABLE_LOCK_AGE_MS ? `its content cannot be read and it is ${(age / 1000).toFixed(0)} s old` : undefined;
-  }
-  if (holder.hostname === hostname() && !processRuns(holder.pid)) return `its holder, process ${holder.pid}, no longer runs`;
-  const age = Date.now() - holder.createdUnixMs;
-  return age > STALE_LOCK_AGE_MS ? `it is ${(age / 60000).toFixed(0)} min old` : undefined;
-}
-
-/** Removes a stale lock by renaming it away first (only one process can), unless it was already replaced. */
-function reclaim(path: string, reason: string): void {
-  const aside = `${path}.stale.${process.pid}.${randomBytes(6).toString('hex')}`;
-  try {
-    renameSync(path, aside);
-  } catch {
-    return;
-  }
-  rmSync(aside, { force: true });
-  log.warn(`reclaimed the stale lock ${path}: ${reason}`);
-}
+/** Directories whose leftovers this process swept. */
+const swept = new Set<string>();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** True if a process holds the lock at `path` (it exists and is not stale). */
+export function entryLockHeld(path: string): boolean {
+  const lock = readLockFile(path);
+  return lock !== undefined && !('stale' in judgeLock(lock, ENTRY_LOCK_POLICY));
+}
+
+/**
+ * Removes the lock at `path` if it is stale, one process at a time and
+ * never one taken meanwhile; true if it is gone (or was never there).
+ */
+export function removeStaleEntryLock(path: string): boolean {
+  const lock = readLockFile(path);
+  if (lock === undefined) return true;
+  if (!('stale' in judgeLock(lock, ENTRY_LOCK_POLICY))) return false;
+  return reclaimLock(path, lock);
+}
+
+/** Removes, once per process, what processes killed while taking or reclaiming entry locks left in the cache directory `dir`. */
+function sweepOnce(dir: string): void {
+  if (swept.has(dir)) return;
+  swept.add(dir);
+  sweepLockLeftovers(dir);
+}
 
 /** A lock this process holds. */
 export class EntryLock {
   private constructor(
     readonly path: string,
-    private readonly token: string,
+    private readonly inode: number,
   ) {}
 
   /**
-   * Takes the lock at `path`, waiting while another process holds it.
-   * Returns undefined, without the lock, as soon as `done()` is true (the
-   * holder finished the entry).
+   * Takes the lock at `path` (in the cache directory `dir`), waiting while
+   * another process holds it. Returns undefined, without the lock, as soon
+   * as `done()` is true (the holder finished the entry).
    */
-  static async acquire(path: string, done: () => boolean): Promise<EntryLock | undefined> {
-    const token = randomBytes(16).toString('hex');
+  static async acquire(dir: string, path: string, done: () => boolean): Promise<EntryLock | undefined> {
     let pause = 10;
     let announced = false;
     for (;;) {
-      let fd: number | undefined;
+      let attempt;
       try {
-        fd = openSync(path, 'wx', 0o644);
-        writeSync(fd, JSON.stringify({ pid: process.pid, hostname: hostname(), createdUnixMs: Date.now(), token } satisfies LockHolder));
-        fsyncSync(fd);
-        return new EntryLock(path, token);
+        sweepOnce(dir);
+        attempt = takeLock(path, ENTRY_LOCK_POLICY, (why) => log.warn(`reclaimed the stale lock ${path}: ${why}`));
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw new PoptfjsError(`cannot create the lock ${path}: ${error instanceof Error ? error.message : String(error)}`, { type: 'cache', location: path, cause: error });
-        }
-      } finally {
-        if (fd !== undefined) closeSync(fd);
+        throw new PoptfjsError(`cannot create the lock ${path}: ${error instanceof Error ? error.message : String(error)}`, { type: 'cache', location: path, cause: error });
       }
+      if ('inode' in attempt) return new EntryLock(path, attempt.inode);
       if (done()) return undefined;
-      const holder = lockHolder(path);
-      if (holder === undefined) continue;
-      const stale = staleReason(path, holder);
-      if (stale !== undefined) {
-        reclaim(path, stale);
-        continue;
-      }
       if (!announced) {
-        const who = holder === 'unreadable' ? 'another process' : `process ${holder.pid} on ${holder.hostname}`;
+        const { pid, host } = attempt.holder;
+        const who = pid === undefined ? 'another process' : `process ${pid}${host !== undefined ? ` on ${host}` : ''}`;
         log.info(`waiting for ${who} to finish compiling the cache entry locked by ${path}`);
         announced = true;
       }
@@ -140,7 +86,6 @@ export class EntryLock {
 
   /** Releases the lock (if it is still this process's). */
   release(): void {
-    const holder = lockHolder(this.path);
-    if (holder !== undefined && holder !== 'unreadable' && holder.token === this.token) rmSync(this.path, { force: true });
+    releaseLock(this.path, this.inode);
   }
 }

@@ -29,7 +29,8 @@ import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } 
 import { optimizerConfig, renameOptimizerConfig } from '../runtime/optimizer_config.js';
 import { renameExecutableParameters, renameGraphLayers } from '../runtime/parameter_renaming.js';
 import type { ParameterSpec } from '../runtime/parameter_spec.js';
-import { EntryLock, lockHolder, staleReason } from './cache_entry_lock.js';
+import { sweepLockLeftovers } from '../ipu/lock_file.js';
+import { EntryLock, entryLockHeld, removeStaleEntryLock } from './cache_entry_lock.js';
 import { COMPILE_STEPS } from './compile_progress.js';
 import { canonicalNames, executableCacheKey, type KeyNames } from './executable_cache_key.js';
 import { compileGraph, type GraphCompileRequest } from './graph_compiler.js';
@@ -93,7 +94,7 @@ export class ExecutableCache {
     let lock: EntryLock | undefined;
     try {
       ensureDirectory(dir);
-      lock = await EntryLock.acquire(`${join(dir, keys.disk)}.lock`, replaced);
+      lock = await EntryLock.acquire(dir, `${join(dir, keys.disk)}.lock`, replaced);
     } catch (error) {
       if (!(error instanceof PoptfjsError)) throw error;
       log.warn(`the executable cache in ${dir} cannot be used (${error.message}); compiling without it`);
@@ -324,23 +325,24 @@ export function clearExecutableCache(dir: string): CacheClearResult {
   const names = directoryFiles(dir);
   // Read after the names, so that it covers every temporary file among them.
   const written = new Set(listCacheTemporaryFiles(dir).filter((temporary) => temporary.writerRuns).map((temporary) => temporary.file));
+  sweepLockLeftovers(dir);
   for (const name of names) {
     const file = join(dir, name);
     const isTemporary = isTemporaryFileName(name);
     const isEntry = name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporary;
-    const isLeftover = isTemporary || /\.lock\.stale\.\d+\.[0-9a-f]+$/.test(name);
-    const isLock = name.endsWith('.lock');
-    if (written.has(file)) continue;
-    if (isLock) {
-      const holder = lockHolder(file);
-      if (holder !== undefined && staleReason(file, holder) === undefined) {
-        liveLocks++;
-        continue;
-      }
+    if (written.has(file) || !(isEntry || isTemporary || name.endsWith('.lock'))) continue;
+    let size: number;
+    try {
+      size = statSync(file).size;
+    } catch {
+      continue;
     }
-    if (!isEntry && !isLeftover && !isLock) continue;
-    bytes += statSync(file).size;
-    rmSync(file, { force: true });
+    if (isEntry || isTemporary) rmSync(file, { force: true });
+    else if (entryLockHeld(file)) {
+      liveLocks++;
+      continue;
+    } else removeStaleEntryLock(file);
+    bytes += size;
     if (isEntry) entries++;
     if (isTemporary) temporaryFiles++;
   }
