@@ -28,8 +28,8 @@ beforeAll(async () => {
 
 describe('models exported by torch.onnx.export', () => {
   const cases = [
-    { name: 'small_cnn', shapes: undefined, kernels: ['Conv2D', 'MaxPool', 'BatchMatMul'] },
-    { name: 'small_resnet', shapes: undefined, kernels: ['Conv2D', 'Relu'] },
+    { name: 'small_cnn', shapes: undefined, kernels: ['FusedConv2D', 'MaxPool', 'BatchMatMul'] },
+    { name: 'small_resnet', shapes: undefined, kernels: ['FusedConv2D', 'Relu'] },
     { name: 'small_transformer', shapes: { input: [3, 7] }, kernels: ['GatherV2', 'Softmax', 'Erf'] },
     { name: 'small_lstm', shapes: undefined, kernels: ['BatchMatMul', 'Sigmoid', 'Tanh'] },
   ];

@@ -3,6 +3,7 @@
  * `applyPatterns`: clean-ups first, then lowerings, then merges, and
  * dead-code elimination last so each round ends with a pruned graph.
  */
+import { activationFusion } from './activation_fusion.js';
 import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
 import { constantFolding } from './constant_folding.js';
@@ -12,6 +13,7 @@ import { noOpRemoval } from './no_op_removal.js';
 import type { Pattern } from './pattern.js';
 import { sumAsAveragePool } from './sum_as_average_pool.js';
 import { transposedMatMul } from './transposed_matmul.js';
+import { transposeSinking } from './transpose_sinking.js';
 import { weightLayoutCaching } from './weight_layout_caching.js';
 
 /** Every pattern, in run order. */
@@ -19,6 +21,8 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   noOpRemoval,
   constantFolding,
   fusedKernelLowering,
+  transposeSinking,
+  activationFusion,
   transposedMatMul,
   sumAsAveragePool,
   broadcastWidening,

@@ -5,7 +5,9 @@
  * ONNX tensors are channels-first and tfjs kernels channels-last, so inputs
  * and results are transposed around the tfjs call. A 1-D convolution runs as a
  * 2-D one of height 1; a dilated kernel is spread out with zeros when tfjs
- * cannot combine dilation with strides.
+ * cannot combine dilation with strides. A 1-D or 2-D Conv is one fused tfjs
+ * kernel: the padding is the kernel's own (explicit) and the bias is added by
+ * it, with no padded copy of the input and no separate addition.
  */
 import * as tf from '@tensorflow/tfjs';
 import { OnnxError } from '../onnx_errors.js';
@@ -61,18 +63,25 @@ function channelGroups(x: tf.Tensor, groups: number): tf.Tensor[] {
   return groups === 1 ? [x] : tf.split(x, groups, x.rank - 1);
 }
 
-/** One group of a convolution: channels-last input, [M, C, k...] kernel. */
-function convolve(x: tf.Tensor, w: tf.Tensor, strides: number[], dilations: number[]): tf.Tensor {
+/** Padding of a channels-last 2-D convolution: none, or explicit amounts before and after each spatial axis. */
+type Padding2d = 'valid' | tf.backend_util.ExplicitPadding;
+
+/**
+ * One group of a convolution: channels-last input, [M, C, k...] kernel,
+ * plus `bias`; a 2-D one takes its padding and bias in the kernel.
+ */
+function convolve(x: tf.Tensor, w: tf.Tensor, strides: number[], dilations: number[], pad: Padding2d = 'valid', bias?: tf.Tensor): tf.Tensor {
   if (x.rank === 4)
-    return tf.conv2d(
-      x as tf.Tensor4D,
-      tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D,
-      strides as [number, number],
-      'valid',
-      'NHWC',
-      dilations as [number, number],
-    );
-  return tf.conv3d(
+    return tf.fused.conv2d({
+      x: x as tf.Tensor4D,
+      filter: tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D,
+      strides: strides as [number, number],
+      pad,
+      dataFormat: 'NHWC',
+      dilations: dilations as [number, number],
+      ...(bias ? { bias } : {}),
+    });
+  const y = tf.conv3d(
     x as tf.Tensor5D,
     tf.transpose(w, [2, 3, 4, 1, 0]) as tf.Tensor5D,
     strides as [number, number, number],
@@ -80,6 +89,7 @@ function convolve(x: tf.Tensor, w: tf.Tensor, strides: number[], dilations: numb
     'NDHWC',
     dilations as [number, number, number],
   );
+  return bias ? tf.add(y, bias) : y;
 }
 
 /** The Conv of `input` with `weights` (and `bias`), with the node's window and group attributes. */
@@ -87,7 +97,11 @@ export function convolution(call: OperatorCall, input: tf.Tensor, weights: tf.Te
   checkRank(call, input);
   const group = call.attrs.int('group', 1);
   const window = slidingWindow(call, input.shape.slice(2), call.attrs.ints('kernel_shape') ?? weights.shape.slice(2));
-  const padded = padSpatial(input, window.padsBefore, window.padsAfter, 0);
+  // 1-D and 2-D convolutions pad in the kernel (1-D: nothing along the added axis); 3-D ones and negative pads pad the input.
+  const inKernel = input.rank <= 4 && [...window.padsBefore, ...window.padsAfter].every((p) => p >= 0);
+  const padded = inKernel ? input : padSpatial(input, window.padsBefore, window.padsAfter, 0);
+  const spatialPads = window.padsBefore.map((before, i): [number, number] => [before, window.padsAfter[i]!]);
+  const pad: Padding2d = inKernel ? ([[0, 0], ...(input.rank === 3 ? [[0, 0] as [number, number]] : []), ...spatialPads, [0, 0]] as tf.backend_util.ExplicitPadding) : 'valid';
   const view = asAtLeast2d(padded, weights, window.strides, window.dilations);
   let { w, dilations } = view;
   const strided = view.strides.some((s) => s > 1);
@@ -99,26 +113,28 @@ export function convolution(call: OperatorCall, input: tf.Tensor, weights: tf.Te
   const channels = view.x.shape[1]!;
   let y: tf.Tensor;
   if (group === 1) {
-    y = convolve(x, w, view.strides, dilations);
+    y = convolve(x, w, view.strides, dilations, pad, bias);
   } else if (group === channels && x.rank === 4) {
     const multiplier = w.shape[0]! / channels;
     const filter = tf.transpose(tf.reshape(w, [channels, multiplier, w.shape[2]!, w.shape[3]!]), [2, 3, 0, 1]);
-    y = tf.depthwiseConv2d(
-      x as tf.Tensor4D,
-      filter as tf.Tensor4D,
-      view.strides as [number, number],
-      'valid',
-      'NHWC',
-      dilations as [number, number],
-    );
+    y = tf.fused.depthwiseConv2d({
+      x: x as tf.Tensor4D,
+      filter: filter as tf.Tensor4D,
+      strides: view.strides as [number, number],
+      // tfjs's kernels take explicit padding for depthwise convolutions too; its op's signature does not say so.
+      pad: pad as 'valid',
+      dataFormat: 'NHWC',
+      dilations: dilations as [number, number],
+      ...(bias ? { bias } : {}),
+    });
   } else {
     const kernels = tf.split(w, group, 0);
     y = tf.concat(
-      channelGroups(x, group).map((xg, g) => convolve(xg, kernels[g]!, view.strides, dilations)),
+      channelGroups(x, group).map((xg, g) => convolve(xg, kernels[g]!, view.strides, dilations, pad)),
       x.rank - 1,
     );
+    if (bias) y = tf.add(y, bias);
   }
-  if (bias) y = tf.add(y, bias);
   return view.restore(toChannelsFirst(y));
 }
 
