@@ -11,7 +11,8 @@ import { Options, RecoverableError, SimulatedErrorCode, optim, tf, trainingModel
 
 const steps = 12;
 const checkpointEvery = 4;
-const batches = Array.from({ length: steps }, (_, i) => [tf.randomNormal([4, 8], 0, 1, 'float32', 2 * i), tf.randomNormal([4, 2], 0, 1, 'float32', 2 * i + 1)]);
+// Seeds from 1: tfjs takes a seed of 0 as no seed.
+const batches = Array.from({ length: steps }, (_, i) => [tf.randomNormal([4, 8], 0, 1, 'float32', 2 * i + 1), tf.randomNormal([4, 2], 0, 1, 'float32', 2 * i + 2)]);
 
 function build() {
   const model = tf.sequential({
