@@ -55,6 +55,15 @@ function power(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   return a.dtype === 'int32' ? tf.cast(tf.round(result), 'int32') : result;
 }
 
+/** Pow; a float32 base squared by a one-element constant 2 that widens nothing is a Square (x·x, a single pass). */
+const powOperator: OperatorImplementation = (call) => {
+  const exponent = call.fixedInput(1);
+  if (exponent?.data.length === 1 && Number(exponent.data[0]) === 2 && call.inputDtype(0) === 'float32' && exponent.shape.length <= call.inputShape(0).length) {
+    return [tf.square(call.input(0))];
+  }
+  return binary(power)(call);
+};
+
 /** Mod with the sign of the divisor (fmod = 0) or of the dividend (fmod = 1, C's fmod). */
 const modulo: OperatorImplementation = (call) => {
   const [a, divisor] = binaryInputs(call);
@@ -89,7 +98,7 @@ export const ELEMENTWISE_ARITHMETIC_OPERATORS: OperatorFamily = {
   Sub: [{ since: 1, run: binary(tf.sub) }],
   Mul: [{ since: 1, run: binary(tf.mul) }],
   Div: [{ since: 1, run: binary(divide) }],
-  Pow: [{ since: 1, run: binary(power) }],
+  Pow: [{ since: 1, run: powOperator }],
   Mod: [{ since: 10, run: modulo }],
   BitShift: [{ since: 11, run: bitShift }],
   Max: [{ since: 1, run: variadic(tf.maximum) }],

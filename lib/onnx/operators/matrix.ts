@@ -25,7 +25,14 @@ export function numpyMatMul(a: tf.Tensor, b: tf.Tensor, where: string): tf.Tenso
     if (!sameShape(batchX, batch)) x = tf.broadcastTo(x, [...batch, ...x.shape.slice(-2)]);
     if (!sameShape(batchY, batch)) y = tf.broadcastTo(y, [...batch, ...y.shape.slice(-2)]);
   }
-  let out = tf.matMul(x, y);
+  let out: tf.Tensor;
+  if (y.rank === 2 && x.rank > 2) {
+    // A batch of rows times one matrix is one matrix product of all the rows (tfjs's wasm kernel is fast for a single batch only).
+    const [m, k] = x.shape.slice(-2) as [number, number];
+    out = tf.reshape(tf.matMul(tf.reshape(x, [size(batchX) * m, k]), y), [...batchX, m, y.shape[1]!]);
+  } else {
+    out = tf.matMul(x, y);
+  }
   if (vectorA && vectorB) out = tf.reshape(out, out.shape.slice(0, -2));
   else if (vectorA) out = tf.reshape(out, [...out.shape.slice(0, -2), out.shape[out.rank - 1]!]);
   else if (vectorB) out = tf.reshape(out, out.shape.slice(0, -1));
