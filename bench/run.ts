@@ -12,7 +12,9 @@
  * table plans Graphcore's published configurations and sets their
  * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
  * runs it alone), and the host-memory table measures peak host memory
- * against micro-batch and host batch (`BENCH_ONLY=host memory`).
+ * against micro-batch and host batch (`BENCH_ONLY=host memory`). The ONNX
+ * session table runs torchvision models in a poptfjs session and in
+ * onnxruntime-node, side by side (`BENCH_ONLY=onnxruntime`).
  * `BENCH_ONLY="MPI instances"` runs the step of 1 instance × 2 replicas
  * against 2 instances × 1 replica under `poptfjs run` (MPICH or Open MPI).
  */
@@ -26,6 +28,7 @@ import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
 import { HOST_MEMORY_TITLE, hostMemoryMarkdown, hostMemoryRows, hostMemoryText } from './host_memory_table.js';
+import { SESSION_TABLE_TITLE, sessionTable, sessionTableMarkdown, sessionTableText } from './onnx_session_table.js';
 import { distributedInstancesBenchmark } from './distributed_instances.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
@@ -73,9 +76,11 @@ const calibration = only === undefined || CALIBRATION_TITLE.includes(only) ? awa
 if (calibration) console.log(`\n${calibrationText(calibration)}`);
 const hostMemory = only === undefined || HOST_MEMORY_TITLE.toLowerCase().includes(only.toLowerCase()) ? hostMemoryRows() : undefined;
 if (hostMemory) console.log(`\n${hostMemoryText(hostMemory)}`);
+const sessions = only === undefined || SESSION_TABLE_TITLE.toLowerCase().includes(only.toLowerCase()) ? await sessionTable(rounds) : undefined;
+if (sessions) console.log(`\n${sessionTableText(sessions)}`);
 if (only === undefined) {
   const machine = describeMachine(pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : []);
   const path = join(benchDirectory(), 'RESULTS.md');
-  writeFileSync(path, resultsMarkdown(tables, machine, notes, [hostMemoryMarkdown(hostMemory!), calibrationMarkdown(calibration!)]));
+  writeFileSync(path, resultsMarkdown(tables, machine, notes, [sessionTableMarkdown(sessions!), hostMemoryMarkdown(hostMemory!), calibrationMarkdown(calibration!)]));
   console.log(`\nwritten to ${path}`);
 }

@@ -1,0 +1,170 @@
+/**
+ * The ONNX session table: torchvision's resnet18, mobilenet_v2 and
+ * squeezenet1_1 and a torch.nn.TransformerEncoder, exported by
+ * `torch.onnx.export` (bench/session_models.py, run with Debian's python
+ * when the files are missing), each run by a poptfjs `InferenceSession` and
+ * by onnxruntime-node on the same file and input, taking turns within each
+ * round. onnxruntime runs with its thread pool's spin-waiting off: its
+ * spinning threads keep every core busy after a run and slow down whatever
+ * runs next in the process (poptfjs's turn, about threefold on 2 cores);
+ * its default, spinning, is then timed alone. Per model: the median run of
+ * each, the ratios, and the largest difference between the outputs.
+ * Targets: poptfjs ≤ 3× onnxruntime on every model, ≤ 1.5× on at least one.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { popart } from 'poptfjs';
+import { benchDirectory } from './bench_directory.js';
+import { runSideBySide } from './side_by_side.js';
+
+/** The title of the table, as `BENCH_ONLY` matches it. */
+export const SESSION_TABLE_TITLE = 'ONNX sessions against onnxruntime-node';
+
+/** A model of the table: its file's name and input shape (as bench/session_models.py exports it). */
+interface SessionModel {
+  readonly name: string;
+  readonly input: readonly number[];
+}
+
+const MODELS: readonly SessionModel[] = [
+  { name: 'resnet18', input: [1, 3, 64, 64] },
+  { name: 'mobilenet_v2', input: [1, 3, 224, 224] },
+  { name: 'squeezenet1_1', input: [1, 3, 224, 224] },
+  { name: 'transformer_encoder', input: [1, 64, 256] },
+];
+
+/** What was measured for a model, or why not. */
+export interface SessionRow {
+  readonly model: SessionModel;
+  readonly result:
+    | { readonly poptfjsMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number }
+    | { readonly failed: string };
+}
+
+/** The measured table, or why it could not be measured. */
+export type SessionTable = { readonly rows: readonly SessionRow[]; readonly onnxruntime: string } | { readonly skipped: string };
+
+const PYTHON = process.env.POPTFJS_BENCH_PYTHON ?? '/usr/bin/python3';
+
+/** Where the exported models are kept (generated, never committed). */
+function modelDirectory(): string {
+  return join(benchDirectory(), '..', 'node_modules', '.cache', 'poptfjs-bench-session-models');
+}
+
+/** Exports the models whose files are missing; the reason when that fails. */
+function exportMissing(directory: string): string | undefined {
+  const missing = MODELS.filter((m) => !existsSync(join(directory, `${m.name}.onnx`)) || !existsSync(join(directory, `${m.name}_input.bin`)));
+  if (missing.length === 0) return undefined;
+  if (!existsSync(PYTHON)) return `${PYTHON} not found (set POPTFJS_BENCH_PYTHON to a Python with torch and torchvision)`;
+  mkdirSync(directory, { recursive: true });
+  const run = spawnSync(PYTHON, [join(benchDirectory(), 'session_models.py'), directory, ...missing.map((m) => m.name)], { encoding: 'utf8' });
+  if (run.status !== 0) return `bench/session_models.py failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`;
+  return undefined;
+}
+
+async function measure(model: SessionModel, directory: string, ort: typeof import('onnxruntime-node'), rounds: number): Promise<SessionRow['result']> {
+  const file = join(directory, `${model.name}.onnx`);
+  const bytes = readFileSync(join(directory, `${model.name}_input.bin`));
+  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const session = await popart.InferenceSession.create({
+    model: file,
+    dataFlow: new popart.DataFlow(1, { output: popart.AnchorReturnType('All') }),
+    deviceInfo: new popart.DeviceManager().createCpuDevice(),
+  });
+  try {
+    await session.prepareDevice();
+    const anchors = session.initAnchorArrays();
+    const noSpinning = { extra: { session: { 'intra_op.allow_spinning': '0', 'inter_op.allow_spinning': '0' } } };
+    const reference = await ort.InferenceSession.create(file, noSpinning);
+    const feeds = { input: new ort.Tensor('float32', input, [...model.input]) };
+    let expected: Float32Array | undefined;
+    const [onnxruntime, poptfjs] = await runSideBySide(
+      [
+        { name: 'onnxruntime-node', step: async () => void (expected = (await reference.run(feeds)).output!.data as Float32Array) },
+        { name: 'poptfjs', step: () => session.run(new popart.StepIO({ input }, anchors)) },
+      ],
+      rounds,
+    );
+    await reference.release();
+    const actual = anchors.output as Float32Array;
+    const maxAbsDiff = actual.reduce((m, v, i) => Math.max(m, Math.abs(v - expected![i]!)), 0);
+    const spinning = await ort.InferenceSession.create(file);
+    const [alone] = await runSideBySide([{ name: 'onnxruntime-node, spinning', step: async () => void (await spinning.run(feeds)) }], rounds);
+    await spinning.release();
+    return { poptfjsMs: poptfjs!.medianMs, onnxruntimeMs: onnxruntime!.medianMs, spinningMs: alone!.medianMs, maxAbsDiff };
+  } finally {
+    session.dispose();
+  }
+}
+
+/** Measures every model (`rounds` timed rounds each), or says why the table cannot be made here. */
+export async function sessionTable(rounds: number): Promise<SessionTable> {
+  let ort: typeof import('onnxruntime-node');
+  try {
+    ort = await import('onnxruntime-node');
+  } catch (error) {
+    return { skipped: `onnxruntime-node cannot be loaded (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); it is a devDependency: npm install` };
+  }
+  const directory = modelDirectory();
+  const exportFailure = exportMissing(directory);
+  if (exportFailure) return { skipped: exportFailure };
+  const rows: SessionRow[] = [];
+  for (const model of MODELS) {
+    try {
+      rows.push({ model, result: await measure(model, directory, ort, rounds) });
+    } catch (error) {
+      rows.push({ model, result: { failed: error instanceof Error ? error.message.split('\n')[0]! : String(error) } });
+    }
+  }
+  const version = (JSON.parse(readFileSync(join(benchDirectory(), '..', 'node_modules', 'onnxruntime-node', 'package.json'), 'utf8')) as { version: string }).version;
+  return { rows, onnxruntime: version };
+}
+
+const HEADERS = ['model', 'input', 'poptfjs ms', 'onnxruntime-node ms', 'ratio', 'onnxruntime-node spinning, alone, ms', 'ratio to it', 'max abs diff'];
+
+function cells(row: SessionRow): string[] {
+  const head = [row.model.name, row.model.input.join('×')];
+  const r = row.result;
+  if ('failed' in r) return [...head, `failed: ${r.failed}`, '', '', '', '', ''];
+  const ratio = (ms: number) => (r.poptfjsMs / ms).toFixed(2);
+  return [...head, r.poptfjsMs.toFixed(2), r.onnxruntimeMs.toFixed(2), ratio(r.onnxruntimeMs), r.spinningMs.toFixed(2), ratio(r.spinningMs), r.maxAbsDiff.toExponential(1)];
+}
+
+/** The line against the targets, for the ratios to onnxruntime side by side and to its spinning default alone. */
+function verdict(rows: readonly SessionRow[]): string {
+  const against = (key: 'onnxruntimeMs' | 'spinningMs', what: string) => {
+    const ratios = rows.map((r) => ('failed' in r.result ? Number.POSITIVE_INFINITY : r.result.poptfjsMs / r.result[key]));
+    const [worst, best] = [Math.max(...ratios), Math.min(...ratios)];
+    return `${what}: worst ratio ${worst.toFixed(2)} (target ≤ 3 on every model: ${worst <= 3 ? 'met' : 'not met'}), best ${best.toFixed(2)} (target ≤ 1.5 on one: ${best <= 1.5 ? 'met' : 'not met'})`;
+  };
+  return `${against('onnxruntimeMs', 'side by side')}; ${against('spinningMs', 'to its spinning default alone')}`;
+}
+
+/** The table as text, for the console. */
+export function sessionTableText(table: SessionTable): string {
+  if ('skipped' in table) return `${SESSION_TABLE_TITLE}: skipped: ${table.skipped}`;
+  const rows = [HEADERS, ...table.rows.map(cells)];
+  const widths = HEADERS.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return [`${SESSION_TABLE_TITLE} ${table.onnxruntime} (median run, ms):`, ...rows.map((r) => `  ${r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')}`), verdict(table.rows)].join('\n');
+}
+
+/** The table as a Markdown section, for bench/RESULTS.md. */
+export function sessionTableMarkdown(table: SessionTable): string {
+  if ('skipped' in table) return `## ${SESSION_TABLE_TITLE}\n\nSkipped: ${table.skipped}`;
+  return [
+    `## ${SESSION_TABLE_TITLE}`,
+    '',
+    `Each model is exported by \`torch.onnx.export\` (bench/session_models.py: random weights, opset 14) and run on the same`,
+    `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device) and by onnxruntime-node ${table.onnxruntime} (CPU, its`,
+    'thread pool\'s spin-waiting off), the two taking turns within each round; "max abs diff" compares their outputs. With',
+    'spin-waiting on (its default), onnxruntime\'s threads keep both cores busy after each of its runs, which slows whatever runs',
+    'next in the process, poptfjs\'s turn included, about threefold; so its default is timed alone, after the side-by-side rounds.',
+    '',
+    `| ${HEADERS.join(' | ')} |`,
+    `|---|---|${HEADERS.slice(2).map(() => '---:').join('|')}|`,
+    ...table.rows.map((r) => `| ${cells(r).join(' | ')} |`),
+    '',
+    verdict(table.rows),
+  ].join('\n');
+}
