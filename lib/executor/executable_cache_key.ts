@@ -11,7 +11,7 @@
  * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`);
  * - the optimizer's type, constant attribute values, state slots and trained weights;
  * - the kind (training or inference), the replica groupings and the
- *   float16 declarations;
+ *   float16 declarations (or that the graph flags its float16 values);
  * - the device target (the resolved IPU spec) and the tfjs backend (patterns
  *   depend on it);
  * - the poptfjs version.
@@ -101,6 +101,7 @@ export function executableCacheKey(request: GraphCompileRequest, options: object
     optimizer: optimizerPart(request.optimizer, rename),
     replicaGroupings: Object.fromEntries(Object.entries(request.replicaGroupings).map(([name, grouping]) => [rename(name), grouping])),
     float16: { params: [...(request.float16?.params ?? [])].map(rename).sort(), inputs: [...(request.float16?.inputs ?? [])].sort((a, b) => a - b) },
+    ...(request.float16Flagged ? { float16Flagged: true } : {}),
     target: targetSpec(request.settings.ipuTarget),
     backend: tf.getBackend(),
   };

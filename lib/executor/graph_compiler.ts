@@ -81,6 +81,8 @@ export interface GraphCompileRequest {
   readonly progress: CompileProgress;
   /** The parameters (by name) and inputs (by position) declared float16 (`half`). */
   readonly float16?: { readonly params: ReadonlySet<string>; readonly inputs: ReadonlySet<number> };
+  /** The graph flags its float16 values itself (an imported ONNX model, whose tensors have element types): none are inferred. */
+  readonly float16Flagged?: boolean;
   /** The name reports give each parameter, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
 }
@@ -94,11 +96,13 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   const patterned = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
   const { fired } = patterned;
   const precision = settings.precision;
-  const inferred = inferFloat16(patterned.graph, {
-    params: request.float16?.params ?? new Set(),
-    inputs: request.float16?.inputs ?? new Set(),
-    casting: precision.halfFloatCasting,
-  });
+  const inferred = request.float16Flagged
+    ? patterned.graph
+    : inferFloat16(patterned.graph, {
+        params: request.float16?.params ?? new Set(),
+        inputs: request.float16?.inputs ?? new Set(),
+        casting: precision.halfFloatCasting,
+      });
   const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
   progress.step();
   const placement = placeGraph(graph, {

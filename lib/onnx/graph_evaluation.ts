@@ -21,6 +21,7 @@ import type { GraphProto, NodeProto } from './onnx_proto.js';
 import type { OperatorCall, OperatorVersion } from './operators/operator.js';
 import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET, operatorVersion } from './operators/registry.js';
 import { tfjsDtypeOf } from './onnx_element_type.js';
+import { floatOutputElementType } from './float_output_element_type.js';
 
 /** How a slot's value comes into being. */
 type SlotKind = 'input' | 'initializer' | 'constant' | 'computed';
@@ -30,7 +31,7 @@ interface Slot {
   readonly kind: SlotKind;
   tensor?: tf.Tensor;
   host?: HostTensor;
-  /** For graph inputs: the declared element type. */
+  /** For graph inputs: the declared element type; for computed floating-point tensors: the type ONNX gives them. */
   readonly elementType?: number;
   /** For computed slots: the node that computes it. */
   readonly producer?: number;
@@ -40,6 +41,8 @@ interface Slot {
 export interface TensorInfo {
   readonly shape: readonly number[];
   readonly dtype: tf.DataType;
+  /** The ONNX element type, when known (always for floating-point tensors). */
+  readonly elementType?: number;
 }
 
 /** What the evaluation needs besides the graph. */
@@ -102,8 +105,10 @@ export class GraphEvaluation {
   tensorInfo(): Map<string, TensorInfo> {
     const info = new Map<string, TensorInfo>();
     for (const slot of this.slots.values()) {
-      if (slot.tensor) info.set(slot.name, { shape: slot.tensor.shape, dtype: slot.tensor.dtype });
-      else if (slot.host) info.set(slot.name, { shape: slot.host.shape, dtype: tfjsDtypeOf(slot.host.elementType) ?? 'float32' });
+      const elementType = slot.host?.elementType ?? slot.elementType;
+      const typed = elementType === undefined ? {} : { elementType };
+      if (slot.tensor) info.set(slot.name, { shape: slot.tensor.shape, dtype: slot.tensor.dtype, ...typed });
+      else if (slot.host) info.set(slot.name, { shape: slot.host.shape, dtype: tfjsDtypeOf(slot.host.elementType) ?? 'float32', ...typed });
     }
     return info;
   }
@@ -144,8 +149,10 @@ export class GraphEvaluation {
         throw new OnnxError(`${where}: output ${i} '${name}' is not computed by poptfjs's implementation`, {
           location: nodeLabel(node, index),
         });
-      if (output instanceof tf.Tensor) this.slots.set(name, { name, kind: 'computed', tensor: output, producer: index });
-      else this.slots.set(name, { name, kind: 'constant', host: output });
+      if (output instanceof tf.Tensor) {
+        const typed = output.dtype === 'float32' ? { elementType: floatOutputElementType(this.tracedCall(node, index), i) } : {};
+        this.slots.set(name, { name, kind: 'computed', tensor: output, producer: index, ...typed });
+      } else this.slots.set(name, { name, kind: 'constant', host: output });
     });
   }
 
@@ -166,7 +173,7 @@ export class GraphEvaluation {
   private hostOutputs(version: OperatorVersion, node: NodeProto, index: number): Array<HostTensor | undefined> {
     const call = this.constantCall(node, index);
     if ('atImport' in version) return version.atImport(call);
-    return version.run(call).map((t) => (t ? hostTensorFromTf(t) : undefined));
+    return version.run(call).map((t, i) => (t ? hostTensorFromTf(t, t.dtype === 'float32' ? floatOutputElementType(call, i) : undefined) : undefined));
   }
 
   /** A call whose inputs are tensors of the slots and whose constant inputs resolve on demand. */

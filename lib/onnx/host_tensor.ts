@@ -10,6 +10,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { OnnxError } from './onnx_errors.js';
 import { OnnxElementType, elementTypeName, elementTypeOfDtype, tfjsDtypeOf } from './onnx_element_type.js';
+import { roundFloat16Array } from '../precision/float16.js';
 
 /** The data of a {@link HostTensor}. */
 export type HostTensorData = Float32Array | Float64Array | Int32Array | Uint8Array | string[];
@@ -47,11 +48,12 @@ export function emptyHostData(elementType: number, length: number): HostTensorDa
   }
 }
 
-/** A host tensor of `elementType` with the given values (converted to the type's data form). */
+/** A host tensor of `elementType` with the given values (converted to the type's data form; FLOAT16 values rounded to float16). */
 export function hostTensor(elementType: number, shape: readonly number[], values: ArrayLike<number> | readonly string[]): HostTensor {
   const data = emptyHostData(elementType, values.length);
   if (Array.isArray(data)) (values as readonly string[]).forEach((v, i) => (data[i] = v));
   else (data as Float64Array).set(values as ArrayLike<number>);
+  if (elementType === OnnxElementType.FLOAT16) roundFloat16Array(data as Float32Array, data as Float32Array);
   return { elementType, shape: [...shape], data };
 }
 

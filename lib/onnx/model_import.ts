@@ -7,7 +7,8 @@
  * graph inputs become IR inputs (named after them), values known at import
  * become constants, and each IR node is annotated (`layer`) with the ONNX
  * node it implements. What the outputs (and the extra outputs asked for) do
- * not depend on is eliminated.
+ * not depend on is eliminated. The values of FLOAT16 tensors are flagged
+ * float16 (see {@link withFloat16Values}).
  *
  * For training, the evaluation runs under tfjs's gradient tape: the graph
  * also computes the gradients of `loss × lossScale` (the loss scale is an
@@ -21,6 +22,7 @@ import type { Graph, GraphOutputs, ValueId } from '../ir/graph.js';
 import { KernelRecorder } from '../trace/kernel_recorder.js';
 import { valueIdsAfterDeadCodeElimination } from './dead_code_value_ids.js';
 import { GraphEvaluation, type GraphEvaluationOptions, type TensorInfo } from './graph_evaluation.js';
+import { withFloat16Values } from './float16_values.js';
 import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import { checkModelSupported } from './model_support.js';
@@ -348,7 +350,8 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
       variables: [...initializers].filter(([name, value]) => trainable(name, value)).map(([name, value]) => createVariable(name, value)),
     };
     const recorded = recordEvaluation(graph, { opset, initializers, constantInputs, variableFor }, inputs, inputTensors, outputNames, training);
-    const { graph: ir, tensorValues } = withoutDeadCode(recorded.traced, recorded.valueIds);
+    const { graph: untyped, tensorValues } = withoutDeadCode(recorded.traced, recorded.valueIds);
+    const ir = withFloat16Values(untyped, tensorValues, recorded.tensorInfo);
     const live = new Set(ir.values.flatMap((v) => (v.source.kind === 'param' ? [v.source.name] : [])));
     const variables = new Map<string, tf.Variable>();
     for (const v of created.values()) {

@@ -30,7 +30,8 @@ import { hostTensorToTf } from '../onnx/host_tensor.js';
 import { writeModel } from '../onnx/model_export.js';
 import { readModel } from '../onnx/model_file.js';
 import { importModel, type ImportedModel } from '../onnx/model_import.js';
-import { elementTypeName, elementTypeOfDtype } from '../onnx/onnx_element_type.js';
+import { elementTypeName, elementTypeOfDtype, OnnxElementType } from '../onnx/onnx_element_type.js';
+import { roundFloat16Array } from '../precision/float16.js';
 import { tensorFromProto } from '../onnx/tensor_proto_data.js';
 import type { Options } from '../options/options.js';
 import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
@@ -282,6 +283,7 @@ export abstract class Session {
       optimizer: this.trainingOptimizer(),
       replicaGroupings: {},
       progress: new CompileProgress(),
+      float16Flagged: true,
     };
   }
 
@@ -463,11 +465,15 @@ export abstract class Session {
     for (const [, variable, buffer] of this.weightBuffers(weights, 'readWeights')) buffer.set(variable.dataSync() as HostArray);
   }
 
-  /** Sets the host weights named in `weights` from their buffers (call `weightsFromHost()` to send them to the device). */
+  /**
+   * Sets the host weights named in `weights` from their buffers, FLOAT16
+   * weights rounded to float16 (call `weightsFromHost()` to send them to the device).
+   */
   writeWeights(weights: WeightsIO): void {
     this.assertUsable('writeWeights');
-    for (const [, variable, buffer] of this.weightBuffers(weights, 'writeWeights')) {
-      const value = tf.tensor(buffer, variable.shape, variable.dtype);
+    for (const [name, variable, buffer] of this.weightBuffers(weights, 'writeWeights')) {
+      const half = this.imported.tensorInfo.get(name)?.elementType === OnnxElementType.FLOAT16;
+      const value = tf.tensor(half ? roundFloat16Array(buffer as Float32Array) : buffer, variable.shape, variable.dtype);
       variable.assign(value);
       value.dispose();
     }

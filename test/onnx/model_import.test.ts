@@ -149,7 +149,7 @@ describe('importing an ONNX model into the IR', () => {
     expect(graph.values[tensorValues.get('X')!]!.source).toMatchObject({ kind: 'input', name: 'X' });
     expect(graph.values[tensorValues.get('W')!]!.source).toMatchObject({ kind: 'param', name: 'W' });
     expect(graph.values[tensorValues.get('XWB')!]!.shape).toEqual([1, 2]);
-    expect(imported.tensorInfo.get('XWB')).toEqual({ shape: [1, 2], dtype: 'float32' });
+    expect(imported.tensorInfo.get('XWB')).toEqual({ shape: [1, 2], dtype: 'float32', elementType: OnnxElementType.FLOAT });
     const outputs = runImportedModel(imported, { X: tf.tensor2d([[1, 1, 1]]) });
     expect(Array.from(outputs.get('XW')!.dataSync())).toEqual([0, 0.5]);
     imported.dispose();

@@ -7,8 +7,9 @@
  * on every run), nor are nodes without inputs (a fill is smaller as its one
  * value than as a constant), kernels the active backend lacks, nodes with an
  * output above {@link FOLDED_ELEMENTS_LIMIT} elements (to keep the graph
- * small) or complex outputs. A kernel that fails on its constant inputs is
- * left in the graph, to fail or run where it would have anyway.
+ * small), complex outputs or float16 ones (the device rounds them when it
+ * makes them). A kernel that fails on its constant inputs is left in the
+ * graph, to fail or run where it would have anyway.
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine, type KernelInputs } from '../../backend/tfjs_internals.js';
@@ -28,7 +29,7 @@ function foldable(editor: GraphEditor, node: Node): boolean {
   if (node.kernel.startsWith('poptfjs.') || node.inputs.length === 0) return false;
   if (!node.inputs.every((id) => { const source = editor.value(id).source; return source.kind === 'constant' && source.data !== null; })) return false;
   const outputs = node.outputs.map((id) => editor.value(id));
-  if (outputs.some((v) => v.dtype === 'complex64' || sizeOf(v.shape) > FOLDED_ELEMENTS_LIMIT)) return false;
+  if (outputs.some((v) => v.dtype === 'complex64' || v.precision === 'float16' || sizeOf(v.shape) > FOLDED_ELEMENTS_LIMIT)) return false;
   return tf.getKernel(node.kernel, tf.getBackend()) !== undefined;
 }
 

@@ -127,7 +127,12 @@ export class GraphEditor {
     return outputs;
   }
 
-  /** Sends every use of `from` (node inputs and graph roles) to `to`, which must have the same shape and dtype. */
+  /**
+   * Sends every use of `from` (node inputs and graph roles) to `to`, which
+   * must have the same shape and dtype. A node output inserted by this editor
+   * that stands in for a float16 value is float16 too (the node making it
+   * rounds its result).
+   */
   replaceUses(from: ValueId, to: ValueId): void {
     const a = this.value(from);
     const b = this.value(this.resolve(to));
@@ -135,6 +140,7 @@ export class GraphEditor {
       throw rewriteError(`cannot use %${b.id}: ${b.dtype}[${b.shape.join(',')}] in place of %${a.id}: ${a.dtype}[${a.shape.join(',')}]`);
     }
     if (b.id === from) return;
+    if (a.precision === 'float16' && b.id >= this.graph.values.length && b.source.kind === 'node') this.values[b.id] = { ...b, precision: 'float16' };
     this.substitutes.set(from, b.id);
   }
 
@@ -179,7 +185,7 @@ export class GraphEditor {
       const outputs = node.outputs.map((out, output) => {
         const v = this.value(out);
         valueIds.set(out, values.length);
-        values.push({ id: values.length, shape: v.shape, dtype: v.dtype, source: { kind: 'node', node: newId, output } });
+        values.push({ id: values.length, shape: v.shape, dtype: v.dtype, source: { kind: 'node', node: newId, output }, ...(v.precision ? { precision: v.precision } : {}) });
         return values.length - 1;
       });
       nodes.push({ ...node, id: newId, inputs, outputs });

@@ -10,7 +10,8 @@ import type { PatternResult } from './pattern.js';
 /**
  * Merges the live nodes of `graph` that `keyOf` gives the same key (nodes it
  * gives no key are left alone). Nodes in different blocks or on different
- * IPUs never merge, so merging moves no work or traffic between IPUs.
+ * IPUs never merge, so merging moves no work or traffic between IPUs, nor do
+ * nodes whose outputs differ in precision (one rounds to float16, the other not).
  */
 export function mergeDuplicateNodes(graph: Graph, keyOf: (node: Node, editor: GraphEditor) => string | undefined): PatternResult {
   const editor = new GraphEditor(graph);
@@ -19,7 +20,8 @@ export function mergeDuplicateNodes(graph: Graph, keyOf: (node: Node, editor: Gr
   for (const node of editor.liveNodes()) {
     const key = keyOf(node, editor);
     if (key === undefined) continue;
-    const placedKey = JSON.stringify([key, node.annotations.block ?? null, node.annotations.ipu ?? null]);
+    const precisions = node.outputs.map((id) => editor.value(id).precision ?? null);
+    const placedKey = JSON.stringify([key, node.annotations.block ?? null, node.annotations.ipu ?? null, precisions]);
     const kept = first.get(placedKey);
     if (!kept) {
       first.set(placedKey, node);

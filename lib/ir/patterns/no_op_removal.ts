@@ -28,6 +28,9 @@ function simplify(editor: GraphEditor, node: Node): boolean {
   if (x === undefined || node.outputs.length !== 1) return false;
   const input = editor.value(x);
   const output = editor.value(node.outputs[0]!);
+  // A float16 output stays made by a node that rounds it: a value that is not float16 does not stand in for it.
+  const standsIn = (value: ValueId) => output.precision !== 'float16' || editor.value(value).precision === 'float16';
+  if (!standsIn(x)) return false;
   const replaceBy = (value: ValueId) => editor.removeNode(node.id, [value]);
   switch (node.kernel) {
     case 'Identity':
@@ -45,7 +48,7 @@ function simplify(editor: GraphEditor, node: Node): boolean {
       const inner = editor.producer(x);
       if (inner?.kernel !== 'Reshape') return false;
       const source = inner.inputs[0]!;
-      if (sameShape(editor.value(source).shape, output.shape)) {
+      if (sameShape(editor.value(source).shape, output.shape) && standsIn(source)) {
         replaceBy(source);
       } else {
         const [reshaped] = editor.insertBefore(node.id, {
@@ -67,7 +70,7 @@ function simplify(editor: GraphEditor, node: Node): boolean {
       const innerPerm = inner.attrs.perm as number[];
       const composed = perm.map((axis) => innerPerm[axis]!);
       const source = inner.inputs[0]!;
-      if (isIdentityPermutation(composed)) {
+      if (isIdentityPermutation(composed) && standsIn(source)) {
         replaceBy(source);
       } else {
         const [transposed] = editor.insertBefore(node.id, {

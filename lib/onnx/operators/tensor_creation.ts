@@ -89,11 +89,13 @@ function castTo(call: OperatorCall, x: tf.Tensor, elementType: number): tf.Tenso
   if (dtype === undefined || dtype === 'string' || x.dtype === 'string') {
     throw new OnnxError(`${call.where}: casting ${x.dtype} to ${elementTypeName(elementType)} is not supported`, { location: call.where });
   }
-  return x.dtype === dtype ? x : tf.cast(x, dtype);
+  // A cast to FLOAT16 of what is not FLOAT16 is a node of its own, whose output the device rounds to float16.
+  const toHalf = elementType === OnnxElementType.FLOAT16 && call.inputElementType(0) !== OnnxElementType.FLOAT16;
+  return x.dtype === dtype && !toHalf ? x : tf.cast(x, dtype);
 }
 
-/** The `to` attribute: an element type code, or (before opset 6) its name. */
-function castTarget(call: OperatorCall): number {
+/** The `to` attribute of a Cast: an element type code, or (before opset 6) its name. */
+export function castTarget(call: OperatorCall): number {
   if (call.opset >= 6) return call.attrs.int('to');
   const name = call.attrs.string('to');
   const code = (OnnxElementType as Record<string, number>)[name.toUpperCase()];
