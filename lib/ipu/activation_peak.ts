@@ -56,7 +56,8 @@ interface Execution {
 
 /** Storage that activations occupy on one IPU: a value made there, or a copy of a value made on another IPU. */
 interface Storage {
-  readonly key: string;
+  /** `value × IPUs + ipu`: one key per value and IPU. */
+  readonly key: number;
   /** The value whose bytes it holds. */
   readonly value: number;
   readonly ipu: number;
@@ -66,6 +67,30 @@ interface Storage {
   readonly perStep: boolean;
   /** For a copy: the storage it is copied from, on the producing IPU. */
   readonly copyOf?: readonly Storage[];
+}
+
+/** An execution on its IPU, with the storage it reads (accumulated partial gradients aside) and the storage it makes. */
+interface PlacedExecution {
+  readonly execution: Execution;
+  readonly node: Node;
+  readonly ipu: number;
+  readonly inputs: readonly Storage[];
+  readonly outputs: readonly Storage[];
+}
+
+/** The storage of each of `ids` (by `storageOf`, each without repeats), without repeats, in first-seen order. */
+function distinctStorage(ids: readonly number[], storageOf: (id: number) => readonly Storage[]): readonly Storage[] {
+  if (ids.length === 1) return storageOf(ids[0]!);
+  const result: Storage[] = [];
+  const seen = new Set<Storage>();
+  for (const id of ids) {
+    for (const s of storageOf(id)) {
+      if (seen.has(s)) continue;
+      seen.add(s);
+      result.push(s);
+    }
+  }
+  return result;
 }
 
 /**
@@ -147,12 +172,12 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     const source = graph.values[base(id)]!.source;
     return source.kind === 'node' ? graph.nodes[source.node] : undefined;
   };
-  const storages = new Map<string, readonly Storage[]>();
+  const storages = new Map<number, readonly Storage[]>();
   const storageOn = (id: number, ipu: number): readonly Storage[] => {
-    const key = `${id}@${ipu}`;
+    const key = id * ipuCount + ipu;
     const known = storages.get(key);
     if (known) return known;
-    let result: Storage[];
+    let result: readonly Storage[];
     if (!isActivation(id)) {
       result = [];
     } else {
@@ -166,7 +191,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
         // A view looks at what its node read: recomputed copies for a re-run or backward node, else the originals.
         const readsCopies = recomputedCopy || node?.annotations.pass === 'backward';
         result = node && isView(graph, node)
-          ? [...new Set(node.inputs.flatMap((input) => storageOn(readsCopies ? copyOf(input) : input, ipu)))]
+          ? distinctStorage(node.inputs, (input) => storageOn(readsCopies ? copyOf(input) : input, ipu))
           : one();
       } else {
         result = one(storageOn(id, from));
@@ -177,7 +202,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
   };
 
   // Readers of each storage (per micro-batch): the executions that read it on its IPU, and the copies made of it.
-  const readerCount = new Map<string, { all: number; forward: number }>();
+  const readerCount = new Map<number, { all: number; forward: number }>();
   const countReader = (s: Storage, forward: boolean) => {
     const r = readerCount.get(s.key) ?? { all: 0, forward: 0 };
     r.all++;
@@ -187,13 +212,21 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
   // The copies of each value (by id, recomputed copies included) to the other IPUs that read it.
   const copiesOf = new Map<number, Storage[]>();
   const accumulated = accumulatedPartialGradients(request);
-  const inputStorage = (execution: Execution): Storage[] => {
+  const placed = (execution: Execution): PlacedExecution => {
     const ipu = ipuOfNode(execution.node);
-    return [...new Set(execution.inputs.filter((id) => !accumulated.has(id)).flatMap((id) => storageOn(id, ipu)))];
+    const on = (id: number) => storageOn(id, ipu);
+    return {
+      execution,
+      node: graph.nodes[execution.node]!,
+      ipu,
+      inputs: distinctStorage(accumulated.size > 0 ? execution.inputs.filter((id) => !accumulated.has(id)) : execution.inputs, on),
+      outputs: distinctStorage(execution.outputs, on),
+    };
   };
-  const copies = new Set<string>();
-  for (const execution of unitExecutions.flat()) {
-    for (const s of inputStorage(execution)) {
+  const unitRuns = unitExecutions.map((executions) => executions.map(placed));
+  const copies = new Set<number>();
+  for (const { execution, inputs } of unitRuns.flat()) {
+    for (const s of inputs) {
       countReader(s, execution.forward);
       if (!s.copyOf || copies.has(s.key)) continue;
       copies.add(s.key);
@@ -207,7 +240,13 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
   const live = new Array<number>(ipuCount).fill(0);
   const offChip = new Array<number>(ipuCount).fill(0);
   const offChipPeak = new Array<number>(ipuCount).fill(0);
-  const peaks: MemoryPeak[] = Array.from({ length: ipuCount }, () => ({ stashed: 0, microBatchesInFlight: 0, working: 0, temporary: 0, during: '-' }));
+  /** The peak of each IPU, with the running node and the label of its unit and micro-batch. */
+  const peaks: Array<Omit<MemoryPeak, 'during'> & { readonly at?: { readonly node: Node; readonly label: string } }> = Array.from({ length: ipuCount }, () => ({
+    stashed: 0,
+    microBatchesInFlight: 0,
+    working: 0,
+    temporary: 0,
+  }));
   const peakTotal = new Array<number>(ipuCount).fill(0);
   interface Held {
     readonly storage: Storage;
@@ -217,18 +256,38 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     forwardReaders: number;
     onChip: boolean;
     stashedOffChip: boolean;
+    /** Counted in its IPU's stashed bytes and micro-batches in flight. */
+    counted: boolean;
   }
-  const held = new Map<string, Held>();
-  const heldKey = (mb: number, s: Storage) => (s.perStep ? `step:${s.key}` : `${mb}:${s.key}`);
+  // Held storage by micro-batch and storage key (storage made once per step under micro-batch -1).
+  const keySpace = 2 * valueCount * ipuCount;
+  const held = new Map<number, Held>();
+  const heldKey = (mb: number, s: Storage) => (s.perStep ? s.key : (mb + 1) * keySpace + s.key);
+  // What is stashed (see isStashed) on each IPU, kept up to date as held storage changes.
+  const stashedBytes = new Array<number>(ipuCount).fill(0);
+  const stashedMicroBatches = Array.from({ length: ipuCount }, () => new Map<number, number>());
+  const isStashed = (h: Held) => h.onChip && h.madeForward && h.forwardReaders <= 0 && h.readers > 0 && h.microBatch >= 0;
+  const count = (h: Held, stashed: boolean) => {
+    if (h.counted === stashed) return;
+    h.counted = stashed;
+    const ipu = h.storage.ipu;
+    stashedBytes[ipu]! += stashed ? h.storage.bytes : -h.storage.bytes;
+    const inFlight = stashedMicroBatches[ipu]!;
+    const n = (inFlight.get(h.microBatch) ?? 0) + (stashed ? 1 : -1);
+    if (n === 0) inFlight.delete(h.microBatch);
+    else inFlight.set(h.microBatch, n);
+  };
   const setOnChip = (h: Held, onChip: boolean) => {
     if (h.onChip === onChip) return;
     h.onChip = onChip;
     live[h.storage.ipu]! += onChip ? h.storage.bytes : -h.storage.bytes;
+    count(h, isStashed(h));
   };
-  const release = (k: string, h: Held) => {
+  const release = (k: number, h: Held) => {
     setOnChip(h, false);
     if (h.stashedOffChip) moveStash(h, false);
     held.delete(k);
+    count(h, false);
   };
   /** Sends a stashed value to streaming memory (`off`) or brings it back. */
   const moveStash = (h: Held, off: boolean) => {
@@ -245,6 +304,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     if (!h) return;
     h.readers--;
     if (forward) h.forwardReaders--;
+    count(h, isStashed(h));
     if (h.readers <= 0) release(k, h);
   };
   const hold = (mb: number, s: Storage, forward: boolean) => {
@@ -252,24 +312,26 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     if (held.has(k)) return;
     const r = readerCount.get(s.key) ?? { all: 0, forward: 0 };
     // A value made once per step stays until the step ends (its readers span the micro-batches).
-    const h: Held = { storage: s, microBatch: s.perStep ? -1 : mb, madeForward: forward, readers: s.perStep ? Number.POSITIVE_INFINITY : r.all, forwardReaders: r.forward, onChip: false, stashedOffChip: false };
+    const h: Held = {
+      storage: s,
+      microBatch: s.perStep ? -1 : mb,
+      madeForward: forward,
+      readers: s.perStep ? Number.POSITIVE_INFINITY : r.all,
+      forwardReaders: r.forward,
+      onChip: false,
+      stashedOffChip: false,
+      counted: false,
+    };
     held.set(k, h);
     setOnChip(h, true);
     if (s.copyOf) for (const source of s.copyOf) read(mb, source, forward);
   };
-  const isStashed = (h: Held) => h.onChip && h.madeForward && h.forwardReaders <= 0 && h.readers > 0 && h.microBatch >= 0;
-  const recordMoment = (ipu: number, temporary: number, during: string) => {
+  const recordMoment = (ipu: number, temporary: number, node: Node, label: string) => {
     const total = live[ipu]! + temporary;
     if (total <= peakTotal[ipu]!) return;
     peakTotal[ipu] = total;
-    let stashed = 0;
-    const inFlight = new Set<number>();
-    for (const h of held.values()) {
-      if (h.storage.ipu !== ipu || !isStashed(h)) continue;
-      stashed += h.storage.bytes;
-      inFlight.add(h.microBatch);
-    }
-    peaks[ipu] = { stashed, microBatchesInFlight: inFlight.size, working: live[ipu]! - stashed, temporary, during };
+    const stashed = stashedBytes[ipu]!;
+    peaks[ipu] = { stashed, microBatchesInFlight: stashedMicroBatches[ipu]!.size, working: live[ipu]! - stashed, temporary, at: { node, label } };
   };
   const offChipStash = (h: Held) => stashOffChip || (request.training && stashRule.offChip && h.storage.elements >= stashRule.minElementsForOffChip);
 
@@ -281,14 +343,11 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       const label = `${unit.pass === 'forward' ? 'F' : 'B'}${unit.stages.join('+')}:${work.microBatch}`;
       // An off-chip stash of this micro-batch comes back for its backward pass.
       if (unit.pass === 'backward') for (const h of held.values()) if (h.microBatch === work.microBatch) moveStash(h, false);
-      for (const execution of unitExecutions[work.unit]!) {
-        const ipu = ipuOfNode(execution.node);
-        const node = graph.nodes[execution.node]!;
-        const inputs = inputStorage(execution);
+      for (const { execution, node, ipu, inputs, outputs: made } of unitRuns[work.unit]!) {
         for (const s of inputs) hold(work.microBatch, s, execution.forward);
-        const outputs = [...new Set(execution.outputs.flatMap((id) => storageOn(id, ipu)))].filter((s) => !held.has(heldKey(work.microBatch, s)));
+        const outputs = made.filter((s) => !held.has(heldKey(work.microBatch, s)));
         for (const s of outputs) hold(work.microBatch, s, execution.forward);
-        recordMoment(ipu, temporaryOf(node), `${scopedName(node.kernel, node.annotations.scope)} in ${label}`);
+        recordMoment(ipu, temporaryOf(node), node, label);
         for (const s of inputs) read(work.microBatch, s, execution.forward);
         for (const s of outputs) {
           const k = heldKey(work.microBatch, s);
@@ -304,5 +363,8 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     }
     for (const { microBatch, copy, forward } of pendingCopies) hold(microBatch, copy, forward);
   }
-  return { peaks, offChipStash: offChipPeak };
+  return {
+    peaks: peaks.map(({ at, ...peak }) => ({ ...peak, during: at ? `${scopedName(at.node.kernel, at.node.annotations.scope)} in ${at.label}` : '-' })),
+    offChipStash: offChipPeak,
+  };
 }
