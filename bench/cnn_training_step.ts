@@ -15,7 +15,8 @@ const BATCH = 64;
 /** The cpu backend takes ~12 s a step: three rounds. */
 const CPU_ROUNDS = 3;
 
-const CNN: TrainingProblem = {
+/** The CNN conv16-maxpool-conv32-dense10 on a batch of 64 28×28×1 images. */
+export const CNN: TrainingProblem = {
   model() {
     const init = (seed: number) => tf.initializers.glorotUniform({ seed });
     return tf.sequential({

@@ -17,6 +17,10 @@
  * onnxruntime-node, side by side (`BENCH_ONLY=onnxruntime`).
  * `BENCH_ONLY="MPI instances"` runs the step of 1 instance × 2 replicas
  * against 2 instances × 1 replica under `poptfjs run` (MPICH or Open MPI).
+ * `BENCH_ONLY="wasm threads by size"` runs a tiny MLP, the MLP and the CNN
+ * each on one wasm thread, on all and on the automatic choice, one process
+ * per case; `BENCH_ONLY="wasm kernels on one thread"` measures the
+ * threshold of that choice.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +42,9 @@ import { resnet50TrainingBenchmark } from './resnet50_training_step.js';
 import { resultsMarkdown } from './results_markdown.js';
 import { formatResults, runSideBySide } from './side_by_side.js';
 import { wasmKernelBenchmarks } from './wasm_kernels.js';
+import { switchableWasmThreads } from '../lib/backend/wasm_thread_pool.js';
+import { wasmPoolKernelsBenchmark } from './wasm_pool_kernels.js';
+import { wasmThreadChoiceBenchmarks } from './wasm_thread_choice.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const only = process.env.BENCH_ONLY;
@@ -50,6 +57,8 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
     compileTimeBenchmark(Math.max(3, Math.round(rounds / 4))),
     cacheHitLoadBenchmark(Math.max(3, Math.round(rounds / 4))),
     ...wasmKernelBenchmarks(rounds),
+    ...(switchableWasmThreads() === undefined ? [] : [wasmPoolKernelsBenchmark(rounds)]),
+    ...wasmThreadChoiceBenchmarks(rounds),
     pipelinedIpusBenchmark(Math.max(3, Math.round(rounds / 4))),
     distributedInstancesBenchmark(rounds),
   ];

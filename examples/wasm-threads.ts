@@ -1,7 +1,8 @@
 /**
  * The wasm backend on all cores. In Node, poptfjs starts tfjs's threaded
  * wasm build (tfjs itself starts it only in browsers), on as many threads as
- * the machine has cores or as `POPTFJS_WASM_THREADS` says. This trains a
+ * the machine has cores or as `POPTFJS_WASM_THREADS` says; unless that
+ * variable is set, only kernels large enough to gain use the threads. This trains a
  * small CNN and prints the threads, the losses and the time per step; run it
  * again with `POPTFJS_WASM_THREADS=1` to compare: the losses are the same,
  * bit for bit, and the steps slower.

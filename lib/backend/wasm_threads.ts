@@ -18,7 +18,10 @@
  * thread (a worker IPU is already one of several threads), at most 8 (the
  * pool the build preloads). With one thread, or when the threaded build
  * cannot start (no shared memory, no wasm threads), tfjs's own one-thread
- * wasm backend is used; the reason is logged.
+ * wasm backend is used; the reason is logged. When the count is not forced,
+ * kernels can be moved between the pool and the calling thread
+ * (wasm_thread_pool.ts), so each executable computes its small kernels on
+ * one thread and its large ones on all.
  */
 import * as tf from '@tensorflow/tfjs';
 import { BackendWasm, getThreadsCount, setThreadsCount } from '@tensorflow/tfjs-backend-wasm';
@@ -30,6 +33,7 @@ import { isMainThread, type Worker } from 'node:worker_threads';
 import { PoptfjsError } from '../errors.js';
 import { getLogger } from '../log.js';
 import { engine } from './tfjs_internals.js';
+import { enableThreadPoolSwitch } from './wasm_thread_pool.js';
 
 const log = getLogger('poptfjs');
 const require = createRequire(import.meta.url);
@@ -68,25 +72,26 @@ export function cgroupCpuLimit(read: (path: string) => string | undefined = read
 
 /**
  * The threads the wasm backend is to compute with: `POPTFJS_WASM_THREADS`
- * if set (an integer from 1 to {@link MAX_WASM_THREADS}), else, on the main
- * thread, the cores this process may use (the machine's, or fewer under a
- * cgroup CPU quota; at most {@link MAX_WASM_THREADS}), and 1 in a worker
- * thread.
+ * if set (an integer from 1 to {@link MAX_WASM_THREADS}; `forced`), else, on
+ * the main thread, the cores this process may use (the machine's, or fewer
+ * under a cgroup CPU quota; at most {@link MAX_WASM_THREADS}), and 1 in a
+ * worker thread.
  */
-function requestedWasmThreads(): number {
+function requestedWasmThreads(): { threads: number; forced: boolean } {
   const setting = process.env.POPTFJS_WASM_THREADS;
   if (setting === undefined || setting === '') {
-    return isMainThread ? Math.min(availableParallelism(), cgroupCpuLimit() ?? Infinity, MAX_WASM_THREADS) : 1;
+    return { threads: isMainThread ? Math.min(availableParallelism(), cgroupCpuLimit() ?? Infinity, MAX_WASM_THREADS) : 1, forced: false };
   }
   const threads = Number(setting);
   if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WASM_THREADS) {
     throw new PoptfjsError(`POPTFJS_WASM_THREADS is '${setting}'; expected an integer from 1 to ${MAX_WASM_THREADS}`, { type: 'backend' });
   }
-  return threads;
+  return { threads, forced: true };
 }
 
 /** The parts of the Emscripten module of the threaded build used here. */
 interface ThreadedModule {
+  readonly HEAP32: Int32Array;
   cwrap(name: string, returnType: string | null, argTypes: string[]): (...args: number[]) => number;
   PThread: { unusedWorkers: Worker[]; runningWorkers: Worker[] };
   tfjs?: unknown;
@@ -115,10 +120,10 @@ interface WasmImports {
 
 /**
  * Starts the threaded build on `threads` threads and returns it as a tfjs
- * wasm backend. Throws if the build cannot start or its pool has fewer
- * threads.
+ * wasm backend, its pool switchable between kernels if `switchable`. Throws
+ * if the build cannot start or its pool has fewer threads.
  */
-async function threadedBackend(threads: number): Promise<BackendWasm> {
+async function threadedBackend(threads: number, switchable: boolean): Promise<BackendWasm> {
   const folder = join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'wasm-out');
   const script = join(folder, `${BUILD}.js`);
   const binary = readFileSync(join(folder, `${BUILD}.wasm`));
@@ -140,10 +145,11 @@ async function threadedBackend(threads: number): Promise<BackendWasm> {
         return {};
       },
     });
+    const threadsCount = module.cwrap('get_threads_count', 'number', []);
     module.tfjs = {
       init: module.cwrap('init', null, []),
       initWithThreadsCount: module.cwrap('init_with_threads_count', null, ['number']),
-      getThreadsCount: module.cwrap('get_threads_count', 'number', []),
+      getThreadsCount: threadsCount,
       registerTensor: module.cwrap('register_tensor', null, ['number', 'number', 'number']),
       disposeData: module.cwrap('dispose_data', null, ['number']),
       dispose: module.cwrap('dispose', null, []),
@@ -154,6 +160,7 @@ async function threadedBackend(threads: number): Promise<BackendWasm> {
     for (const worker of poolWorkers(module)) worker.unref();
     const running = getThreadsCount();
     if (running !== threads) throw new Error(`its thread pool has ${running} thread(s), not ${threads}`);
+    if (switchable) enableThreadPoolSwitch(module, binary, threads, threadsCount);
     return backend;
   } catch (error) {
     for (const worker of module ? poolWorkers(module) : []) void worker.terminate();
@@ -174,7 +181,7 @@ export function registerThreadedWasmBackend(): void {
   const single = tf.findBackendFactory('wasm');
   // A wasm backend already initialised (by the program itself) is kept.
   if (!single || registered || 'wasm' in engine().registry) return;
-  const threads = requestedWasmThreads();
+  const { threads, forced } = requestedWasmThreads();
   registered = true;
   if (threads === 1 || typeof SharedArrayBuffer === 'undefined') return;
   tf.removeBackend('wasm');
@@ -182,8 +189,8 @@ export function registerThreadedWasmBackend(): void {
     'wasm',
     async () => {
       try {
-        const backend = await threadedBackend(threads);
-        log.info(`the wasm backend computes on ${threads} threads`);
+        const backend = await threadedBackend(threads, !forced);
+        log.info(`the wasm backend computes on ${threads} threads${forced ? '' : ', small kernels on one'}`);
         return backend;
       } catch (error) {
         log.warn(`the wasm backend runs on one thread: its threaded build did not start (${error instanceof Error ? error.message : String(error)})`);

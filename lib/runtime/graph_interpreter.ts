@@ -21,6 +21,8 @@ import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import { printNodeValue } from './tensor_print.js';
+import { computeOnWasmThreads, wasmComputeThreads } from '../backend/wasm_thread_pool.js';
+import { largeKernelThreads, worthThePool } from './wasm_thread_choice.js';
 
 /** How nodes are executed. */
 export interface InterpreterOptions {
@@ -57,6 +59,8 @@ type NodeRunner = (inputs: tf.Tensor[], feeds: RunFeeds) => tf.Tensor[];
 interface Step {
   node: Node;
   run: NodeRunner;
+  /** Whether the kernel computes on the wasm thread pool when it can (wasm_thread_choice.ts). */
+  pooled: boolean;
 }
 
 /** A node as error messages name it: id, kernel and layer. */
@@ -282,7 +286,7 @@ export class GraphInterpreter {
     this.steps = graph.nodes.map((node) => {
       const run = this.nodeRunner(node, options);
       const computed = options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run;
-      return { node, run: node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed) : computed };
+      return { node, run: node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed) : computed, pooled: worthThePool(graph, node) };
     });
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {
@@ -336,13 +340,28 @@ export class GraphInterpreter {
     return new GraphEnvironment(this, feeds, this.uses, this.rootTakes);
   }
 
-  /** Runs the given nodes, in order, in `env` (skipping those whose outputs the feeds hold as derived values). */
+  /**
+   * Runs the given nodes, in order, in `env` (skipping those whose outputs
+   * the feeds hold as derived values), the large kernels on the wasm thread
+   * pool when it can be switched, the others on this thread.
+   */
   runNodes(nodes: readonly NodeId[], env: GraphEnvironment): void {
+    const large = largeKernelThreads();
+    const outer = wasmComputeThreads();
+    try {
+      this.runSteps(nodes, env, large);
+    } finally {
+      if (outer !== undefined) computeOnWasmThreads(outer);
+    }
+  }
+
+  private runSteps(nodes: readonly NodeId[], env: GraphEnvironment, large: number | undefined): void {
     const derived = env.feeds.derived;
     for (const id of nodes) {
       const step = this.steps[id]!;
       if (derived?.has(step.node.outputs[0]!)) continue;
       const inputs = step.node.inputs.map((v) => env.input(v));
+      if (large !== undefined) computeOnWasmThreads(step.pooled ? large : 1);
       this.beforeKernel?.(step.node);
       let outputs: tf.Tensor[];
       try {

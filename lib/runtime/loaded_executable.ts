@@ -18,6 +18,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../errors.js';
 import { paramValues, type Node, type NodeId } from '../ir/graph.js';
 import { hostHeap } from '../backend/host_heap.js';
+import { withWasmThreads } from '../backend/wasm_thread_pool.js';
 import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
 import {
   disposeOptimizerState, emptyOptimizerState, optimizerStateFromRecord, optimizerStateRecord,
@@ -300,9 +301,15 @@ export class LoadedExecutable implements OptimizerStateStore {
   /**
    * Runs one call on host inputs that have already been checked against the
    * signature; `observer` is told before each unit runs (where device faults
-   * are raised).
+   * are raised). The kernels outside the graph (gradient sums, the optimizer
+   * step) compute on one wasm thread when the pool can be switched
+   * (wasm_thread_choice.ts).
    */
   run(hostInputs: readonly tf.Tensor[], observer?: RunObserver): CallResult {
+    return withWasmThreads(1, () => this.runCall(hostInputs, observer));
+  }
+
+  private runCall(hostInputs: readonly tf.Tensor[], observer?: RunObserver): CallResult {
     const { executable } = this;
     const f = executable.factors;
     const training = executable.kind === 'training';

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cgroupCpuLimit } from '../../lib/backend/wasm_threads.js';
+import { availableParallelism } from 'node:os';
+import { cgroupCpuLimit, MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
 import { runProgram } from '../run_program.js';
 
 const EXAMPLE = 'examples/wasm-threads.ts';
 
-/** Runs the example with `POPTFJS_WASM_THREADS=threads`; returns the threads and losses it printed, and its log. */
+/** Runs the example with `POPTFJS_WASM_THREADS=threads` (empty: the automatic choice); returns the threads and losses it printed, and its log. */
 function train(threads: string, env: Record<string, string> = {}) {
   const { status, stdout, stderr } = runProgram(EXAMPLE, [], { POPTFJS_BACKEND: 'wasm', POPTFJS_WASM_THREADS: threads, ...env }, 120_000);
   expect(status, stderr).toBe(0);
@@ -23,6 +24,18 @@ describe('the wasm backend on several threads', () => {
     expect(one.losses[9]).toBeLessThan(one.losses[0]!);
     expect(two.losses).toEqual(one.losses);
   });
+
+  it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2)(
+    'chooses by kernel size when the count is not forced, on a pool of all the cores, with the same losses, bit for bit, as on one thread',
+    () => {
+      const one = train('1');
+      const automatic = train('', { POPTFJS_LOG_LEVEL: 'INFO' });
+      const cores = Math.min(availableParallelism(), MAX_WASM_THREADS);
+      expect(automatic.threads).toBe(cores);
+      expect(automatic.stderr).toContain(`the wasm backend computes on ${cores} threads, small kernels on one`);
+      expect(automatic.losses).toEqual(one.losses);
+    },
+  );
 
   it('rejects a thread count that is not an integer from 1 to 8, naming the variable', () => {
     for (const bad of ['0', '9', '1.5', 'many']) {

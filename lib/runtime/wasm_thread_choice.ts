@@ -1,0 +1,59 @@
+/**
+ * Which threads the wasm backend's kernels compute on in a run, when
+ * `POPTFJS_WASM_THREADS` does not fix them (see wasm_thread_pool.ts).
+ *
+ * A kernel of the graph computes on the whole thread pool when the cost
+ * model gives it at least {@link POOL_KERNEL_FLOPS} and the machine leaves
+ * the pool's threads their cores; every other kernel of a call (small graph
+ * kernels, the gradient sums, the optimizer step) computes on the calling
+ * thread alone. Handing a kernel to the pool costs a wake-up of its threads
+ * (microseconds to 0.1 ms when their cores are idle) and, when other
+ * processes hold the cores, a wait for a scheduler time slice (0.2 ms to
+ * several ms per kernel, measured on a busy 2-core machine, where the pool
+ * then loses even on 100-MFLOP kernels): small models run as on one thread,
+ * large kernels on all cores.
+ */
+import { availableParallelism } from 'node:os';
+import { CoresBusyElsewhere } from '../backend/cores_busy_elsewhere.js';
+import { switchableWasmThreads } from '../backend/wasm_thread_pool.js';
+import type { Graph, Node } from '../ir/graph.js';
+import { nodeFlops } from '../ir/node_cost.js';
+
+/**
+ * The FLOPs from which a kernel computes on the pool. Measured with
+ * `BENCH_ONLY="wasm kernels on one thread"` (bench/wasm_pool_kernels.ts;
+ * bench/RESULTS.md has a run) on 2 cores: from 2 MFLOP (0.1–0.4 ms on one
+ * thread) the pool is faster for every matrix product and convolution
+ * measured (0.26–0.83 of the one-thread time), while below 1 MFLOP it gains
+ * little or loses (0.75–1.18); 4 MFLOP keeps a margin for the hand-over,
+ * which is dearer on a loaded machine.
+ */
+export const POOL_KERNEL_FLOPS = 4e6;
+
+/** Whether the cost model makes `node` (not a control-flow node: their bodies choose for themselves) large enough for the pool. */
+export function worthThePool(graph: Graph, node: Node): boolean {
+  return node.bodies === undefined && nodeFlops(graph, node) >= POOL_KERNEL_FLOPS;
+}
+
+/**
+ * Whether a pool of `poolThreads` finds its cores on a machine of `cores`
+ * where other processes keep `busyElsewhere` cores busy: they leave it all
+ * but half a core.
+ */
+export function poolFindsCores(cores: number, poolThreads: number, busyElsewhere: number): boolean {
+  return busyElsewhere <= cores - poolThreads + 0.5;
+}
+
+let busyElsewhere: CoresBusyElsewhere | undefined;
+
+/**
+ * The threads a run's large kernels compute on: the pool's when it can be
+ * switched and finds its cores now, 1 when it cannot find them, undefined
+ * when it cannot be switched (the thread count is what the backend has).
+ */
+export function largeKernelThreads(): number | undefined {
+  const threads = switchableWasmThreads();
+  if (threads === undefined) return undefined;
+  busyElsewhere ??= new CoresBusyElsewhere();
+  return poolFindsCores(availableParallelism(), threads, busyElsewhere.now()) ? threads : 1;
+}

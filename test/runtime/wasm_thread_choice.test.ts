@@ -1,0 +1,95 @@
+import * as tf from '@tensorflow/tfjs';
+import { availableParallelism } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../lib/backend/backend_selection.js';
+import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
+import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
+import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
+import { nodeFlops } from '../../lib/ir/node_cost.js';
+import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
+import { RandomSource } from '../../lib/runtime/random_source.js';
+import { POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
+import { traceInference } from '../../lib/trace/trace_model.js';
+
+/** A graph with one large matrix product (64×512·512×512: 33.5 MFLOP) and small element-wise kernels. */
+function largeAndSmall() {
+  const x = tf.randomNormal([64, 512], 0, 1, 'float32', 1);
+  const w = tf.randomNormal([512, 512], 0, 1, 'float32', 2);
+  const { graph } = traceInference((input: tf.Tensor) => tf.relu(tf.add(tf.matMul(input, w), tf.scalar(1))).sum(), [x]);
+  return { graph, x };
+}
+
+describe('which kernels the cost model sends to the wasm pool', () => {
+  beforeAll(async () => {
+    await initBackend('wasm');
+  });
+
+  it('the kernels of at least POOL_KERNEL_FLOPS, and no others', () => {
+    const { graph } = largeAndSmall();
+    const chosen = graph.nodes.map((n) => [n.kernel, worthThePool(graph, n)] as const);
+    expect(chosen.filter(([, pool]) => pool).map(([kernel]) => kernel)).toEqual(['BatchMatMul']);
+    const matMul = graph.nodes.find((n) => n.kernel === 'BatchMatMul')!;
+    expect(nodeFlops(graph, matMul)).toBe(2 * 64 * 512 * 512);
+    expect(POOL_KERNEL_FLOPS).toBeLessThan(2 * 64 * 512 * 512);
+    expect(graph.nodes.filter((n) => n !== matMul).every((n) => nodeFlops(graph, n) < POOL_KERNEL_FLOPS)).toBe(true);
+  });
+
+  it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
+    'runs the small kernels on one thread, the large one on the pool or, when the cores are taken, on one, and puts back the threads of before',
+    () => {
+      const { graph, x } = largeAndSmall();
+      const seen: Array<[string, number | undefined]> = [];
+      const interpreter = new GraphInterpreter(graph, { beforeKernel: (node) => seen.push([node.kernel, wasmComputeThreads()]) });
+      const before = wasmComputeThreads();
+      const out = interpreter.run({ inputs: [x], params: new Map(), random: new RandomSource(0) });
+      const pool = Math.min(availableParallelism(), MAX_WASM_THREADS);
+      expect(before).toBe(pool);
+      expect(wasmComputeThreads()).toBe(before);
+      for (const [kernel, threads] of seen) expect(threads, kernel).toBe(kernel === 'BatchMatMul' ? threads : 1);
+      expect([1, pool]).toContain(seen.find(([kernel]) => kernel === 'BatchMatMul')![1]);
+      expect(seen.filter(([, threads]) => threads === 1).length).toBeGreaterThanOrEqual(seen.length - 1);
+      tf.dispose([...out.values()]);
+      interpreter.dispose();
+    },
+  );
+});
+
+describe('whether the pool finds its cores', () => {
+  it('needs every core of the pool but half a core free of other processes', () => {
+    expect(poolFindsCores(2, 2, 0)).toBe(true);
+    expect(poolFindsCores(2, 2, 0.5)).toBe(true);
+    expect(poolFindsCores(2, 2, 0.6)).toBe(false);
+    expect(poolFindsCores(8, 4, 4.4)).toBe(true);
+    expect(poolFindsCores(8, 4, 4.6)).toBe(false);
+  });
+});
+
+describe('the cores other processes keep busy', () => {
+  const reading = (wallMs: number, machineBusyMs: number, processMs: number): CpuReading => ({ wallMs, machineBusyMs, processMs });
+
+  it('is the machine\'s busy time less this process\'s, over the wall time', () => {
+    // 1 s: the machine's cores were busy 1.5 s together, this process 0.5 s of it.
+    expect(coresBusyElsewhere(reading(0, 1000, 200), reading(1000, 2500, 700))).toBe(1);
+    // This process alone: nothing elsewhere (a reading of this process ahead of the machine's counters is no negative load).
+    expect(coresBusyElsewhere(reading(0, 0, 0), reading(500, 400, 450))).toBe(0);
+    expect(coresBusyElsewhere(reading(10, 0, 0), reading(10, 100, 0))).toBe(0);
+  });
+
+  it('is measured over windows of at least MIN_WINDOW_MS, answering the last one in between', () => {
+    const readings = [reading(0, 0, 0), reading(MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0), reading(2 * MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0)];
+    let clock = 0;
+    let reads = 0;
+    const busy = new CoresBusyElsewhere(() => readings[reads++]!, () => clock);
+    expect(busy.now()).toBe(0); // no window yet
+    clock = MIN_WINDOW_MS - 1;
+    expect(busy.now()).toBe(0);
+    expect(reads).toBe(1);
+    clock = MIN_WINDOW_MS;
+    expect(busy.now()).toBe(2);
+    clock = MIN_WINDOW_MS + 10;
+    expect(busy.now()).toBe(2);
+    clock = 2 * MIN_WINDOW_MS;
+    expect(busy.now()).toBe(0);
+    expect(reads).toBe(3);
+  });
+});
