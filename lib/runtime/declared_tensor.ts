@@ -17,24 +17,27 @@ export const MAX_DECLARED_RANK = 16;
 /** The most elements a tensor read from a file may have: the longest typed array a JavaScript engine makes (2^32 - 1). */
 export const MAX_DECLARED_ELEMENTS = 2 ** 32 - 1;
 
-function fileError(where: string, message: string): PoptfjsError {
-  return new PoptfjsError(`${where}: ${message}`, { type: 'file' });
+/** Where a declaration is, for errors: the text, or a function making it (called only for an error). */
+export type DeclarationPlace = string | (() => string);
+
+function fileError(where: DeclarationPlace, message: string): PoptfjsError {
+  return new PoptfjsError(`${typeof where === 'string' ? where : where()}: ${message}`, { type: 'file' });
 }
 
 /** A tfjs dtype read from a file; an error naming `where` for anything else. */
-export function checkedDtype(dtype: string, where: string): DataType {
+export function checkedDtype(dtype: string, where: DeclarationPlace): DataType {
   if (!DTYPES.has(dtype)) throw fileError(where, `unknown dtype '${dtype}'; expected one of ${[...DTYPES].join(', ')}`);
   return dtype as DataType;
 }
 
 /** A shape read from a file, checked (see the module comment); an error naming `where` otherwise. */
-export function checkedShape(shape: readonly number[], where: string): number[] {
-  const text = `[${shape.slice(0, MAX_DECLARED_RANK + 1).join(',')}${shape.length > MAX_DECLARED_RANK + 1 ? ',...' : ''}]`;
-  if (shape.length > MAX_DECLARED_RANK) throw fileError(where, `shape ${text} has rank ${shape.length}; at most ${MAX_DECLARED_RANK} is allowed`);
+export function checkedShape(shape: readonly number[], where: DeclarationPlace): number[] {
+  const text = () => `[${shape.slice(0, MAX_DECLARED_RANK + 1).join(',')}${shape.length > MAX_DECLARED_RANK + 1 ? ',...' : ''}]`;
+  if (shape.length > MAX_DECLARED_RANK) throw fileError(where, `shape ${text()} has rank ${shape.length}; at most ${MAX_DECLARED_RANK} is allowed`);
   const bad = shape.findIndex((d) => !Number.isSafeInteger(d) || d < 0);
-  if (bad >= 0) throw fileError(where, `shape ${text} has dimension ${bad} = ${shape[bad]}; dimensions are non-negative integers`);
+  if (bad >= 0) throw fileError(where, `shape ${text()} has dimension ${bad} = ${shape[bad]}; dimensions are non-negative integers`);
   const elements = declaredElements(shape);
-  if (elements > MAX_DECLARED_ELEMENTS) throw fileError(where, `shape ${text} has ${elements} elements, more than a tensor can hold (${MAX_DECLARED_ELEMENTS})`);
+  if (elements > MAX_DECLARED_ELEMENTS) throw fileError(where, `shape ${text()} has ${elements} elements, more than a tensor can hold (${MAX_DECLARED_ELEMENTS})`);
   return [...shape];
 }
 

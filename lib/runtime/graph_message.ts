@@ -33,20 +33,21 @@ function attrEntries(attrs: Readonly<Record<string, AttrValue>>): AttrEntryMessa
   return Object.entries(attrs).map(([key, value]) => ({ key, value: attrMessage(value) }));
 }
 
-function attrValue(message: AttrValueMessage | undefined, where: string): AttrValue {
-  if (message === undefined) throw fileError(where, 'attribute without a value');
+/** The value of an attribute; `where` names it in errors (made only for an error). */
+function attrValue(message: AttrValueMessage | undefined, where: () => string): AttrValue {
+  if (message === undefined) throw fileError(where(), 'attribute without a value');
   if (message.null_value !== undefined) return null;
   if (message.bool_value !== undefined) return message.bool_value;
   if (message.number_value !== undefined) return message.number_value;
   if (message.string_value !== undefined) return message.string_value;
   if (message.list_value !== undefined) return message.list_value.items.map((item) => attrValue(item, where));
   if (message.map_value !== undefined) return attrRecord(message.map_value.entries, where);
-  throw fileError(where, 'attribute without a value');
+  throw fileError(where(), 'attribute without a value');
 }
 
 /** The attributes of entries, as own properties (a key such as `__proto__` is a key like any other). */
-function attrRecord(entries: readonly AttrEntryMessage[], where: string): Record<string, AttrValue> {
-  return Object.fromEntries(entries.map((entry) => [entry.key, attrValue(entry.value, `${where} attribute '${entry.key}'`)]));
+function attrRecord(entries: readonly AttrEntryMessage[], where: () => string): Record<string, AttrValue> {
+  return Object.fromEntries(entries.map((entry) => [entry.key, attrValue(entry.value, () => `${where()} attribute '${entry.key}'`)]));
 }
 
 function valueMessage(value: Value): ValueMessage {
@@ -83,15 +84,31 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
 }
 
 /** The partials type of a node read from a file, checked. */
-function partialsType(type: string, where: string, at: string): 'float' | 'half' {
-  if (type !== 'float' && type !== 'half') throw fileError(where, `${at} has unknown partials type '${type}'`);
+function partialsType(type: string, where: string, at: () => string): 'float' | 'half' {
+  if (type !== 'float' && type !== 'half') throw fileError(where, `${at()} has unknown partials type '${type}'`);
   return type;
 }
 
 /** The `ops.MultiConv` group of a node read from a file, checked. */
-function multiConvMember(m: MultiConvMemberMessage, where: string, at: string): MultiConvMember {
-  if (m.plan_type !== 'Parallel' && m.plan_type !== 'Serial') throw fileError(where, `${at} has unknown multi-convolution plan type '${m.plan_type}'`);
+function multiConvMember(m: MultiConvMemberMessage, where: string, at: () => string): MultiConvMember {
+  if (m.plan_type !== 'Parallel' && m.plan_type !== 'Serial') throw fileError(where, `${at()} has unknown multi-convolution plan type '${m.plan_type}'`);
   return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles };
+}
+
+/** The annotations of a node read from a file, whose pass is checked; `at` names the node in errors. */
+function nodeAnnotations(a: NodeAnnotationsMessage, where: string, at: () => string): NodeAnnotations {
+  const annotations: NodeAnnotations = { pass: a.pass === PassMessage.FORWARD ? 'forward' : 'backward' };
+  if (a.layer !== undefined) annotations.layer = a.layer;
+  if (a.grad_of !== undefined) annotations.gradOf = a.grad_of;
+  if (a.block !== undefined) annotations.block = a.block;
+  if (a.ipu !== undefined) annotations.ipu = a.ipu;
+  if (a.loss !== undefined) annotations.loss = a.loss;
+  if (a.checkpoint !== undefined) annotations.checkpoint = a.checkpoint;
+  if (a.scope !== undefined) annotations.scope = a.scope;
+  if (a.available_memory_proportion !== undefined) annotations.availableMemoryProportion = a.available_memory_proportion;
+  if (a.partials_type !== undefined) annotations.partialsType = partialsType(a.partials_type, where, at);
+  if (a.multi_conv) annotations.multiConv = multiConvMember(a.multi_conv, where, at);
+  return annotations;
 }
 
 /** The `Graph` message of a graph. */
@@ -152,12 +169,12 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 export function graphFromMessage(message: GraphMessage, where: string): Graph {
   const valueCount = message.values.length;
   const nodeCount = message.nodes.length;
-  const valueRef = (id: number, what: string): number => {
-    if (!Number.isInteger(id) || id < 0 || id >= valueCount) throw fileError(where, `${what} refers to value %${id}, but the graph has ${valueCount} values`);
+  const valueRef = (id: number, what: () => string): number => {
+    if (!Number.isInteger(id) || id < 0 || id >= valueCount) throw fileError(where, `${what()} refers to value %${id}, but the graph has ${valueCount} values`);
     return id;
   };
   const values: Value[] = message.values.map((v, i) => {
-    const at = `${where} value %${i}`;
+    const at = () => `${where} value %${i}`;
     if (v.id !== i) throw fileError(where, `value ${i} has id ${v.id}`);
     const dtype = checkedDtype(v.dtype, at);
     const shape = checkedShape(v.shape, at);
@@ -165,7 +182,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
     if (v.input) source = { kind: 'input', index: v.input.index, name: v.input.name };
     else if (v.param) source = { kind: 'param', name: v.param.name, trainable: v.param.trainable };
     else if (v.constant) {
-      const constant = tensorData(v.constant, at);
+      const constant = tensorData(v.constant, at());
       if (constant.dtype !== dtype || !sameShape(constant.shape, shape)) {
         throw fileError(where, `value %${i} is ${dtype}[${shape.join(',')}], but its constant holds ${constant.dtype}[${constant.shape.join(',')}]`);
       }
@@ -175,53 +192,43 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       if (message.nodes[v.node.node]!.outputs[v.node.output] !== i) throw fileError(where, `value %${i} is output ${v.node.output} of node #${v.node.node}, which does not make it`);
       source = { kind: 'node', node: v.node.node, output: v.node.output };
     } else throw fileError(where, `value %${i} has no source`);
-    if (v.precision !== undefined && v.precision !== 'float16') throw fileError(where, `value %${i} has unknown precision '${v.precision}'`);
-    return { id: i, shape, dtype, source, ...(v.precision !== undefined ? { precision: v.precision } : {}) };
+    if (v.precision === undefined) return { id: i, shape, dtype, source };
+    if (v.precision !== 'float16') throw fileError(where, `value %${i} has unknown precision '${v.precision}'`);
+    return { id: i, shape, dtype, source, precision: v.precision };
   });
   const nodes: Node[] = message.nodes.map((n, i) => {
-    const at = `node #${i} (${n.kernel})`;
+    const at = () => `node #${i} (${n.kernel})`;
     if (n.id !== i) throw fileError(where, `node ${i} has id ${n.id}`);
     const a = n.annotations;
-    if (!a || (a.pass !== PassMessage.FORWARD && a.pass !== PassMessage.BACKWARD)) throw fileError(where, `${at} has no pass annotation`);
+    if (!a || (a.pass !== PassMessage.FORWARD && a.pass !== PassMessage.BACKWARD)) throw fileError(where, `${at()} has no pass annotation`);
     if (!n.positional_inputs && n.input_names.length !== n.inputs.length) {
-      throw fileError(where, `${at} has ${n.inputs.length} inputs but ${n.input_names.length} input names`);
+      throw fileError(where, `${at()} has ${n.inputs.length} inputs but ${n.input_names.length} input names`);
     }
-    n.outputs.forEach((id, k) => {
-      const source = values[valueRef(id, `${at} output ${k}`)]!.source;
-      if (source.kind !== 'node' || source.node !== i || source.output !== k) throw fileError(where, `${at} output ${k} is %${id}, which another source makes`);
-    });
-    const annotations: NodeAnnotations = {
-      pass: a.pass === PassMessage.FORWARD ? 'forward' : 'backward',
-      ...(a.layer !== undefined ? { layer: a.layer } : {}),
-      ...(a.grad_of !== undefined ? { gradOf: a.grad_of } : {}),
-      ...(a.block !== undefined ? { block: a.block } : {}),
-      ...(a.ipu !== undefined ? { ipu: a.ipu } : {}),
-      ...(a.loss !== undefined ? { loss: a.loss } : {}),
-      ...(a.checkpoint !== undefined ? { checkpoint: a.checkpoint } : {}),
-      ...(a.scope !== undefined ? { scope: a.scope } : {}),
-      ...(a.available_memory_proportion !== undefined ? { availableMemoryProportion: a.available_memory_proportion } : {}),
-      ...(a.partials_type !== undefined ? { partialsType: partialsType(a.partials_type, where, at) } : {}),
-      ...(a.multi_conv ? { multiConv: multiConvMember(a.multi_conv, where, at) } : {}),
-    };
-    const inputs = n.inputs.map((id, k) => {
-      const source = values[valueRef(id, `${at} input ${k}`)]!.source;
-      if (source.kind === 'node' && source.node >= i) throw fileError(where, `${at} input ${k} is %${id}, which node #${source.node} makes after it`);
-      return id;
-    });
-    const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at} body ${k}`));
-    if (bodies.length > 0) checkBodies(n.kernel, inputs.length, n.outputs.length, bodies, `${where} ${at}`);
-    return {
+    for (let k = 0; k < n.outputs.length; k++) {
+      const id = n.outputs[k]!;
+      const source = values[valueRef(id, () => `${at()} output ${k}`)]!.source;
+      if (source.kind !== 'node' || source.node !== i || source.output !== k) throw fileError(where, `${at()} output ${k} is %${id}, which another source makes`);
+    }
+    const annotations = nodeAnnotations(a, where, at);
+    for (let k = 0; k < n.inputs.length; k++) {
+      const id = n.inputs[k]!;
+      const source = values[valueRef(id, () => `${at()} input ${k}`)]!.source;
+      if (source.kind === 'node' && source.node >= i) throw fileError(where, `${at()} input ${k} is %${id}, which node #${source.node} makes after it`);
+    }
+    const bodies = n.bodies.map((body, k) => graphFromMessage(body, `${where} ${at()} body ${k}`));
+    if (bodies.length > 0) checkBodies(n.kernel, n.inputs.length, n.outputs.length, bodies, `${where} ${at()}`);
+    const node: Node = {
       id: i,
       kernel: n.kernel,
       inputNames: n.positional_inputs ? null : n.input_names,
-      inputs,
-      attrs: attrRecord(n.attrs, `${where} ${at}`),
+      inputs: n.inputs,
+      attrs: attrRecord(n.attrs, () => `${where} ${at()}`),
       outputs: n.outputs,
       annotations,
-      ...(bodies.length > 0 ? { bodies } : {}),
     };
+    return bodies.length > 0 ? { ...node, bodies } : node;
   });
-  const inputs = message.inputs.map((id, k) => valueRef(id, `graph input ${k}`));
+  const inputs = message.inputs.map((id, k) => valueRef(id, () => `graph input ${k}`));
   const roles = message.roles;
   if (!roles) throw fileError(where, 'the graph has no roles');
   checkNodeShapes(values, nodes, where);
@@ -230,13 +237,13 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
     nodes,
     inputs,
     roles: {
-      outputs: roles.outputs.map((id, k) => valueRef(id, `output ${k}`)),
-      ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, 'the loss') } : {}),
+      outputs: roles.outputs.map((id, k) => valueRef(id, () => `output ${k}`)),
+      ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, () => 'the loss') } : {}),
       ...(roles.gradients
-        ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, `the gradient of '${e.param}'`)])) }
+        ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, () => `the gradient of '${e.param}'`)])) }
         : {}),
-      ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, 'the loss scale') } : {}),
+      ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, () => 'the loss scale') } : {}),
     },
-    assignments: message.assignments.map((a) => ({ param: a.param, value: valueRef(a.value, `the assignment of '${a.param}'`) })),
+    assignments: message.assignments.map((a) => ({ param: a.param, value: valueRef(a.value, () => `the assignment of '${a.param}'`) })),
   };
 }

@@ -32,23 +32,23 @@ export function checkNodeShapes(values: readonly Value[], nodes: readonly Node[]
     if (rule === undefined || node.bodies !== undefined) continue;
     const inputs = node.inputs.map((id) => infos[id]!);
     const named = node.inputNames === null ? inputs : Object.fromEntries(node.inputNames.map((name, k) => [name, inputs[k]!]));
-    const at = `node #${node.id} (${node.kernel})`;
+    const at = () => `node #${node.id} (${node.kernel})`;
     let made;
     try {
       made = rule(new KernelCall(node.kernel, named, node.attrs as tf.NamedAttrMap, knownValues));
     } catch (error) {
       if (error instanceof ShapeOnlyError) continue;
       const message = error instanceof Error ? error.message : String(error);
-      throw new PoptfjsError(`${where}: ${at} cannot take its inputs ${inputs.map(describeValue).join(', ') || '(none)'}: ${message}`, { type: 'file', cause: error });
+      throw new PoptfjsError(`${where}: ${at()} cannot take its inputs ${inputs.map(describeValue).join(', ') || '(none)'}: ${message}`, { type: 'file', cause: error });
     }
     const outputs = Array.isArray(made) ? made : [made];
     node.outputs.forEach((id, k) => {
       const expected = outputs[k];
       const value = values[id]!;
-      if (expected === undefined) throw new PoptfjsError(`${where}: ${at} has ${node.outputs.length} outputs, but its kernel makes ${outputs.length}`, { type: 'file' });
+      if (expected === undefined) throw new PoptfjsError(`${where}: ${at()} has ${node.outputs.length} outputs, but its kernel makes ${outputs.length}`, { type: 'file' });
       if (expected.dtype !== value.dtype || expected.shape.length !== value.shape.length || expected.shape.some((d, i) => d !== value.shape[i])) {
         throw new PoptfjsError(
-          `${where}: ${at} output ${k} is declared ${describeValue(value)} (%${id}), but its kernel makes ${describeValue(expected)} of its inputs ${inputs.map(describeValue).join(', ')}`,
+          `${where}: ${at()} output ${k} is declared ${describeValue(value)} (%${id}), but its kernel makes ${describeValue(expected)} of its inputs ${inputs.map(describeValue).join(', ')}`,
           { type: 'file' },
         );
       }

@@ -19,6 +19,8 @@ export function stringifyLossless(value: unknown): string {
 /** The value of lossless JSON text; `where` names the text in errors. */
 export function parseLossless(text: string, where: string): unknown {
   try {
+    // Without `$number` (spelt out, or with escapes) no object can be a special number: plain JSON.
+    if (!text.includes('$number') && !text.includes('\\u')) return JSON.parse(text);
     return JSON.parse(text, (_key, v: unknown) => {
       if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
       const keys = Object.keys(v);
