@@ -25,7 +25,7 @@ import { getLogger } from '../log.js';
 import type { Options } from '../options/options.js';
 import { isTemporaryFileName, type TemporaryFile, temporaryFilesIn } from '../runtime/atomic_file.js';
 import type { Executable } from '../runtime/executable.js';
-import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
+import { readExecutableFile, readExecutableFileAgain, writeExecutableFile, type DecodedExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
 import { optimizerConfig, renameOptimizerConfig } from '../runtime/optimizer_config.js';
 import { renameExecutableParameters, renameGraphLayers } from '../runtime/parameter_renaming.js';
 import type { ParameterSpec } from '../runtime/parameter_spec.js';
@@ -64,6 +64,11 @@ export class ExecutableCache {
   private readonly memory = new Map<string, ExecutableFileContents>();
   /** What the cache did so far. */
   readonly statistics: ExecutableCacheStatistics = { compilations: 0, memoryHits: 0, diskHits: 0, discardedEntries: 0 };
+  /**
+   * The entry files read last (the least recently read go first), each with the payload its contents were
+   * decoded from: another model instance hitting an entry whose bytes are unchanged shares those contents.
+   */
+  private readonly decoded = new Map<string, DecodedExecutableFile>();
 
   /**
    * The executable of `keys`: from memory (by `keys.memory`; also stored in
@@ -144,8 +149,13 @@ export class ExecutableCache {
   /** The contents of a cache entry, or undefined if there is none or it cannot be read (then a warning). */
   private readEntry(entry: string): ExecutableFileContents | undefined {
     if (!existsSync(entry)) return undefined;
+    const previous = this.decoded.get(entry);
+    this.decoded.delete(entry);
     try {
-      return readExecutableFile(entry);
+      const read = readExecutableFileAgain(entry, previous);
+      this.decoded.set(entry, read);
+      if (this.decoded.size > MEMORY_ENTRIES) this.decoded.delete(this.decoded.keys().next().value!);
+      return read.contents;
     } catch (error) {
       if (!(error instanceof PoptfjsError)) throw error;
       this.statistics.discardedEntries++;

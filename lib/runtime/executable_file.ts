@@ -102,7 +102,11 @@ export function encodeExecutableFile(contents: ExecutableFileContents, version?:
 
 /** What the bytes of the executable file `file` hold; an error naming the file and what failed otherwise. */
 export function decodeExecutableFile(bytes: Uint8Array, file: string): ExecutableFileContents {
-  const { payload } = decodeFileEnvelope(bytes, file, 'executable');
+  return decodePayload(decodeFileEnvelope(bytes, file, 'executable').payload, file);
+}
+
+/** What the verified payload of the executable file `file` holds. */
+function decodePayload(payload: Uint8Array, file: string): ExecutableFileContents {
   try {
     const m = decodeMessage(Messages.ExecutableFile, payload, file);
     if (!m.executable) throw new PoptfjsError(`${file}: the file holds no executable`, { type: 'file' });
@@ -131,4 +135,21 @@ export function writeExecutableFile(path: string, contents: ExecutableFileConten
 /** Reads and verifies an executable file. */
 export function readExecutableFile(path: string): ExecutableFileContents {
   return decodeExecutableFile(readFileBytes(path), path);
+}
+
+/** An executable file's verified payload and what it holds. */
+export interface DecodedExecutableFile {
+  readonly payload: Uint8Array;
+  readonly contents: ExecutableFileContents;
+}
+
+/**
+ * Reads and verifies the executable file `path` as {@link readExecutableFile}
+ * does; a payload byte for byte `previous`'s (the same file read before) is
+ * not decoded again: what it holds is `previous.contents`.
+ */
+export function readExecutableFileAgain(path: string, previous: DecodedExecutableFile | undefined): DecodedExecutableFile {
+  const { payload } = decodeFileEnvelope(readFileBytes(path), path, 'executable');
+  if (previous && Buffer.compare(payload, previous.payload) === 0) return previous;
+  return { payload, contents: decodePayload(payload, path) };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { clearExecutableCache, executableCacheStatistics, inferenceModel, listCacheTemporaryFiles, listExecutableCache, optim, Options, tf, trainingModel } from 'poptfjs';
 import { ExecutableCache, entryPath } from '../../lib/executor/executable_cache.js';
-import { decodeExecutableFile, readExecutableFile } from '../../lib/runtime/executable_file.js';
+import { decodeExecutableFile, readExecutableFile, writeExecutableFile } from '../../lib/runtime/executable_file.js';
 import { ROOT } from '../run_program.js';
 import { linearModel, sample } from './fixtures.js';
 
@@ -194,6 +194,29 @@ describe('the executable cache in one process', () => {
     expect(stats).toMatchObject({ compilations: 1 });
     expect(warnings.join('')).toMatch(/the executable cache in .*a-file\/cache cannot be used \(cannot create the executable cache directory .*\); compiling without it/);
     executor.destroy();
+  });
+
+  it('an entry read again with the same bytes shares what was read before; an entry rewritten since is read afresh', async () => {
+    const cacheDir = join(dir, 'read-again');
+    const executor = inferenceModel(linearModel(14, 14), { options: new Options().enableExecutableCaching(cacheDir) });
+    await executor.compile(x);
+    executor.destroy();
+    const [name] = readdirSync(cacheDir);
+    const key = name!.replace('.poptfjs', '');
+    const cache = new ExecutableCache();
+    const hit = (memory: string) =>
+      cache.obtain({ memory, disk: key }, cacheDir, () => {
+        throw new Error('must not compile');
+      });
+    const first = await hit('first instance');
+    const second = await hit('second instance');
+    expect(second.executable).toBe(first.executable);
+    const contents = readExecutableFile(join(cacheDir, name!));
+    writeExecutableFile(join(cacheDir, name!), { ...contents, executable: { ...contents.executable, modelName: 'rewritten' } });
+    const third = await hit('third instance');
+    expect(third.executable.modelName).toBe('rewritten');
+    expect({ ...third.executable, modelName: first.executable.modelName }).toStrictEqual(first.executable);
+    expect(cache.statistics).toMatchObject({ compilations: 0, diskHits: 3, discardedEntries: 0 });
   });
 
   it('discards a corrupted entry with a warning, compiles again and replaces it; never deletes on its own', async () => {
