@@ -327,8 +327,8 @@ export const Messages = {
 
 /** Encodes a message object. */
 export function encodeMessage<T>(message: MessageType<T>, value: T): Uint8Array {
-  const type = message.type;
-  return type.encode(type.fromObject(value as Record<string, unknown>)).finish();
+  // The objects are typed as the messages (numbers, Uint8Arrays, arrays, nested objects), so they encode as they are.
+  return message.type.encode(value as Record<string, unknown>).finish();
 }
 
 /** Decodes a message; `what` names the data in the error thrown for bytes that are not such a message. */
