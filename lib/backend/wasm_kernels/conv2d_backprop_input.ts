@@ -16,6 +16,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { KernelCallScope } from './kernel_call_scope.js';
+import { rotatedFilter } from './rotated_filter.js';
 import { inputGradientInput } from './window_padding.js';
 
 const BACKEND = 'wasm';
@@ -42,7 +43,7 @@ function conv2DBackpropInput({ inputs, attrs, backend }: Parameters<tf.KernelFun
   return KernelCallScope.run(BACKEND, backend as tf.KernelBackend, (k) => {
     const dyNHWC = channelsLast ? dy : k.transpose(dy, [0, 2, 3, 1]);
     const fitted = inputGradientInput(k, dyNHWC, info);
-    const turned = k.transpose(k.call(tf.Reverse, { x: filter }, { dims: [0, 1] }), [0, 1, 3, 2]);
+    const turned = k.transpose(rotatedFilter(k, filter), [0, 1, 3, 2]);
     const dx = k.call(
       tf.Conv2D,
       { x: fitted.x, filter: turned },

@@ -11,6 +11,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { KernelCallScope } from './kernel_call_scope.js';
+import { rotatedFilter } from './rotated_filter.js';
 import { inputGradientInput } from './window_padding.js';
 
 const BACKEND = 'wasm';
@@ -31,7 +32,7 @@ function depthwiseConv2dNativeBackpropInput({ inputs, attrs, backend }: Paramete
   const { batchSize, inHeight, inWidth, dilationHeight, dilationWidth } = info;
   return KernelCallScope.run(BACKEND, backend as tf.KernelBackend, (k) => {
     const fitted = inputGradientInput(k, dy, info);
-    const turned = k.reshape(k.call(tf.Reverse, { x: filter }, { dims: [0, 1] }), [filterHeight, filterWidth, channels * multiplier, 1]);
+    const turned = k.reshape(rotatedFilter(k, filter), [filterHeight, filterWidth, channels * multiplier, 1]);
     const perMultiplier = k.call(
       tf.DepthwiseConv2dNative,
       { x: fitted.x, filter: turned },
