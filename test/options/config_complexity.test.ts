@@ -3,27 +3,9 @@
 // the young generation of the garbage collector). It is a complexity bound, not a timing: the fastest of a few
 // runs of each size (other processes on the machine only ever add time) are compared with each other, never
 // with a fixed duration.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigFileError } from '../../lib/errors.js';
-import { Options } from '../../lib/options/index.js';
-
-const scratch = mkdtempSync(join(tmpdir(), 'poptfjs-config-complexity-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-let written = 0;
-function configFile(text: string, extension: string): string {
-  written += 1;
-  const path = join(scratch, `config${written}${extension}`);
-  writeFileSync(path, text);
-  return path;
-}
-
-function fresh(): Options {
-  return new Options({ fromEnvironment: false });
-}
+import { configFile, fresh } from './config_test_files.js';
 
 function milliseconds(run: () => void): number {
   const start = performance.now();

@@ -1,40 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigFileError, PoptfjsError } from '../../lib/errors.js';
 import { Options, OutputMode, ShardedExecutionSpec } from '../../lib/options/index.js';
+import { configError, configFile, fresh, scratch } from './config_test_files.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/options/', import.meta.url));
 const fixture = (name: string): string => join(FIXTURES, name);
-
-const scratch = mkdtempSync(join(tmpdir(), 'poptfjs-config-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-let written = 0;
-/** Writes `text` to a new file in the scratch directory and returns its path. */
-function configFile(text: string, extension = '.conf'): string {
-  written += 1;
-  const path = join(scratch, `config${written}${extension}`);
-  writeFileSync(path, text);
-  return path;
-}
-
-function fresh(): Options {
-  return new Options({ fromEnvironment: false });
-}
-
-/** The ConfigFileError `run` throws. */
-function configError(run: () => unknown): ConfigFileError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigFileError);
-    return error as ConfigFileError;
-  }
-  throw new Error('expected a ConfigFileError');
-}
 
 describe('loadFromFile, PopTorch format', () => {
   it('reads the seed example', () => {

@@ -1,13 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFileError } from '../../lib/errors.js';
 import { Options } from '../../lib/options/index.js';
+import { configError, configFile, fresh } from './config_test_files.js';
 import { OptionsDataError } from '../../lib/options/options_data_error.js';
-
-const scratch = mkdtempSync(join(tmpdir(), 'poptfjs-config-limits-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const savedDefaults = process.env.POPTFJS_DEFAULT_OPTIONS;
 afterEach(() => {
@@ -18,28 +13,6 @@ afterEach(() => {
 const DEPTH = 50_000;
 const POPTORCH_TOO_DEEP = 'nesting deeper than 100 levels (each bracket, call and ".name" counts one level); an option needs far fewer';
 const JSON_TOO_DEEP = 'invalid JSON: arrays and objects nested deeper than 100 levels; options need far fewer';
-
-let written = 0;
-function configFile(text: string, extension: string): string {
-  written += 1;
-  const path = join(scratch, `config${written}${extension}`);
-  writeFileSync(path, text);
-  return path;
-}
-
-function fresh(): Options {
-  return new Options({ fromEnvironment: false });
-}
-
-function configError(run: () => unknown): ConfigFileError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigFileError);
-    return error as ConfigFileError;
-  }
-  throw new Error('expected a ConfigFileError');
-}
 
 /** The options still work after the error: new ones, and a good file loaded into the same options. */
 function expectOptionsStillWork(opts: Options): void {
