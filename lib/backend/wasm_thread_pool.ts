@@ -28,8 +28,11 @@ export interface PoolModule {
   readonly tfjs?: unknown;
 }
 
-/** Reads an unsigned LEB128 number at `at`; returns it and the position after it. */
-function unsignedLeb(bytes: Uint8Array, at: number): [number, number] {
+/**
+ * Reads a LEB128 number at `at` (signed for an `i32.const` operand); returns
+ * it and the position after it.
+ */
+function leb(bytes: Uint8Array, at: number, signed: boolean): [number, number] {
   let value = 0;
   let shift = 0;
   for (;;) {
@@ -37,21 +40,18 @@ function unsignedLeb(bytes: Uint8Array, at: number): [number, number] {
     if (byte === undefined) throw new RangeError('truncated LEB128 number');
     value += (byte & 0x7f) * 2 ** shift;
     shift += 7;
-    if ((byte & 0x80) === 0) return [value, at];
+    if ((byte & 0x80) === 0) return [signed && byte & 0x40 ? value - 2 ** shift : value, at];
   }
+}
+
+/** Reads an unsigned LEB128 number at `at`. */
+function unsignedLeb(bytes: Uint8Array, at: number): [number, number] {
+  return leb(bytes, at, false);
 }
 
 /** Reads a signed LEB128 number (an `i32.const` operand) at `at`. */
 function signedLeb(bytes: Uint8Array, at: number): [number, number] {
-  let value = 0;
-  let shift = 0;
-  for (;;) {
-    const byte = bytes[at++];
-    if (byte === undefined) throw new RangeError('truncated LEB128 number');
-    value += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
-    if ((byte & 0x80) === 0) return [byte & 0x40 ? value - 2 ** shift : value, at];
-  }
+  return leb(bytes, at, true);
 }
 
 /** Reads a name (length-prefixed UTF-8) at `at`. */
