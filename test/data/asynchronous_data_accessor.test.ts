@@ -2,22 +2,11 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AsynchronousDataAccessor } from '../../lib/data/asynchronous_data_accessor.js';
 import { DataLoader } from '../../lib/data/data_loader.js';
-import { Options } from '../../lib/options/index.js';
+import { options, samples } from './data_samples.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
 });
-
-function options(): Options {
-  return new Options({ fromEnvironment: false });
-}
-
-/** `n` samples: x[i] = [i, i + 0.5], y[i] = i. */
-function samples(n: number): [tf.Tensor2D, tf.Tensor1D] {
-  const y = tf.range(0, n, 1, 'float32') as tf.Tensor1D;
-  const x = tf.tidy(() => tf.stack([y, y.add(0.5)], 1) as tf.Tensor2D);
-  return [x, y];
-}
 
 /** The values of every batch of one epoch, component by component, disposing the batches. */
 async function epoch(batches: AsyncIterable<tf.Tensor[]>): Promise<number[][][]> {
