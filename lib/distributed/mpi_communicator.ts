@@ -21,6 +21,16 @@ const log = getLogger('poptfjs');
 /** The longest the MPI thread may take to load and initialise MPI, in ms. */
 const START_TIMEOUT_MS = 120_000;
 
+/**
+ * UCX, the transport of Debian's MPICH, patches mmap, munmap and malloc to
+ * watch memory for its registration cache; that patching races with V8's own
+ * memory management on the other threads of this process (a node process was
+ * seen to crash in a heap write barrier while an MPI call ran). The
+ * shared-memory and TCP transports of a run need no registration cache, so
+ * the hooks are switched off unless the environment sets these variables.
+ */
+const UCX_WITHOUT_MEMORY_HOOKS: Readonly<Record<string, string>> = { UCX_MEM_MALLOC_HOOKS: 'no', UCX_MEM_MMAP_HOOK_MODE: 'none' };
+
 /** `Atomics.waitAsync` (in Node since 16; typed from ES2024 on, later than this project's `lib`). */
 const waitAsync = (Atomics as unknown as {
   waitAsync(array: Int32Array, index: number, value: number): { async: boolean; value: Promise<string> | string };
@@ -62,6 +72,8 @@ export class MpiCommunicator {
     this.port.unref();
     const signal = new SharedArrayBuffer(4);
     this.signal = new Int32Array(signal);
+    // Set here, on the main thread: a worker's process.env is its own copy, not the environment MPI reads.
+    for (const [name, value] of Object.entries(UCX_WITHOUT_MEMORY_HOOKS)) process.env[name] ??= value;
     const script = threadProgramScript(import.meta.url, 'mpi_thread', 'MPI thread program');
     const workerData: MpiThreadSetup = { signal, port: channel.port2 };
     this.thread = new Worker(script.filename, { eval: script.eval, workerData, transferList: [channel.port2] });
