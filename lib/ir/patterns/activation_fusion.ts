@@ -53,10 +53,7 @@ export const activationFusion: Pattern = {
   apply(graph, context) {
     if (context.training) return { graph, count: 0 };
     const editor = new GraphEditor(graph);
-    const uses = new Map<ValueId, number>();
-    const use = (id: ValueId) => uses.set(id, (uses.get(id) ?? 0) + 1);
-    for (const node of editor.liveNodes()) node.inputs.forEach(use);
-    rootValues(graph).forEach(use);
+    const uses = editor.useCounts(rootValues(graph));
     let count = 0;
     for (const node of editor.liveNodes()) {
       if (node.outputs.length !== 1) continue;

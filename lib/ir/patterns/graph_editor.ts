@@ -85,6 +85,15 @@ export class GraphEditor {
     }
   }
 
+  /** How many times each value is read: by the live nodes' inputs, and once for each of `roots` (the graph's outputs and other roles). */
+  useCounts(roots: readonly ValueId[]): Map<ValueId, number> {
+    const uses = new Map<ValueId, number>();
+    const use = (id: ValueId) => uses.set(id, (uses.get(id) ?? 0) + 1);
+    for (const node of this.liveNodes()) node.inputs.forEach(use);
+    roots.forEach(use);
+    return uses;
+  }
+
   /** The live node computing value `id` (inputs resolved), or undefined for inputs, parameters and constants. */
   producer(id: ValueId): Node | undefined {
     const source = this.value(id).source;

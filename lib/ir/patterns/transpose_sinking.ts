@@ -33,15 +33,6 @@ const UNARY_KERNELS: ReadonlySet<string> = new Set([
 /** Elementwise kernels of two tensor inputs. */
 const BINARY_KERNELS: ReadonlySet<string> = new Set(['Add', 'Sub', 'Multiply', 'RealDiv', 'Maximum', 'Minimum', 'Pow']);
 
-/** Uses of each value: node inputs and the graph's roles. */
-function useCounts(editor: GraphEditor, roots: readonly ValueId[]): Map<ValueId, number> {
-  const uses = new Map<ValueId, number>();
-  const use = (id: ValueId) => uses.set(id, (uses.get(id) ?? 0) + 1);
-  for (const node of editor.liveNodes()) node.inputs.forEach(use);
-  roots.forEach(use);
-  return uses;
-}
-
 /** The single-input Transpose making `id`, when `node` is its only reader. */
 function soleTranspose(editor: GraphEditor, uses: ReadonlyMap<ValueId, number>, node: Node, id: ValueId): Node | undefined {
   const producer = editor.producer(id);
@@ -109,7 +100,7 @@ export const transposeSinking: Pattern = {
   apply(graph, context) {
     if (context.training) return { graph, count: 0 };
     const editor = new GraphEditor(graph);
-    const uses = useCounts(editor, rootValues(graph));
+    const uses = editor.useCounts(rootValues(graph));
     let count = 0;
     for (const node of editor.liveNodes()) {
       const move = sunk(editor, uses, node);
