@@ -11,7 +11,7 @@
  *   poptfjs help                this text
  */
 import { createRequire } from 'node:module';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { RUN_USAGE, runCommand } from './run_command.js';
 
 const require = createRequire(import.meta.url);

@@ -4,7 +4,7 @@
  * `mpiexec`, as PopRun does (see `lib/distributed/launcher.ts`).
  */
 import { parseArgs } from 'node:util';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { launchInstances } from '../lib/distributed/launcher.js';
 import { shellWords } from '../lib/distributed/shell_words.js';
 

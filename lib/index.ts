@@ -44,8 +44,8 @@ export {
   PoplarSystemRuntimeError,
   PoplarUnknownRuntimeError,
   type PoptfjsErrorOptions,
-} from './errors.js';
-export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './log.js';
+} from './common/errors.js';
+export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
@@ -56,14 +56,14 @@ export type { CompileAndExportOptions } from './executor/executable_export.js';
 export type { EditOptions } from './executor/precompiled_model.js';
 export {
   executableCacheStatistics, listExecutableCache, listCacheTemporaryFiles, clearExecutableCache, type ExecutableCacheStatistics, type CacheEntryInfo, type CacheClearResult,
-} from './executor/executable_cache.js';
-export type { TemporaryFile } from './runtime/atomic_file.js';
-export { fileSystemHandler } from './executor/file_system_io.js';
+} from './files/executable_cache.js';
+export type { TemporaryFile } from './files/atomic_file.js';
+export { fileSystemHandler } from './files/file_system_io.js';
 export { ExecutableGraphLayer } from './executor/model_reconstruction.js';
-export { readExecutableFile, type ExecutableFileContents, type ExportedModel } from './runtime/executable_file.js';
-export { readCheckpointFile, type CheckpointContents } from './runtime/checkpoint_file.js';
-export { describePoptfjsFile } from './runtime/file_inspection.js';
-export { POPTFJS_VERSION } from './runtime/poptfjs_version.js';
+export { readExecutableFile, type ExecutableFileContents, type ExportedModel } from './files/executable_file.js';
+export { readCheckpointFile, type CheckpointContents } from './files/checkpoint_file.js';
+export { describePoptfjsFile } from './report/file_inspection.js';
+export { POPTFJS_VERSION } from './files/poptfjs_version.js';
 export * from './options/index.js';
 export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
 export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type BatchSource } from './data/asynchronous_data_accessor.js';
@@ -74,7 +74,7 @@ export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from '
 export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';
 export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';
-export { planText } from './strategy/plan_text.js';
+export { planText } from './report/plan_text.js';
 export { RecomputationType, planRecomputation, type RecomputationPlan } from './strategy/recomputation.js';
 export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOptions } from './ipu/device_manager.js';
 export { Device, type DeviceKind } from './ipu/device.js';

@@ -3,7 +3,7 @@
  * of a model that runs on the IPU.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { CallableInstance } from '../lib/executor/callable_instance.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 import { registerHostFunction, type HostFunction } from '../lib/backend/poptfjs_kernels/cpu_op_kernels.js';

@@ -3,7 +3,7 @@
  * output of a CTC-trained model with a prefix beam search.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 import type { CtcBeamSearchAttrs } from '../lib/backend/poptfjs_kernels/ctc_beam_search_kernel.js';
 

@@ -3,7 +3,7 @@
  * here in JavaScript (`registerCustomOp`) instead of a PopART library.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 import { MAX_CUSTOM_OP_OUTPUTS, type CustomOpNodeAttrs } from '../lib/backend/poptfjs_kernels/custom_op_kernels.js';
 import { registeredCustomOp, type CustomOpAttribute, type CustomOpAttributes } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';

@@ -2,7 +2,7 @@
  * `ipuHardwareIsAvailable` and `ipuHardwareVersion`: PopTorch's questions
  * about the IPU hardware of the system, answered for a simulator.
  */
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 
 /**
  * Whether the system has physical IPU hardware with at least `numIpus` IPUs

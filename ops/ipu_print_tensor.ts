@@ -3,7 +3,7 @@
  * the model runs on the device.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 import { DEFAULT_TENSOR_TEXT_FORMAT, FLOAT_FORMATS, type FloatFormat, type TensorTextFormat } from '../lib/runtime/tensor_text.js';
 

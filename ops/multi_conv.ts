@@ -3,7 +3,7 @@
  * convolutions are planned together, to run in parallel on shares of the
  * tiles.
  */
-import { PartialsType } from '../lib/options/enums.js';
+import { PartialsType } from '../lib/option_vocabulary/enums.js';
 import type { MultiConvPlanType as PlanType } from '../lib/ir/graph.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { closeMultiConv, openMultiConv, type MultiConvSettings } from '../lib/trace/multi_conv_scope.js';

@@ -2,7 +2,7 @@
  * `NameScope`: PopTorch's `poptorch.NameScope`, names for the parts of a
  * model.
  */
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { closeNameScope, openNameScope } from '../lib/trace/name_scope.js';
 
 function checkName(name: unknown): string {

@@ -2,7 +2,7 @@
  * `nop`: PopTorch's `nop`, an identity kept in the graph, for debugging.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
+import { PoptfjsError } from '../lib/common/errors.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 
 /**

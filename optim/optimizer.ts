@@ -11,8 +11,8 @@
  * value, then call `setOptimizer` to use it.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/errors.js';
-import { getLogger } from '../lib/log.js';
+import { PoptfjsError } from '../lib/common/errors.js';
+import { getLogger } from '../lib/common/log.js';
 import type { Float16Rounding } from '../lib/precision/float16_rounding.js';
 import { isLayersModel, trainableVariables } from '../lib/trace/model_function.js';
 import { type AccumType, type HyperShape, type HyperValue, optimizerError, parseHyperValues, sameHyperValue } from './optimizer_options.js';

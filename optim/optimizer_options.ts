@@ -4,8 +4,8 @@
  * `optim.SGD: unknown option 'momentun'; expected lr, momentum, ...`.
  */
 import { z } from 'zod';
-import { PoptfjsError } from '../lib/errors.js';
-import { describeValue } from '../lib/options/argument_rules.js';
+import { PoptfjsError } from '../lib/common/errors.js';
+import { describeValue } from '../lib/option_vocabulary/argument_rules.js';
 
 /** The precision an optimizer keeps gradients or state in (PopTorch's `accum_type` and friends). */
 export type AccumType = 'float32' | 'float16';

@@ -1,5 +1,5 @@
 /**
- * Regenerates lib/onnx/onnx_proto_descriptor.ts from lib/onnx/onnx.proto.
+ * Regenerates lib/onnx/proto/generated/onnx_proto_descriptor.ts from lib/onnx/proto/onnx.proto.
  *
  * poptfjs loads the ONNX schema with protobufjs's `Root.fromJSON` from this
  * committed descriptor, so the built package does not need the .proto file at
@@ -13,6 +13,6 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ONNX_PROTO_PATH, onnxProtoDescriptorSource } from './onnx_proto_descriptor_source.js';
 
-const target = fileURLToPath(new URL('../lib/onnx/onnx_proto_descriptor.ts', import.meta.url));
+const target = fileURLToPath(new URL('../lib/onnx/proto/generated/onnx_proto_descriptor.ts', import.meta.url));
 writeFileSync(target, onnxProtoDescriptorSource());
 console.log(`wrote ${target} from ${ONNX_PROTO_PATH}`);

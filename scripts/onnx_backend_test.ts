@@ -11,14 +11,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { hostTensorToTf, type HostTensor } from '../lib/onnx/host_tensor.js';
+import { hostTensorToTf, type HostTensor } from '../lib/onnx/proto/host_tensor.js';
 import { runImportedModel } from '../lib/onnx/imported_model_run.js';
 import { readModel } from '../lib/onnx/model_file.js';
 import { importModel, type ImportedModel } from '../lib/onnx/model_import.js';
 import { checkModelSupported } from '../lib/onnx/model_support.js';
-import { OnnxConstantInputError, OnnxUnsupportedError } from '../lib/onnx/onnx_errors.js';
-import { decodeTensorProto } from '../lib/onnx/onnx_proto.js';
-import { tensorFromProto } from '../lib/onnx/tensor_proto_data.js';
+import { OnnxConstantInputError, OnnxUnsupportedError } from '../lib/onnx/proto/onnx_errors.js';
+import { decodeTensorProto } from '../lib/onnx/proto/onnx_proto.js';
+import { tensorFromProto } from '../lib/onnx/proto/tensor_proto_data.js';
 
 /** Where libonnx-testdata installs the test data. */
 export const BACKEND_TEST_DATA = '/usr/share/libonnx-testdata/data';

@@ -9,8 +9,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import { registerCpuFallbacks } from './cpu_fallback.js';
 import { registerPoptfjsKernels } from './poptfjs_kernels/index.js';
 import { registerWasmTrainingKernels } from './wasm_kernels/index.js';

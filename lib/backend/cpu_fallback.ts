@@ -9,8 +9,8 @@
  * logged once at WARN (module `devicex`) and counted, for reports.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 
 const CPU = 'cpu';
 const log = getLogger('devicex');

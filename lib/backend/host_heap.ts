@@ -7,7 +7,7 @@
  * a number with KiB, MiB or GiB).
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { engine } from './tfjs_internals.js';
 
 /** The environment variable that lowers the memory poptfjs lets tensors take. */

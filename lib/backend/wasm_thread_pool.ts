@@ -17,7 +17,7 @@
  * -1 for no pool, then its thread count again). Results do not depend on
  * the choice: XNNPACK splits a kernel's output among threads, never a sum.
  */
-import { getLogger } from '../log.js';
+import { getLogger } from '../common/log.js';
 
 const log = getLogger('poptfjs');
 

@@ -30,8 +30,8 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
-import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import { engine } from './tfjs_internals.js';
 import { enableThreadPoolSwitch } from './wasm_thread_pool.js';
 

@@ -5,7 +5,7 @@
  * files, a generator awaiting I/O) goes on while the model runs.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { checkArgument, positiveInteger } from '../options/argument_rules.js';
+import { checkArgument, positiveInteger } from '../option_vocabulary/argument_rules.js';
 
 /** How an {@link AsynchronousDataAccessor} prefetches. */
 export interface AsynchronousDataAccessorOptions {

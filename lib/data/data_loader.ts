@@ -4,7 +4,7 @@
  * batch arithmetic of device iterations, replicas and gradient accumulation.
  */
 import * as tf from '@tensorflow/tfjs';
-import { type ArgumentRule, checkArgument, describeValue, flag, instanceRule, nonNegativeInteger, positiveInteger } from '../options/argument_rules.js';
+import { type ArgumentRule, checkArgument, describeValue, flag, instanceRule, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { Options } from '../options/options.js';
 import { SeededRandom } from './seeded_random.js';
 

@@ -9,7 +9,7 @@
  * host has `POPTFJS_NUM_IPUS` simulated IPUs (the value where `poptfjs run` is
  * started), and its instances together may not need more.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** The host a run uses when none is given. */
 export const LOCAL_HOST = 'localhost';

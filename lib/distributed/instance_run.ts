@@ -6,7 +6,7 @@
  * instance index and count are MPI's rank and size; a process id set with
  * `opts.Distributed.configureProcessId` must agree with them.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { DistributedSettings } from '../options/distributed_options.js';
 import { mpiWorld, type MpiCommunicator } from './mpi_communicator.js';
 import { mpiProcess } from './mpi_implementation.js';

@@ -16,7 +16,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { exitReportLine, exitStatus, type InstanceExit } from './instance_exit.js';
 import type { InstanceLayout } from './instance_layout.js';
 import { mpiProcess } from './mpi_implementation.js';

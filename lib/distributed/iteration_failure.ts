@@ -17,7 +17,7 @@
  *   `PoptfjsError` naming it (the run cannot go on; `poptfjs run` ends the
  *   instances when one exits with an error).
  */
-import { PoptfjsError, RecoverableError, type RecoveryAction } from '../errors.js';
+import { PoptfjsError, RecoverableError, type RecoveryAction } from '../common/errors.js';
 
 /** The recovery actions, weakest first: an iteration failed on several instances needs the strongest of theirs. */
 const RECOVERIES: readonly RecoveryAction[] = ['IPU_RESET', 'LINK_RESET', 'PARTITION_RESET', 'FULL_RESET'];

@@ -18,7 +18,7 @@ import { extname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { describeInstanceExit, exitStatus, instanceFailed, readExitReport, type InstanceExit } from './instance_exit.js';
 import { instanceLayout, type InstanceLayoutRequest } from './instance_layout.js';
 import { instanceRunnerArguments } from './instance_runner.js';

@@ -11,8 +11,8 @@
  * it is first asked for, and finalized when the process exits.
  */
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import { threadProgramScript } from '../runtime/worker_ipus/worker_script.js';
 import { REPLY_COUNTER, type MpiReply, type MpiRequest, type MpiThreadSetup } from './mpi_messages.js';
 

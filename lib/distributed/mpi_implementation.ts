@@ -5,7 +5,7 @@
  * a process its rank.
  */
 import { spawnSync } from 'node:child_process';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { InstanceLayout } from './instance_layout.js';
 
 /** The MPI implementations `poptfjs run` knows. */

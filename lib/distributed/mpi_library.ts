@@ -12,7 +12,7 @@
  * of them.
  */
 import koffi from 'koffi';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { abisToTry, MPI_SUCCESS, MPI_THREAD_FUNNELED, type MpiAbi, type MpiHandleSpec } from './mpi_abi.js';
 import type { MpiImplementationName } from './mpi_implementation.js';
 

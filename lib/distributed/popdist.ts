@@ -12,7 +12,7 @@
  * same program also runs alone. Values that contradict each other are an
  * error naming the variables.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { Options as PoptfjsOptions } from '../options/options.js';
 import { mpiProcess } from './mpi_implementation.js';
 import { POPDIST_VARIABLES } from './popdist_environment.js';

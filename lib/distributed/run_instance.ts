@@ -5,7 +5,7 @@
  * own (no MPI rank, a process count that is not the run's) is printed and
  * exits 1.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { runInstance } from './instance_runner.js';
 
 try {

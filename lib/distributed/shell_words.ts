@@ -5,7 +5,7 @@
  * backslash outside quotes keeps the next character. `poptfjs run` reads
  * `--mpi-args "..."` with it.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** The words of `text`; `what` names it in the error for an unterminated quote or a trailing backslash. */
 export function shellWords(text: string, what: string): string[] {

@@ -11,7 +11,7 @@
  * Anchored values become graph outputs after the model's own (and so stay
  * live until their micro-batch ends), and go to the host with the outputs.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph, ValueId } from '../ir/graph.js';
 import type { AnchoredTensor } from '../options/options_settings.js';
 import type { ExecutableAnchor } from '../runtime/executable.js';

@@ -8,9 +8,9 @@
 import { totalmem } from 'node:os';
 import type * as tf from '@tensorflow/tfjs';
 import { hostHeap } from '../backend/host_heap.js';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { formatBytes } from '../ipu/byte_size.js';
-import { declaredBytes } from '../runtime/declared_tensor.js';
+import { declaredBytes } from '../proto/declared_tensor.js';
 import type { TensorSignature } from '../runtime/executable.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 

@@ -4,7 +4,7 @@
  * from the `DeviceManager`), attached and detached with the executor, and
  * told which programs run where so simulated faults can be planted and hit.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { Device } from '../ipu/device.js';
 import { DeviceManager } from '../ipu/device_manager.js';
 import type { OptionsSettings } from '../options/options_settings.js';

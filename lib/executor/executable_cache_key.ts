@@ -22,11 +22,11 @@ import type { Optimizer } from '../../optim/optimizer.js';
 import type { Graph } from '../ir/graph.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
-import { encodeMessage, Messages } from '../runtime/executable_proto.js';
-import { graphMessage } from '../runtime/graph_message.js';
-import { stringifyLossless } from '../runtime/lossless_json.js';
+import { encodeMessage, Messages } from '../proto/executable_proto.js';
+import { graphMessage } from '../proto/graph_message.js';
+import { stringifyLossless } from '../proto/lossless_json.js';
 import { renameGraphLayers, renameGraphParameters } from '../runtime/parameter_renaming.js';
-import { POPTFJS_VERSION } from '../runtime/poptfjs_version.js';
+import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
 import type { GraphCompileRequest } from './graph_compiler.js';
 
 /** The options that affect what is compiled: every option but the runtime ones. */

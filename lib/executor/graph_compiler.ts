@@ -6,8 +6,8 @@
  * wrappers and the Session API.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
-import { nameRecord } from '../name_record.js';
+import { PoptfjsError } from '../common/errors.js';
+import { nameRecord } from '../common/name_record.js';
 import type { Graph } from '../ir/graph.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware } from '../ipu/hardware_analysis.js';
@@ -22,7 +22,7 @@ import { returnedMicroSteps, type ResolvedOutputMode } from '../runtime/output_c
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
-import { streamingTransfers } from '../strategy/streaming_transfers.js';
+import { streamingTransfers } from '../ipu/streaming_transfers.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';

@@ -3,7 +3,7 @@
  * model for inference with `Options.Training.gradientAccumulation` above 1 is
  * refused when the model is wrapped, with PopTorch's advice for pipelines.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Options } from '../options/options.js';
 
 /** Throws unless the options of an inference model leave `gradientAccumulation` at 1. */

@@ -4,7 +4,7 @@
  * backward) in a compiled executable: what `poptfjs plan --ipus N` does for
  * a saved model that has no Block annotations.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
 import { kernelCost, kernelCycles } from '../ipu/kernel_cycles.js';

@@ -6,10 +6,10 @@
  * the variable names of each model instance; the first difference found is
  * the error.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 import type { Executable, TensorSignature } from '../runtime/executable.js';
-import { describeParameter, type ParameterSpec } from '../runtime/parameter_spec.js';
+import { describeParameter, type ParameterSpec } from '../files/parameter_spec.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 
 /** What is compared between a file and a model. */

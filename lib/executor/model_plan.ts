@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs';
 import { ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
 import { engine } from '../backend/tfjs_internals.js';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { MemoryPlan } from '../ipu/memory_plan.js';
 import type { Timeline } from '../ipu/timeline.js';
 import { Options } from '../options/options.js';

@@ -19,15 +19,15 @@
  * output is batch-major (the batch is then split and the outputs joined).
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { constantData, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { differentiableFusedRunner } from '../runtime/differentiable_fused_kernels.js';
-import { decodeMessage, encodeMessage, Messages } from '../runtime/executable_proto.js';
+import { decodeMessage, encodeMessage, Messages } from '../proto/executable_proto.js';
 import type { TensorSignature } from '../runtime/executable.js';
-import { graphFromMessage, graphMessage } from '../runtime/graph_message.js';
-import { parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from '../runtime/parameter_spec.js';
+import { graphFromMessage, graphMessage } from '../proto/graph_message.js';
+import { parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from '../files/parameter_spec.js';
 import { RANDOM_KERNELS } from '../trace/random_distribution.js';
 
 /**

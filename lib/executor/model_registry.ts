@@ -3,7 +3,7 @@
  * which copy of its weights is the newest (the host model, or the device of an
  * executor), so executors of the same model stay in sync implicitly.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** The part of an executor the registry needs. */
 export interface WeightHolder {

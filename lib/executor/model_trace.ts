@@ -9,7 +9,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
-import { getLogger } from '../log.js';
+import { getLogger } from '../common/log.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { allLayers, isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TraceOptions, type TracedModel } from '../trace/trace_model.js';

@@ -4,8 +4,8 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../backend/backend_selection.js';
-import { PoptfjsError } from '../errors.js';
-import { readExecutableFile } from '../runtime/executable_file.js';
+import { PoptfjsError } from '../common/errors.js';
+import { readExecutableFile } from '../files/executable_file.js';
 import { Options } from '../options/options.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';

@@ -7,7 +7,7 @@
  * takes and returns tensors only.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Executable, IoStructure } from '../runtime/executable.js';
 import { FlatModel } from '../trace/flat_model.js';
 import type { LossSpec } from '../trace/loss_function.js';

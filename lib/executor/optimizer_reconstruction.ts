@@ -1,13 +1,13 @@
 /**
  * Building an optimizer again from its recorded configuration (see
- * lib/runtime/optimizer_config.ts) over another model's variables: the same
+ * lib/files/optimizer_config.ts) over another model's variables: the same
  * type, attribute values, parameter groups and variable attributes.
  */
 import type * as tf from '@tensorflow/tfjs';
 import * as optim from '../../optim/index.js';
 import { Optimizer } from '../../optim/optimizer.js';
-import { PoptfjsError } from '../errors.js';
-import type { OptimizerConfig } from '../runtime/optimizer_config.js';
+import { PoptfjsError } from '../common/errors.js';
+import type { OptimizerConfig } from '../files/optimizer_config.js';
 
 type OptimizerConstructor = new (target: readonly tf.Variable[], options: Record<string, unknown>) => Optimizer;
 

@@ -2,8 +2,8 @@
  * `executor.parameter(name)`: settings of one weight of a wrapped model, as
  * PopTorch's per-parameter methods (`model.W.replicaGrouping(...)`).
  */
-import { PoptfjsError } from '../errors.js';
-import { CommGroupType, VariableRetrievalMode } from '../options/enums.js';
+import { PoptfjsError } from '../common/errors.js';
+import { CommGroupType, VariableRetrievalMode } from '../option_vocabulary/enums.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 
 /** A weight of a wrapped model, by its tf.Variable name. */

@@ -11,8 +11,8 @@
  */
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError, RecoverableError } from '../errors.js';
-import { getLogger, withLogFile } from '../log.js';
+import { PoptfjsError, RecoverableError } from '../common/errors.js';
+import { getLogger, withLogFile } from '../common/log.js';
 import { initBackend } from '../backend/backend_selection.js';
 import { engine } from '../backend/tfjs_internals.js';
 import { irText } from '../ir/ir_text.js';
@@ -28,7 +28,7 @@ import type { Executable, TensorSignature } from '../runtime/executable.js';
 import { LoadedExecutable } from '../runtime/loaded_executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
-import { planText } from '../strategy/plan_text.js';
+import { planText } from '../report/plan_text.js';
 import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
 import { instanceRun, type InstanceRun } from '../distributed/instance_run.js';
 import { MpiInstanceGradients } from '../distributed/mpi_instance_gradients.js';
@@ -57,22 +57,22 @@ import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
 import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
 import { hostWeightsStale, markHostWeightsCurrent, markHostWeightsStale } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
-import { readCheckpointFile, writeCheckpointFile } from '../runtime/checkpoint_file.js';
+import { readCheckpointFile, writeCheckpointFile } from '../files/checkpoint_file.js';
 import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
-import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../runtime/executable_file.js';
-import { describeOptimizer, optimizerConfig } from '../runtime/optimizer_config.js';
-import { parameterSpecs } from '../runtime/parameter_spec.js';
+import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../files/executable_file.js';
+import { describeOptimizer, optimizerConfig } from '../files/optimizer_config.js';
+import { parameterSpecs } from '../files/parameter_spec.js';
 import { renameExecutableParameters, renameGraphParameters } from '../runtime/parameter_renaming.js';
-import { tensorFromData } from '../runtime/tensor_data_conversion.js';
+import { tensorFromData } from '../files/tensor_data_conversion.js';
 import { modelInputCount } from '../trace/model_function.js';
 import type { NestedTensors, Structure } from '../trace/nested_values.js';
 import { compileAffectingOptions } from './executable_cache_key.js';
-import { compileWithCache } from './executable_cache.js';
-import { exportFilePath } from './export_path.js';
+import { compileWithCache } from './cached_compile.js';
+import { exportFilePath } from '../files/export_path.js';
 import {
   checkpointContents, executableFileContents, splitExportArguments, type CompileAndExportOptions, type ExportSource, type ModelTraceRecord,
 } from './executable_export.js';
-import './file_system_io.js';
+import '../files/file_system_io.js';
 import { matchKind, matchModel, outputSignature } from './model_matching.js';
 import { checkDeclaredInputs } from './declared_inputs_check.js';
 import {

@@ -4,12 +4,12 @@
  * rebuilt from the traced forward pass with the exported weights.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import { Options } from '../options/options.js';
 import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
-import type { ExecutableFileContents, ExportedModel } from '../runtime/executable_file.js';
-import { tensorFromData } from '../runtime/tensor_data_conversion.js';
+import type { ExecutableFileContents, ExportedModel } from '../files/executable_file.js';
+import { tensorFromData } from '../files/tensor_data_conversion.js';
 import { adoptModelIdentity } from './model_identity.js';
 import { reconstructModel, type ExecutableGraphLayer } from './model_reconstruction.js';
 

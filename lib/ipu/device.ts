@@ -3,8 +3,8 @@
  * offline target that only compiles), attached and detached like hardware,
  * with Poplar's simulated-error API for testing recovery code.
  */
-import { PoptfjsError, UnrecoverableError, type RecoveryAction } from '../errors.js';
-import type { ConnectionType } from '../options/enums.js';
+import { PoptfjsError, UnrecoverableError, type RecoveryAction } from '../common/errors.js';
+import type { ConnectionType } from '../option_vocabulary/enums.js';
 import { lockIpus, tryLockIpus, unlockIpus } from './ipu_locks.js';
 import { sameLocation, simulatedFault, type ErrorLocation, type SimulatedErrorCode } from './simulated_errors.js';
 import type { IpuTargetSpec } from './target_spec.js';

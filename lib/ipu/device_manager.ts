@@ -8,10 +8,10 @@
  * one step: the device is locked as it is chosen, and one another process
  * takes meanwhile is passed over for the next.
  */
-import { PoptfjsError } from '../errors.js';
-import { ConnectionType } from '../options/enums.js';
+import { PoptfjsError } from '../common/errors.js';
+import { ConnectionType } from '../option_vocabulary/enums.js';
 import { Device } from './device.js';
-import { getLogger } from '../log.js';
+import { getLogger } from '../common/log.js';
 import { attachedHere, ipuHolder, waitForIpus } from './ipu_locks.js';
 import { targetSpec, type IpuTargetSpec } from './target_spec.js';
 

@@ -7,7 +7,7 @@ import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, type Schedule } from '../strategy/schedule.js';
-import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern } from './host_io.js';
 import { kernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';

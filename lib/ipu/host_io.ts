@@ -18,10 +18,10 @@
  * `SinglePipeline` and `intraReplicaAndLadder` for `ReplicaAndLadder`
  * (willow/src/popx/devicexmanager.cpp, `addSyncConfig`).
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
-import type { SyncPattern } from '../options/enums.js';
+import type { SyncPattern } from '../option_vocabulary/enums.js';
 import type { Placement } from '../strategy/placement.js';
 
 /**

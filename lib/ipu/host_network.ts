@@ -18,7 +18,7 @@
  * instance compiles for its own replicas), so this time is added to a call's
  * simulated time when the run is known, in the summary report.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 

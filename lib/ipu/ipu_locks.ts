@@ -13,10 +13,10 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PoptfjsError } from '../errors.js';
-import { environmentSetting } from '../environment.js';
-import { getLogger } from '../log.js';
-import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, UNREADABLE_LOCK_GRACE_MS, type LockPolicy } from './lock_file.js';
+import { PoptfjsError } from '../common/errors.js';
+import { environmentSetting } from '../common/environment.js';
+import { getLogger } from '../common/log.js';
+import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, UNREADABLE_LOCK_GRACE_MS, type LockPolicy } from '../common/lock_file.js';
 
 const log = getLogger('devicex');
 

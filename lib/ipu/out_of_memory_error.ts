@@ -1,7 +1,7 @@
 /**
  * The compile error of a model that does not fit on its IPUs.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { formatBytes } from './byte_size.js';
 import type { IpuMemoryUse, MemoryPlan } from './memory_plan.js';
 

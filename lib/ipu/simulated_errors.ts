@@ -3,7 +3,7 @@
  * error planted at a location (a program or kernel on a tile of an IPU) is
  * raised when a run reaches it. Codes map to the errors a real fault gives.
  */
-import { RecoverableError, UnrecoverableError, type PoptfjsError, type RecoveryAction } from '../errors.js';
+import { RecoverableError, UnrecoverableError, type PoptfjsError, type RecoveryAction } from '../common/errors.js';
 
 /** The faults that can be simulated. */
 export const SimulatedErrorCode = {

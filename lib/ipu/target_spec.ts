@@ -35,7 +35,7 @@
  * (`Options.ipuTarget({...})`, `DeviceManager.createIpuModelDevice({...})`).
  */
 import { z } from 'zod';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** The IPUs poptfjs models. */
 export const IPU_TARGETS = ['GC200', 'Bow'] as const;

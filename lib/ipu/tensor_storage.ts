@@ -18,9 +18,8 @@
  * elements are sharded. Combinations PopART does not support are refused
  * with the reason.
  */
-import { PoptfjsError } from '../errors.js';
-import type { TensorLocationsSettings } from '../options/tensor_locations_options.js';
-import type { TensorLocationData } from '../options/tensor_location_settings.js';
+import { PoptfjsError } from '../common/errors.js';
+import type { TensorLocationData, TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 
 /** Where one kind of tensor lives. */
 export interface StorageRule {

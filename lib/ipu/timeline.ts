@@ -39,7 +39,7 @@ import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import type { Schedule } from '../strategy/schedule.js';
-import type { StreamingTransfer } from '../strategy/streaming_transfers.js';
+import type { StreamingTransfer } from './streaming_transfers.js';
 import type { HostSyncPattern, HostTransfer } from './host_io.js';
 import { ELEMENTWISE_VERTEX_CYCLES, type KernelCost } from './kernel_cycles.js';
 import { ipuSyncSeconds, type IpuTargetSpec } from './target_spec.js';

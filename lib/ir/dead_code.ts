@@ -4,7 +4,7 @@
  * values and nodes densely. Inputs are always kept, so the graph's signature
  * does not change.
  */
-import { nameRecord } from '../name_record.js';
+import { nameRecord } from '../common/name_record.js';
 import { rootValues, type Graph, type Node, type Value, type ValueId } from './graph.js';
 
 /** The graph without nodes and values that no root depends on. */

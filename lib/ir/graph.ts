@@ -7,7 +7,7 @@
  * (layer, pass, and the block/stage/IPU slot that placement fills in).
  */
 import type { DataType } from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** Index of a value in {@link Graph.values}. */
 export type ValueId = number;

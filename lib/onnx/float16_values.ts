@@ -8,7 +8,7 @@
  */
 import type { Graph, ValueId } from '../ir/graph.js';
 import type { TensorInfo } from './graph_evaluation.js';
-import { OnnxElementType } from './onnx_element_type.js';
+import { OnnxElementType } from './proto/onnx_element_type.js';
 
 /** `graph` with the values of the FLOAT16 tensors of `tensorInfo` (by the IR values `tensorValues` gives them) flagged float16. */
 export function withFloat16Values(graph: Graph, tensorValues: ReadonlyMap<string, ValueId>, tensorInfo: ReadonlyMap<string, TensorInfo>): Graph {

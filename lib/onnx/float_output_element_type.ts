@@ -6,7 +6,7 @@
  * the node's first floating-point input (FLOAT when it has none). Sessions
  * compute FLOAT16 tensors in float16: this is how they know which ones are.
  */
-import { isFloatingElementType, OnnxElementType } from './onnx_element_type.js';
+import { isFloatingElementType, OnnxElementType } from './proto/onnx_element_type.js';
 import type { OperatorCall } from './operators/operator.js';
 import { castTarget } from './operators/tensor_creation.js';
 

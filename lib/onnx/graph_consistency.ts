@@ -8,8 +8,8 @@
  * a crafted file that is not is refused naming the node, not met later as an
  * unknown tensor at import.
  */
-import { OnnxError } from './onnx_errors.js';
-import type { GraphProto, NodeProto } from './onnx_proto.js';
+import { OnnxError } from './proto/onnx_errors.js';
+import type { GraphProto, NodeProto } from './proto/onnx_proto.js';
 
 /** How a node is named in messages: `node #3 (MatMul 'fc1')`. */
 function nodeLabel(node: NodeProto, index: number): string {

@@ -14,13 +14,13 @@
  * an {@link OnnxConstantInputError} naming the input.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
-import { NodeAttributes } from './node_attributes.js';
-import { OnnxConstantInputError, OnnxError } from './onnx_errors.js';
-import type { GraphProto, NodeProto } from './onnx_proto.js';
+import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './proto/host_tensor.js';
+import { NodeAttributes } from './proto/node_attributes.js';
+import { OnnxConstantInputError, OnnxError } from './proto/onnx_errors.js';
+import type { GraphProto, NodeProto } from './proto/onnx_proto.js';
 import type { OperatorCall, OperatorVersion } from './operators/operator.js';
 import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET, operatorVersion } from './operators/registry.js';
-import { tfjsDtypeOf } from './onnx_element_type.js';
+import { tfjsDtypeOf } from './proto/onnx_element_type.js';
 import { floatOutputElementType } from './float_output_element_type.js';
 
 /** How a slot's value comes into being. */

@@ -7,7 +7,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { GraphInterpreter } from '../runtime/graph_interpreter.js';
 import { RandomSource } from '../runtime/random_source.js';
 import type { ImportedModel, NamedValues } from './model_import.js';
-import { OnnxError } from './onnx_errors.js';
+import { OnnxError } from './proto/onnx_errors.js';
 
 /**
  * Runs `model` on `inputs` (by ONNX input name) and returns its outputs by

@@ -25,8 +25,8 @@ export {
 } from './model_export.js';
 export { checkModelSupported } from './model_support.js';
 export { supportedOperatorTypes } from './operators/registry.js';
-export { OnnxError, OnnxUnsupportedError, OnnxConstantInputError, type UnsupportedFeature } from './onnx_errors.js';
-export { OnnxElementType, elementTypeName } from './onnx_element_type.js';
-export type { HostTensor, HostTensorData } from './host_tensor.js';
-export { decodeTensorProto, type ModelProto, type TensorProto } from './onnx_proto.js';
-export { tensorFromProto } from './tensor_proto_data.js';
+export { OnnxError, OnnxUnsupportedError, OnnxConstantInputError, type UnsupportedFeature } from './proto/onnx_errors.js';
+export { OnnxElementType, elementTypeName } from './proto/onnx_element_type.js';
+export type { HostTensor, HostTensorData } from './proto/host_tensor.js';
+export { decodeTensorProto, type ModelProto, type TensorProto } from './proto/onnx_proto.js';
+export { tensorFromProto } from './proto/tensor_proto_data.js';

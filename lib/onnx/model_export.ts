@@ -10,13 +10,13 @@
  */
 import { basename, dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { writeFileAtomic } from '../runtime/atomic_file.js';
-import { hostTensorFromTf, type HostTensor } from './host_tensor.js';
+import { writeFileAtomic } from '../files/atomic_file.js';
+import { hostTensorFromTf, type HostTensor } from './proto/host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import type { ImportedModel, NamedValues } from './model_import.js';
-import { OnnxError } from './onnx_errors.js';
-import { DATA_LOCATION, encodeModelProto, type ModelProto, type TensorProto } from './onnx_proto.js';
-import { tensorFromProto, tensorToProto } from './tensor_proto_data.js';
+import { OnnxError } from './proto/onnx_errors.js';
+import { DATA_LOCATION, encodeModelProto, type ModelProto, type TensorProto } from './proto/onnx_proto.js';
+import { tensorFromProto, tensorToProto } from './proto/tensor_proto_data.js';
 
 /** Weight values by initializer name. */
 export type WeightValues = NamedValues<tf.Tensor | HostTensor>;

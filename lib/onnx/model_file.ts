@@ -8,9 +8,9 @@
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { checkGraphConsistency } from './graph_consistency.js';
-import { OnnxError } from './onnx_errors.js';
-import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './onnx_proto.js';
-import { checkTensorProto, declaredRawBytes } from './tensor_proto_data.js';
+import { OnnxError } from './proto/onnx_errors.js';
+import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './proto/onnx_proto.js';
+import { checkTensorProto, declaredRawBytes } from './proto/tensor_proto_data.js';
 
 /** A decoded ONNX model whose tensors all hold their data in the message. */
 export interface OnnxModel {

@@ -23,18 +23,18 @@ import { KernelRecorder } from '../trace/kernel_recorder.js';
 import { valueIdsAfterDeadCodeElimination } from './dead_code_value_ids.js';
 import { GraphEvaluation, type GraphEvaluationOptions, type TensorInfo } from './graph_evaluation.js';
 import { withFloat16Values } from './float16_values.js';
-import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './host_tensor.js';
+import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './proto/host_tensor.js';
 import type { OnnxModel } from './model_file.js';
 import { checkModelSupported } from './model_support.js';
 import { isDefaultDomain } from './operators/registry.js';
-import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './onnx_element_type.js';
-import { OnnxError } from './onnx_errors.js';
-import type { GraphProto, ValueInfoProto } from './onnx_proto.js';
-import { tensorFromProto } from './tensor_proto_data.js';
+import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './proto/onnx_element_type.js';
+import { OnnxError } from './proto/onnx_errors.js';
+import type { GraphProto, ValueInfoProto } from './proto/onnx_proto.js';
+import { tensorFromProto } from './proto/tensor_proto_data.js';
 import { declaredTensorMemory } from '../executor/declared_inputs_check.js';
 import { formatBytes } from '../ipu/byte_size.js';
-import { nameRecord } from '../name_record.js';
-import { declaredBytes } from '../runtime/declared_tensor.js';
+import { nameRecord } from '../common/name_record.js';
+import { declaredBytes } from '../proto/declared_tensor.js';
 
 /** Names mapped to values: a plain object or a Map. */
 export type NamedValues<T> = Readonly<Record<string, T>> | ReadonlyMap<string, T>;

@@ -5,9 +5,9 @@
  * reported at once.
  */
 import { nodeLabel } from './graph_evaluation.js';
-import { OnnxError, OnnxUnsupportedError, type UnsupportedFeature } from './onnx_errors.js';
-import type { ModelProto, TypeProto } from './onnx_proto.js';
-import { elementTypeName, tfjsDtypeOf } from './onnx_element_type.js';
+import { OnnxError, OnnxUnsupportedError, type UnsupportedFeature } from './proto/onnx_errors.js';
+import type { ModelProto, TypeProto } from './proto/onnx_proto.js';
+import { elementTypeName, tfjsDtypeOf } from './proto/onnx_element_type.js';
 import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET, NEWEST_OPSET, isDefaultDomain, operatorVersion } from './operators/registry.js';
 
 /** The opset version the model imports for the default domain, if it imports it. */

@@ -23,13 +23,13 @@
  * variable), line and column.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigFileError } from '../errors.js';
+import { ConfigFileError } from '../common/errors.js';
 import { runConfigStatements } from './config_statements.js';
 import { parseConfig } from './config_syntax.js';
 import { ConfigSourceError } from './config_tokens.js';
 import { JsonSyntaxError, parseLocatedJson } from './json_locations.js';
 import { applyOptionsData } from './options_data.js';
-import { OptionsDataError } from './options_data_error.js';
+import { OptionsDataError } from '../option_vocabulary/options_data_error.js';
 import type { Options } from './options.js';
 
 /** True when a config file is JSON: its name ends in `.json` or its content starts with `{`. */

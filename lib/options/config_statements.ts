@@ -20,12 +20,12 @@ import {
   ShardedExecutionSpec,
   StageSpec,
 } from '../strategy/execution_strategy.js';
-import { describeValue } from './argument_rules.js';
+import { describeValue } from '../option_vocabulary/argument_rules.js';
 import type { CallNode, ExpressionNode, KeywordArgument } from './config_syntax.js';
 import { ConfigSourceError, type SourcePosition } from './config_tokens.js';
-import { OPTION_ENUMS } from './enums.js';
+import { OPTION_ENUMS } from '../option_vocabulary/enums.js';
 import type { Options } from './options.js';
-import { TensorLocationSettings } from './tensor_location_settings.js';
+import { TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
 
 /** The parameter names of an allowed method, or `variadic` for methods taking any number of positional arguments. */
 type Parameters = readonly string[] | 'variadic';

@@ -19,7 +19,7 @@
  * parser and the statement runner, which recurse over the tree, stay within
  * a bounded stack.
  */
-import { MAX_CALL_ARGUMENTS, MAX_CONFIG_NESTING } from './config_limits.js';
+import { MAX_CALL_ARGUMENTS, MAX_CONFIG_NESTING } from '../option_vocabulary/config_limits.js';
 import { type ConfigToken, ConfigSourceError, type SourcePosition, tokenizeConfig } from './config_tokens.js';
 
 /** A literal value: number, string, boolean or null. */

@@ -2,8 +2,8 @@
  * `opts.Distributed`: the process layout of a run distributed over several
  * host processes (PopTorch's `_DistributedOptions`).
  */
-import { checkArgument, nonEmptyString, nonNegativeInteger, positiveInteger } from './argument_rules.js';
-import type { MutationGuard } from './frozen_options.js';
+import { checkArgument, nonEmptyString, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
+import type { MutationGuard } from '../option_vocabulary/frozen_options.js';
 
 /** The distributed options as plain data. */
 export interface DistributedSettings {

@@ -17,8 +17,8 @@
  * simulated engine; an option Poplar does not have is an error listing
  * Poplar's options.
  */
-import { ConfigFileError } from '../errors.js';
-import { environmentSetting } from '../environment.js';
+import { ConfigFileError } from '../common/errors.js';
+import { environmentSetting } from '../common/environment.js';
 import type { OptionsSettings } from './options_settings.js';
 
 const BOOLEAN_OPTIONS = [

@@ -15,7 +15,7 @@ export {
   SyncPattern,
   TfjsBackendName,
   VariableRetrievalMode,
-} from './enums.js';
+} from '../option_vocabulary/enums.js';
 export { Options, type OptionsInit } from './options.js';
 export {
   type AnchoredTensor,
@@ -29,10 +29,10 @@ export {
 } from './options_settings.js';
 export { TrainingOptions, type TrainingSettings } from './training_options.js';
 export { PrecisionOptions, type PrecisionSettings } from './precision_options.js';
-export { TensorLocationsOptions, type TensorLocationsSettings } from './tensor_locations_options.js';
+export { TensorLocationsOptions } from './tensor_locations_options.js';
 export { DistributedOptions, type DistributedSettings } from './distributed_options.js';
-export { type TensorLocationData, TensorLocationSettings } from './tensor_location_settings.js';
-export { OptionsDataError, type OptionsDataPath } from './options_data_error.js';
+export { type TensorLocationData, TensorLocationSettings, type TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
+export { OptionsDataError, type OptionsDataPath } from '../option_vocabulary/options_data_error.js';
 export {
   type ExecutionStrategy,
   type ExecutionStrategyData,

@@ -7,9 +7,9 @@
  * error at the bracket that goes too deep, so the recursive descent stays
  * within a bounded stack; the time taken is linear in the text's length.
  */
-import { MAX_CONFIG_NESTING } from './config_limits.js';
+import { MAX_CONFIG_NESTING } from '../option_vocabulary/config_limits.js';
 import type { SourcePosition } from './config_tokens.js';
-import type { OptionsDataPath } from './options_data_error.js';
+import type { OptionsDataPath } from '../option_vocabulary/options_data_error.js';
 
 /** JSON text that is not valid JSON, at a position. */
 export class JsonSyntaxError extends Error {

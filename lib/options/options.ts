@@ -5,8 +5,8 @@
  * runtime reads.
  */
 import { z } from 'zod';
-import { environmentSetting } from '../environment.js';
-import { getLogger } from '../log.js';
+import { environmentSetting } from '../common/environment.js';
+import { getLogger } from '../common/log.js';
 import {
   type ExecutionStrategy,
   executionStrategyFromJSON,
@@ -23,7 +23,7 @@ import {
   nonNegativeInteger,
   oneOfValues,
   positiveInteger,
-} from './argument_rules.js';
+} from '../option_vocabulary/argument_rules.js';
 import { applyJsonConfigText, loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
 import {
@@ -33,8 +33,8 @@ import {
   OutputMode,
   SyncPattern,
   TfjsBackendName,
-} from './enums.js';
-import { frozenOptionsError } from './frozen_options.js';
+} from '../option_vocabulary/enums.js';
+import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import { applyOptionsData } from './options_data.js';
 import { formatOptionsReport } from './options_report.js';
 import {

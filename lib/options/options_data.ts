@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import { executionStrategyFromJSON } from '../strategy/execution_strategy.js';
-import { OutputMode } from './enums.js';
-import { type OptionsDataPath, OptionsDataError, optionsDataErrorFromZod } from './options_data_error.js';
+import { OutputMode } from '../option_vocabulary/enums.js';
+import { type OptionsDataPath, OptionsDataError, optionsDataErrorFromZod } from '../option_vocabulary/options_data_error.js';
 import type { Options } from './options.js';
 import type { GeneralSettings, GroupSettings } from './options_settings.js';
-import { TENSOR_LOCATION_KEYS, TensorLocationSettings } from './tensor_location_settings.js';
+import { TENSOR_LOCATION_KEYS, TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
 import { TENSOR_KINDS } from './tensor_locations_options.js';
 
 /** Data keys set by a one-argument `Options` method, with that method, in the order they are applied. */

@@ -3,7 +3,7 @@
  * one `name: value` line each, groups indented under their names.
  */
 import { type GeneralSettings, type OptionsSettings, RUNTIME_OPTION_KEYS } from './options_settings.js';
-import type { TensorLocationData } from './tensor_location_settings.js';
+import type { TensorLocationData } from '../option_vocabulary/tensor_location_settings.js';
 
 const UNSET = '(unset)';
 

@@ -5,9 +5,9 @@
  */
 import type { ExecutionStrategy, ExecutionStrategyData } from '../strategy/execution_strategy.js';
 import type { DistributedSettings } from './distributed_options.js';
-import { CommGroupType, ConnectionType, OutputMode, SyncPattern, type TfjsBackendName } from './enums.js';
+import { CommGroupType, ConnectionType, OutputMode, SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import type { PrecisionSettings } from './precision_options.js';
-import type { TensorLocationsSettings } from './tensor_locations_options.js';
+import type { TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 import type { TrainingSettings } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import type { IpuTargetSpec } from '../ipu/target_spec.js';

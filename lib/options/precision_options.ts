@@ -3,9 +3,9 @@
  * `_PrecisionOptions`).
  */
 import { z } from 'zod';
-import { type ArgumentRule, checkArgument, enumRule, flag } from './argument_rules.js';
-import { HalfFloatCastingBehavior, PartialsType } from './enums.js';
-import type { MutationGuard } from './frozen_options.js';
+import { type ArgumentRule, checkArgument, enumRule, flag } from '../option_vocabulary/argument_rules.js';
+import { HalfFloatCastingBehavior, PartialsType } from '../option_vocabulary/enums.js';
+import type { MutationGuard } from '../option_vocabulary/frozen_options.js';
 
 /** The precision options as plain data. */
 export interface PrecisionSettings {

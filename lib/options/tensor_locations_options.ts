@@ -3,23 +3,9 @@
  * accumulators are stored (PopTorch's `_TensorLocationOptions`).
  */
 import { z } from 'zod';
-import { type ArgumentRule, checkArgument, instanceRule } from './argument_rules.js';
-import type { MutationGuard } from './frozen_options.js';
-import { type TensorLocationData, TensorLocationSettings } from './tensor_location_settings.js';
-
-/** The tensor location options as plain data. */
-export interface TensorLocationsSettings {
-  /** Tiles of each IPU reserved for I/O; absent: none. */
-  readonly numIOTiles?: number;
-  /** Where activations are stored. */
-  readonly activation: TensorLocationData;
-  /** Where weights are stored. */
-  readonly weight: TensorLocationData;
-  /** Where optimizer state is stored. */
-  readonly optimizer: TensorLocationData;
-  /** Where gradient accumulators are stored. */
-  readonly accumulator: TensorLocationData;
-}
+import { type ArgumentRule, checkArgument, instanceRule } from '../option_vocabulary/argument_rules.js';
+import type { MutationGuard } from '../option_vocabulary/frozen_options.js';
+import { TensorLocationSettings, type TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 
 /** The defaults of {@link TensorLocationsSettings}: every choice left to the engine. */
 const DEFAULT_TENSOR_LOCATIONS_SETTINGS: TensorLocationsSettings = Object.freeze({

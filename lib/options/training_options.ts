@@ -1,9 +1,9 @@
 /**
  * `opts.Training`: the options of training models (PopTorch's `_TrainingOptions`).
  */
-import { checkArgument, enumRule, flag, positiveInteger } from './argument_rules.js';
-import { MeanReductionStrategy, ReductionType } from './enums.js';
-import type { MutationGuard } from './frozen_options.js';
+import { checkArgument, enumRule, flag, positiveInteger } from '../option_vocabulary/argument_rules.js';
+import { MeanReductionStrategy, ReductionType } from '../option_vocabulary/enums.js';
+import type { MutationGuard } from '../option_vocabulary/frozen_options.js';
 
 /** The training options as plain data. */
 export interface TrainingSettings {

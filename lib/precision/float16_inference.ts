@@ -28,7 +28,7 @@
  */
 import type { Graph, Value, ValueId } from '../ir/graph.js';
 import { FILL_KERNEL, sizeOf } from '../ir/graph.js';
-import { HalfFloatCastingBehavior } from '../options/enums.js';
+import { HalfFloatCastingBehavior } from '../option_vocabulary/enums.js';
 import { isRandomNode } from '../trace/random_distribution.js';
 
 /** What the user declared float16, and how mixed ops are cast. */

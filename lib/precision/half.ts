@@ -12,7 +12,7 @@
  * (planning with `plan()`) there are no values to round: only the marks are set.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { roundFloat16Array } from './float16.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor, markFloat16Tensor } from '../backend/float16_tensor_marks.js';

@@ -12,7 +12,7 @@ import type { InstanceAllReduce } from '../ipu/host_network.js';
 import { ipuMemory } from '../ipu/target_spec.js';
 import type { Executable } from '../runtime/executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
-import { planText } from '../strategy/plan_text.js';
+import { planText } from './plan_text.js';
 
 function percent(x: number): string {
   return `${(100 * x).toFixed(1)}%`;

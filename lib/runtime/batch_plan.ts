@@ -5,8 +5,8 @@
  * Micro-batch `(d, g, r)` holds host samples
  * `[((d·GA + g)·R' + r)·micro, ... + micro)` where `R' = replicationFactor / inputGroupSize`.
  */
-import { PoptfjsError } from '../errors.js';
-import type { CommGroupType } from '../options/enums.js';
+import { PoptfjsError } from '../common/errors.js';
+import type { CommGroupType } from '../option_vocabulary/enums.js';
 import { groupOfReplica, replicaGroups } from './replica_grouping.js';
 
 /** The factors of the batching arithmetic. */

@@ -10,15 +10,16 @@
  * and parameters.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { constantData, rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { isRandomNode, RANDOM_KERNELS } from '../trace/random_distribution.js';
-import { scopedName } from '../trace/name_scope.js';
 import { weakFloatValues } from '../precision/float16_inference.js';
-import { withFloat16Arithmetic, type Float16Arithmetic } from '../precision/float16_arithmetic.js';
+import { withFloat16Arithmetic, type Float16Arithmetic } from './float16_arithmetic.js';
 import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
 import type { RandomSource } from './random_source.js';
+import type { NodeRun, RunFeeds } from './run_feeds.js';
+import { describeNode } from './node_description.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import { printNodeValue } from './tensor_print.js';
 import { computeOnWasmThreads, wasmComputeThreads } from '../backend/wasm_thread_pool.js';
@@ -38,34 +39,11 @@ export interface InterpreterOptions {
   beforeKernel?: (node: Node) => void;
 }
 
-/** The tensors a run needs from outside the graph. */
-export interface RunFeeds {
-  /** One tensor per graph input, in order. */
-  inputs: readonly tf.Tensor[];
-  /** Parameter tensors by name. */
-  params: ReadonlyMap<string, tf.Tensor>;
-  /** The generator for random pseudo-kernels. */
-  random: RandomSource;
-  /**
-   * Values computed ahead of the run (those made from weights alone, see
-   * {@link GraphInterpreter.computeValues}), by value id: the nodes that
-   * make them are skipped.
-   */
-  derived?: ReadonlyMap<ValueId, tf.Tensor>;
-}
-
-type NodeRunner = (inputs: tf.Tensor[], feeds: RunFeeds) => tf.Tensor[];
-
 interface Step {
   node: Node;
-  run: NodeRunner;
+  run: NodeRun;
   /** Whether the kernel computes on the wasm thread pool when it can (wasm_thread_choice.ts). */
   pooled: boolean;
-}
-
-/** A node as error messages name it: id, kernel and layer. */
-export function describeNode(node: Node): string {
-  return `node #${node.id} ${scopedName(node.kernel, node.annotations.scope)}${node.annotations.layer ? ` in layer '${node.annotations.layer}'` : ''}`;
 }
 
 function kernelInputs(node: Node, inputs: tf.Tensor[]): KernelInputs {
@@ -100,13 +78,13 @@ export function randomDraw(node: Node): (random: RandomSource) => Float32Array {
   }
 }
 
-function randomRunner(node: Node): NodeRunner {
+function randomRunner(node: Node): NodeRun {
   const draw = randomDraw(node);
   const shape = node.attrs.shape as number[];
   return (_, feeds) => [tf.tensor(draw(feeds.random), shape, 'float32')];
 }
 
-function directRunner(node: Node): NodeRunner {
+function directRunner(node: Node): NodeRun {
   const kernel = tf.getKernel(node.kernel, tf.getBackend());
   if (!kernel) {
     throw new PoptfjsError(
@@ -124,7 +102,7 @@ function directRunner(node: Node): NodeRunner {
 }
 
 /** A print node's runner: runs it, then prints its value (`ops.ipuPrintTensor`), each time it runs. */
-function printingRunner(node: Node, run: NodeRunner): NodeRunner {
+function printingRunner(node: Node, run: NodeRun): NodeRun {
   return (inputs, feeds) => {
     const outputs = run(inputs, feeds);
     printNodeValue(node, outputs[0]!);
@@ -150,7 +128,7 @@ function runBody(body: GraphInterpreter, inputs: tf.Tensor[], feeds: RunFeeds): 
  * one's outputs and the values it reads from the enclosing graph;
  * `poptfjs.Cond` reads its condition and runs the body it picks.
  */
-function controlFlowRunner(node: Node, bodies: readonly GraphInterpreter[]): NodeRunner {
+function controlFlowRunner(node: Node, bodies: readonly GraphInterpreter[]): NodeRun {
   if (node.kernel === POPTFJS_KERNELS.forLoop) {
     const body = bodies[0]!;
     const count = node.attrs.count as number;
@@ -177,7 +155,7 @@ function controlFlowRunner(node: Node, bodies: readonly GraphInterpreter[]): Nod
   };
 }
 
-function engineRunner(node: Node): NodeRunner {
+function engineRunner(node: Node): NodeRun {
   const fused = differentiableFusedRunner(node);
   if (fused) return fused;
   const eng = engine();
@@ -295,7 +273,7 @@ export class GraphInterpreter {
     }
   }
 
-  private nodeRunner(node: Node, options: InterpreterOptions): NodeRunner {
+  private nodeRunner(node: Node, options: InterpreterOptions): NodeRun {
     if (isRandomNode(node)) return randomRunner(node);
     if (node.bodies) {
       // `beforeKernel` knows the nodes of this graph only: a body's nodes run under the check of their control-flow node.

@@ -6,7 +6,7 @@
  * the micro-batch and the heap, with what would help, instead of a crash or
  * a hang deep in the backend.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { noteHostMemoryUse, type HostHeap } from '../backend/host_heap.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';

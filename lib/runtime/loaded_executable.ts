@@ -15,7 +15,7 @@
  * optimizer step, the replicas' weights) stays here, in the same order.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { paramValues, type Node, type NodeId } from '../ir/graph.js';
 import { hostHeap } from '../backend/host_heap.js';
 import { withWasmThreads } from '../backend/wasm_thread_pool.js';
@@ -25,7 +25,7 @@ import {
   type OptimizerState, type OptimizerStateData, type OptimizerStateRecord, type OptimizerStateStore,
 } from '../../optim/optimizer_state.js';
 import { combineStatistics, gradientStatistics, nextLossScale, type GradientStatistics } from '../../optim/automatic_loss_scaling.js';
-import { DEFAULT_FLOAT16_ARITHMETIC } from '../precision/float16_arithmetic.js';
+import { DEFAULT_FLOAT16_ARITHMETIC } from './float16_arithmetic.js';
 import { Float16Rounding } from '../precision/float16_rounding.js';
 import { markFloat16 } from '../precision/half.js';
 import { microBatchesPerCall, microBatchIndex } from './batch_plan.js';

@@ -7,7 +7,7 @@
  */
 import type { Graph } from '../ir/graph.js';
 import type { Executable } from './executable.js';
-import { nameRecord } from '../name_record.js';
+import { nameRecord } from '../common/name_record.js';
 
 /** `graph` with every parameter name passed through `rename`. */
 export function renameGraphParameters(graph: Graph, rename: (name: string) => string): Graph {

@@ -7,8 +7,8 @@
  * - `All`: one group of every replica;
  * - `NoGrouping`: each replica on its own.
  */
-import { PoptfjsError } from '../errors.js';
-import type { CommGroupType, VariableRetrievalMode } from '../options/enums.js';
+import { PoptfjsError } from '../common/errors.js';
+import type { CommGroupType, VariableRetrievalMode } from '../option_vocabulary/enums.js';
 
 /** How one weight is grouped across replicas (`executor.parameter(name).replicaGrouping(...)`). */
 export interface ReplicaGrouping {

@@ -5,7 +5,7 @@
  * is a buffer the replicas update on their own.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { groupOfReplica, replicaGroups, type ReplicaGrouping } from './replica_grouping.js';
 
 /** The weights of every replica. */

@@ -6,7 +6,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import type { Node } from '../ir/graph.js';
-import { getLogger } from '../log.js';
+import { getLogger } from '../common/log.js';
 import { DEFAULT_TENSOR_TEXT_FORMAT, printedTensorText, type PrintedDtype, type TensorTextFormat } from './tensor_text.js';
 
 const log = getLogger('op');

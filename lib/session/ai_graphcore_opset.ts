@@ -10,7 +10,7 @@
  * `Sum`, or `NoReduction`).
  */
 import { z } from 'zod';
-import { ReductionType } from '../options/enums.js';
+import { ReductionType } from '../option_vocabulary/enums.js';
 import type { NodeAdder, OnnxAttributes, TensorId } from './ai_onnx_opset.js';
 import { checkedArgument } from './checked_argument.js';
 

@@ -14,7 +14,7 @@
  * `dynamicquantizelinear`) take the number of outputs wanted after the inputs
  * and return their ids.
  */
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import { supportedOperatorTypes } from '../onnx/operators/registry.js';
 import type { AttributeValue } from './builder_values.js';
 

@@ -12,14 +12,14 @@
  * const session = await TrainingSession.create({ model: builder.getModelProto(), loss, ... });
  * ```
  */
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import type { TensorInfo } from '../onnx/graph_evaluation.js';
 import { importModel } from '../onnx/model_import.js';
-import { OnnxElementType, elementTypeOfDtype, elementTypeName } from '../onnx/onnx_element_type.js';
-import { encodeModelProto, type ModelProto, type NodeProto, type ValueInfoProto } from '../onnx/onnx_proto.js';
+import { OnnxElementType, elementTypeOfDtype, elementTypeName } from '../onnx/proto/onnx_element_type.js';
+import { encodeModelProto, type ModelProto, type NodeProto, type ValueInfoProto } from '../onnx/proto/onnx_proto.js';
 import { GRAPHCORE_DOMAIN, NEWEST_GRAPHCORE_OPSET } from '../onnx/operators/registry.js';
-import { tensorToProto } from '../onnx/tensor_proto_data.js';
-import { getLogger } from '../log.js';
+import { tensorToProto } from '../onnx/proto/tensor_proto_data.js';
+import { getLogger } from '../common/log.js';
 import { AiGraphcoreOpset } from './ai_graphcore_opset.js';
 import { aiOnnxOpset, type AiOnnxOpset, type OnnxAttributes, type TensorId } from './ai_onnx_opset.js';
 import { attributeProto, elementTypeCode, hostTensorOf, intAttribute, type TensorValue } from './builder_values.js';

@@ -10,11 +10,11 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
-import { hostTensor, hostTensorFromTf, type HostTensor } from '../onnx/host_tensor.js';
-import { OnnxElementType } from '../onnx/onnx_element_type.js';
-import { ATTRIBUTE_TYPE, type AttributeProto } from '../onnx/onnx_proto.js';
-import { tensorToProto } from '../onnx/tensor_proto_data.js';
-import { PopartException } from '../errors.js';
+import { hostTensor, hostTensorFromTf, type HostTensor } from '../onnx/proto/host_tensor.js';
+import { OnnxElementType } from '../onnx/proto/onnx_element_type.js';
+import { ATTRIBUTE_TYPE, type AttributeProto } from '../onnx/proto/onnx_proto.js';
+import { tensorToProto } from '../onnx/proto/tensor_proto_data.js';
+import { PopartException } from '../common/errors.js';
 import { checkedArgument } from './checked_argument.js';
 
 /** The name of an ONNX element type, e.g. `FLOAT` or `INT64` (PopART's data type strings). */

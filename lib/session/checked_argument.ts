@@ -4,8 +4,8 @@
  * was expected.
  */
 import type { z } from 'zod';
-import { PopartException } from '../errors.js';
-import { describeValue } from '../options/argument_rules.js';
+import { PopartException } from '../common/errors.js';
+import { describeValue } from '../option_vocabulary/argument_rules.js';
 
 function fieldOf(path: readonly PropertyKey[]): string {
   return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');

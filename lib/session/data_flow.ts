@@ -9,7 +9,7 @@
  * ```
  */
 import { z } from 'zod';
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import { AnchorReturnType, AnchorReturnTypeSpec } from './anchor_return_type.js';
 import { checkedArgument } from './checked_argument.js';
 

@@ -3,10 +3,10 @@
  * engine options, `DataFlow`, device and patterns: the same options the
  * model wrappers compile with, so sessions share their compile path.
  */
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import type { Device } from '../ipu/device.js';
 import { Patterns } from '../ir/patterns/patterns.js';
-import { OutputMode } from '../options/enums.js';
+import { OutputMode } from '../option_vocabulary/enums.js';
 import { Options } from '../options/options.js';
 import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import type { EngineSettings } from '../options/engine_options.js';

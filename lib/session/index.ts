@@ -33,10 +33,10 @@ export { Adaptive, type AdaptiveSettings } from './popart_adaptive.js';
 export type { ModelSource } from './model_source.js';
 export { DeviceManager, type DeviceInfo as DeviceDescription } from '../ipu/device_manager.js';
 export { Device, Device as DeviceInfo } from '../ipu/device.js';
-export { ConnectionType as DeviceConnectionType, ReductionType, MeanReductionStrategy } from '../options/enums.js';
+export { ConnectionType as DeviceConnectionType, ReductionType, MeanReductionStrategy } from '../option_vocabulary/enums.js';
 export { SimulatedErrorCode } from '../ipu/simulated_errors.js';
 export { Patterns } from '../ir/patterns/patterns.js';
-export { getLogger } from '../log.js';
+export { getLogger } from '../common/log.js';
 export {
   PopartException as popart_exception,
   PopartInternalException as popart_internal_exception,
@@ -50,4 +50,4 @@ export {
   UnrecoverableError as poplar_unrecoverable_runtime_error,
   PoplarUnknownRuntimeError as poplar_unknown_runtime_error,
   RecoveryAction,
-} from '../errors.js';
+} from '../common/errors.js';

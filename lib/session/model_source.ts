@@ -3,9 +3,9 @@
  * a file path, the bytes of a serialized `ModelProto`, or a `ModelProto`
  * (decoded, as `onnx.readModel(path).proto` gives it).
  */
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import { modelFromBytes, readModel, type OnnxModel } from '../onnx/model_file.js';
-import { decodeModelProto, encodeModelProto, type ModelProto } from '../onnx/onnx_proto.js';
+import { decodeModelProto, encodeModelProto, type ModelProto } from '../onnx/proto/onnx_proto.js';
 
 /** A model: its file's path, its bytes, or its `ModelProto`. */
 export type ModelSource = string | Uint8Array | ModelProto;

@@ -18,7 +18,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import { Adam as PoptfjsAdam } from '../../optim/adam.js';
 import { AdamW } from '../../optim/adamw.js';
 import { LAMB } from '../../optim/lamb.js';

@@ -14,7 +14,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { checkedArgument } from './checked_argument.js';

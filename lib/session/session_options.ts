@@ -5,7 +5,7 @@
  * the field.
  */
 import { z } from 'zod';
-import { MeanReductionStrategy, ReductionType } from '../options/enums.js';
+import { MeanReductionStrategy, ReductionType } from '../option_vocabulary/enums.js';
 import { checkedArgument } from './checked_argument.js';
 import { RecomputationType, VirtualGraphMode } from './session_enums.js';
 

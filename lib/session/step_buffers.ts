@@ -7,7 +7,7 @@
  * error states the buffer, its size and type, and the size and type expected.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import { sizeOf } from '../ir/graph.js';
 import type { TensorInfo } from '../onnx/graph_evaluation.js';
 import { hostArrayName, inputArrayShape, microBatchesPerStep, type StepFactors } from './anchor_arrays.js';

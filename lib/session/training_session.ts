@@ -13,8 +13,8 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
-import { PopartException } from '../errors.js';
-import { getLogger } from '../log.js';
+import { PopartException } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import type { ImportedModel } from '../onnx/model_import.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { checkedArgument } from './checked_argument.js';

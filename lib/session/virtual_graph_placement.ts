@@ -18,13 +18,13 @@
  *   two groups of IPUs (`ParallelPhasedExecution`, 2 stages) or run one
  *   after another on the same IPUs (`SerialPhasedExecution`, 1 stage).
  */
-import { PopartException } from '../errors.js';
+import { PopartException } from '../common/errors.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { nodeFlops } from '../ir/node_cost.js';
 import { nodeLabel } from '../onnx/graph_evaluation.js';
-import { NodeAttributes } from '../onnx/node_attributes.js';
-import type { ModelProto } from '../onnx/onnx_proto.js';
-import { AutoStage } from '../options/enums.js';
+import { NodeAttributes } from '../onnx/proto/node_attributes.js';
+import type { ModelProto } from '../onnx/proto/onnx_proto.js';
+import { AutoStage } from '../option_vocabulary/enums.js';
 import {
   type ExecutionStrategy,
   ParallelPhasedExecutionSpec,

@@ -10,11 +10,11 @@
  * stage order, ...) are checked later, when a model is partitioned.
  */
 import { z } from 'zod';
-import { AutoStage, Liveness } from '../options/enums.js';
-import { type ArgumentRule, checkArgument, describeValue, enumRule, flag, nonNegativeInteger } from '../options/argument_rules.js';
-import { MAX_CALL_ARGUMENTS } from '../options/config_limits.js';
-import { frozenStrategyError } from '../options/frozen_options.js';
-import { OptionsDataError, optionsDataErrorFromZod } from '../options/options_data_error.js';
+import { AutoStage, Liveness } from '../option_vocabulary/enums.js';
+import { type ArgumentRule, checkArgument, describeValue, enumRule, flag, nonNegativeInteger } from '../option_vocabulary/argument_rules.js';
+import { MAX_CALL_ARGUMENTS } from '../option_vocabulary/config_limits.js';
+import { frozenStrategyError } from '../option_vocabulary/frozen_options.js';
+import { OptionsDataError, optionsDataErrorFromZod } from '../option_vocabulary/options_data_error.js';
 
 /** A stage as plain data: its blocks and, when assigned, its IPU. */
 export interface StageData {

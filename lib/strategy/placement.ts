@@ -17,10 +17,10 @@
  * and such a stage becomes one placed stage per IPU it uses, each listing
  * the block. In the other strategies a block runs on one IPU.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node, Pass } from '../ir/graph.js';
 import type { ExecutionStrategyData, PhasedExecutionData, StagedExecutionData } from './execution_strategy.js';
-import type { Liveness } from '../options/enums.js';
+import type { Liveness } from '../option_vocabulary/enums.js';
 
 /** The block of nodes traced outside any block (before the first `BeginBlock`, or without annotations). */
 export const UNANNOTATED_BLOCK = '(unannotated)';

@@ -21,7 +21,7 @@
  * - `Pipeline` and `RecomputeAll`: everything else is recomputed, so a stage
  *   stores its inputs and its checkpoints only.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
 import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';

@@ -12,7 +12,7 @@
  * - phased: per micro-batch, the phases in order (the stages of a phase run
  *   in parallel), then the backward phases in reverse order.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { Placement } from './placement.js';
 
 /** One unit working on one micro-batch. */

@@ -4,7 +4,7 @@
  * PopTorch (a model runs the same in plain tfjs).
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { layerListBlockStarts } from './layer_list_blocks.js';
 
 /** Where a block runs, as given by the user. */

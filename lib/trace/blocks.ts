@@ -12,7 +12,7 @@
  * ```
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import {
   annotateLayer, checkBlockSpec, currentBlockTrace, removeLayerAnnotation, type BlockSpec,
 } from './block_scope.js';

@@ -5,7 +5,7 @@
  * flattens what the model returns, recording its structure.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { returnedLossIndex } from './loss_function.js';
 import { finalLossesSoFar } from './loss_marker.js';
 import { callFunction, modelName, type TensorFunction } from './model_function.js';

@@ -10,7 +10,7 @@
  * other kernels) are part of the outer call and are not recorded.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
 import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
@@ -18,7 +18,7 @@ import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
-import { ShapeOnlyError } from '../backend/shape_only/shape_only_error.js';
+import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { currentNameScope } from './name_scope.js';
 import { backwardMultiConv } from './multi_conv_scope.js';

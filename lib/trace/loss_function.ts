@@ -4,7 +4,7 @@
  * model computes itself with `ops.identityLoss`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { collectLosses } from './loss_marker.js';
 import { callModel, flattenOutputs, isLayersModel, modelInputCount, modelName, type WrappableModel } from './model_function.js';
 

@@ -3,7 +3,7 @@
  * functional) or a plain function of tensors.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /**
  * A plain function of tensors that poptfjs can wrap: its arguments are

@@ -8,7 +8,7 @@
  * same annotation when they are traced. Outside tracing a scope groups
  * nothing.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { MultiConvMember, MultiConvPlanType, NodeAnnotations, NodeId } from '../ir/graph.js';
 import type { GraphBuilder } from '../ir/graph_builder.js';
 

@@ -5,7 +5,7 @@
  * `poptorch.NameScope`. Outside tracing the scopes are kept but change
  * nothing.
  */
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 const open: string[] = [];
 

@@ -7,7 +7,7 @@
  * build the nested value again from the device's tensors.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 
 /** A value nested among tensors that is not a tensor: fixed when the model is compiled. */
 export type PlainValue = null | undefined | boolean | number | string;

@@ -11,7 +11,7 @@
  * gives the parameters exactly.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import type { AttrValue, Node } from '../ir/graph.js';
 
 /** The random pseudo-kernels of the IR. */

@@ -9,7 +9,7 @@
  * one, and every layer annotated with `BeginBlock` must run.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { engine } from '../backend/tfjs_internals.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import type { Graph, GraphOutputs, ValueId } from '../ir/graph.js';
@@ -20,7 +20,7 @@ import { allLayers, callModel, flattenOutputs, modelName, trainableVariables, ty
 import { runningOnIpu } from './running_on_ipu.js';
 import { withVariablesReplaced } from './variable_replacement.js';
 import { reportedWeightNames } from './weight_names.js';
-import { nameRecord } from '../name_record.js';
+import { nameRecord } from '../common/name_record.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
 export interface TracedModel {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { fallbackCounts, fallbackKernel, registerCpuFallbacks } from '../../lib/backend/cpu_fallback.js';
-import { configureLoggingFromEnv } from '../../lib/log.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import { expectRelativelyClose, randomTensor, runCpuKernel, useWasmTrainingBackend } from './wasm_kernels/kernel_reference.js';
 
 /** Kernels of the cpu backend the wasm backend lacks, even with the training kernels. */

@@ -2,10 +2,10 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PoptfjsError } from '../../lib/errors.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
 import { MPICH_ABI } from '../../lib/distributed/mpi_abi.js';
 import { loadMpiLibrary } from '../../lib/distributed/mpi_library.js';
-import { readCheckpointFile } from '../../lib/runtime/checkpoint_file.js';
+import { readCheckpointFile } from '../../lib/files/checkpoint_file.js';
 import { runProgram } from '../run_program.js';
 import { mpiRun } from './mpi_run.js';
 

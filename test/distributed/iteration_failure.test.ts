@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { iterationFailure, iterationStatus } from '../../lib/distributed/iteration_failure.js';
-import { PoptfjsError, RecoverableError, UnrecoverableError } from '../../lib/errors.js';
+import { PoptfjsError, RecoverableError, UnrecoverableError } from '../../lib/common/errors.js';
 
 const fault = (action: 'IPU_RESET' | 'LINK_RESET' | 'PARTITION_RESET' | 'FULL_RESET') => ({ error: new RecoverableError(`simulated ${action}`, action) });
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceModel, load, optim, Options, PoptfjsError, tf, trainingModel } from 'poptfjs';
-import { decodeMessage, encodeMessage, Messages, type CheckpointFileMessage, type ExecutableFileMessage } from '../../lib/runtime/executable_proto.js';
-import { decodeFileEnvelope, encodeFileEnvelope } from '../../lib/runtime/file_envelope.js';
-import { ExecutableCache } from '../../lib/executor/executable_cache.js';
+import { decodeMessage, encodeMessage, Messages, type CheckpointFileMessage, type ExecutableFileMessage } from '../../lib/proto/executable_proto.js';
+import { decodeFileEnvelope, encodeFileEnvelope } from '../../lib/files/file_envelope.js';
+import { ExecutableCache } from '../../lib/files/executable_cache.js';
 import { linearModel, sample } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-crafted-'));

@@ -4,8 +4,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { clearExecutableCache, executableCacheStatistics, inferenceModel, listCacheTemporaryFiles, listExecutableCache, optim, Options, tf, trainingModel } from 'poptfjs';
-import { ExecutableCache, entryPath } from '../../lib/executor/executable_cache.js';
-import { decodeExecutableFile, readExecutableFile, writeExecutableFile } from '../../lib/runtime/executable_file.js';
+import { ExecutableCache, entryPath } from '../../lib/files/executable_cache.js';
+import { decodeExecutableFile, readExecutableFile, writeExecutableFile } from '../../lib/files/executable_file.js';
 import { ROOT } from '../run_program.js';
 import { linearModel, sample } from './fixtures.js';
 

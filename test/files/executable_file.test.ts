@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoptfjsError, POPTFJS_VERSION, readExecutableFile, tf, trainingModel, type PoplarExecutor } from 'poptfjs';
-import { encodeExecutableFile, decodeExecutableFile, type ExecutableFileContents } from '../../lib/runtime/executable_file.js';
-import { decodeCheckpointFile, encodeCheckpointFile } from '../../lib/runtime/checkpoint_file.js';
-import { graphFromMessage, graphMessage } from '../../lib/runtime/graph_message.js';
-import { decodeMessage, encodeMessage, Messages } from '../../lib/runtime/executable_proto.js';
+import { encodeExecutableFile, decodeExecutableFile, type ExecutableFileContents } from '../../lib/files/executable_file.js';
+import { decodeCheckpointFile, encodeCheckpointFile } from '../../lib/files/checkpoint_file.js';
+import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
+import { decodeMessage, encodeMessage, Messages } from '../../lib/proto/executable_proto.js';
 import type { Graph } from '../../lib/ir/graph.js';
 import { executableProtoDescriptorSource } from '../../scripts/executable_proto_descriptor_source.js';
 import { compiledVariants, linearModel, sample } from './fixtures.js';
@@ -49,7 +49,7 @@ function expectAllCorruptionsRefused(bytes: Uint8Array, file: string, decode: (b
 
 describe('the executable file format', () => {
   it('is loaded from a descriptor generated from the committed executable.proto', () => {
-    const committed = readFileSync(fileURLToPath(new URL('../../lib/runtime/executable_proto_descriptor.ts', import.meta.url)), 'utf8');
+    const committed = readFileSync(fileURLToPath(new URL('../../lib/proto/generated/executable_proto_descriptor.ts', import.meta.url)), 'utf8');
     expect(committed).toBe(executableProtoDescriptorSource());
   });
 

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { PoptfjsError, popart } from 'poptfjs';
 import { readModel } from '../../lib/onnx/model_file.js';
 import { importModel } from '../../lib/onnx/model_import.js';
-import { encodeModelProto, type GraphProto, type TensorProto } from '../../lib/onnx/onnx_proto.js';
+import { encodeModelProto, type GraphProto, type TensorProto } from '../../lib/onnx/proto/onnx_proto.js';
 import { floats, model, node, tensorValue } from './onnx_test_models.js';
 
 const { AnchorReturnType, DataFlow, DeviceManager, InferenceSession } = popart;

@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
-import { hostTensorToTf } from '../../lib/onnx/host_tensor.js';
+import { hostTensorToTf } from '../../lib/onnx/proto/host_tensor.js';
 import { runImportedModel } from '../../lib/onnx/imported_model_run.js';
 import { importedWeights, modelToBytes, writeModel } from '../../lib/onnx/model_export.js';
 import { modelFromBytes, readModel } from '../../lib/onnx/model_file.js';
 import { importModel } from '../../lib/onnx/model_import.js';
-import { DATA_LOCATION, decodeTensorProto } from '../../lib/onnx/onnx_proto.js';
-import { tensorFromProto } from '../../lib/onnx/tensor_proto_data.js';
+import { DATA_LOCATION, decodeTensorProto } from '../../lib/onnx/proto/onnx_proto.js';
+import { tensorFromProto } from '../../lib/onnx/proto/tensor_proto_data.js';
 import { expectClose } from '../helpers.js';
 
 const CNN = fileURLToPath(new URL('../fixtures/onnx/torch/small_cnn.onnx', import.meta.url));

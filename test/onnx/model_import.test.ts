@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
 import { runImportedModel } from '../../lib/onnx/imported_model_run.js';
 import { importModel } from '../../lib/onnx/model_import.js';
-import { OnnxElementType } from '../../lib/onnx/onnx_element_type.js';
-import { OnnxConstantInputError, OnnxUnsupportedError } from '../../lib/onnx/onnx_errors.js';
+import { OnnxElementType } from '../../lib/onnx/proto/onnx_element_type.js';
+import { OnnxConstantInputError, OnnxUnsupportedError } from '../../lib/onnx/proto/onnx_errors.js';
 import { expectClose, liveTensors } from '../helpers.js';
 import { floats, int64s, model, node, tensorValue } from './onnx_test_models.js';
 

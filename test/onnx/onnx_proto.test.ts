@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bfloat16BitsToFloat, floatToBfloat16Bits, floatToHalfBits, halfBitsToFloat } from '../../lib/onnx/half_precision.js';
+import { bfloat16BitsToFloat, floatToBfloat16Bits, floatToHalfBits, halfBitsToFloat } from '../../lib/onnx/proto/half_precision.js';
 import { modelFromBytes } from '../../lib/onnx/model_file.js';
-import { OnnxElementType } from '../../lib/onnx/onnx_element_type.js';
-import { decodeTensorProto, encodeModelProto, encodeTensorProto, type TensorProto } from '../../lib/onnx/onnx_proto.js';
-import { tensorFromProto, tensorToProto } from '../../lib/onnx/tensor_proto_data.js';
+import { OnnxElementType } from '../../lib/onnx/proto/onnx_element_type.js';
+import { decodeTensorProto, encodeModelProto, encodeTensorProto, type TensorProto } from '../../lib/onnx/proto/onnx_proto.js';
+import { tensorFromProto, tensorToProto } from '../../lib/onnx/proto/tensor_proto_data.js';
 import { onnxProtoDescriptorSource } from '../../scripts/onnx_proto_descriptor_source.js';
 import { floats, model, node, tensorValue } from './onnx_test_models.js';
 
@@ -25,7 +25,7 @@ function emptyTensor(fields: Partial<TensorProto>): TensorProto {
 
 describe('the ONNX schema', () => {
   it('is loaded from a descriptor generated from the committed onnx.proto', () => {
-    const committed = readFileSync(fileURLToPath(new URL('../../lib/onnx/onnx_proto_descriptor.ts', import.meta.url)), 'utf8');
+    const committed = readFileSync(fileURLToPath(new URL('../../lib/onnx/proto/generated/onnx_proto_descriptor.ts', import.meta.url)), 'utf8');
     expect(committed).toBe(onnxProtoDescriptorSource());
   });
 

@@ -2,11 +2,11 @@
  * Builds small ONNX models in memory for the ONNX tests, as decoded
  * `ModelProto` objects (the form readModel returns).
  */
-import type { HostTensor } from '../../lib/onnx/host_tensor.js';
+import type { HostTensor } from '../../lib/onnx/proto/host_tensor.js';
 import type { OnnxModel } from '../../lib/onnx/model_file.js';
-import { OnnxElementType } from '../../lib/onnx/onnx_element_type.js';
-import { ATTRIBUTE_TYPE, type AttributeProto, type NodeProto, type TensorProto, type ValueInfoProto } from '../../lib/onnx/onnx_proto.js';
-import { tensorToProto } from '../../lib/onnx/tensor_proto_data.js';
+import { OnnxElementType } from '../../lib/onnx/proto/onnx_element_type.js';
+import { ATTRIBUTE_TYPE, type AttributeProto, type NodeProto, type TensorProto, type ValueInfoProto } from '../../lib/onnx/proto/onnx_proto.js';
+import { tensorToProto } from '../../lib/onnx/proto/tensor_proto_data.js';
 
 /** An attribute value: a number (INT if integral, else FLOAT), numbers (INTS), a string, or a tensor. */
 export type AttributeValue = number | number[] | string | HostTensor;

@@ -11,7 +11,7 @@ import { inferenceModel, load, ops, optim, trainingModel } from 'poptfjs';
 import { irText } from '../../lib/ir/ir_text.js';
 import { nodeFlops } from '../../lib/ir/node_cost.js';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { graphFromMessage, graphMessage } from '../../lib/runtime/graph_message.js';
+import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose, liveTensors } from '../helpers.js';
 
 const W = [[0.5, -0.25, 0.125, 0], [0.25, 0.5, -0.5, 0.125], [0, 0.25, 0.5, -0.25], [-0.125, 0, 0.25, 0.5]];

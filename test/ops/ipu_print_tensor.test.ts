@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Block, Options, ShardedExecution, Stage, inferenceModel, load, ops, optim, plan, setLogLevel, trainingModel, withShapeOnlyBackend } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { isViewNode } from '../../lib/ir/value_views.js';
-import { configureLoggingFromEnv } from '../../lib/log.js';
-import { graphFromMessage, graphMessage } from '../../lib/runtime/graph_message.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
+import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { DEFAULT_TENSOR_TEXT_FORMAT, tensorText, type TensorTextFormat } from '../../lib/runtime/tensor_text.js';
 import { expectClose } from '../helpers.js';
 

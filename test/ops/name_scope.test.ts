@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, load, ops, optim, trainingModel } from 'poptfjs';
-import { describeNode } from '../../lib/runtime/graph_interpreter.js';
-import { graphFromMessage, graphMessage } from '../../lib/runtime/graph_message.js';
+import { describeNode } from '../../lib/runtime/node_description.js';
+import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose } from '../helpers.js';
 
 const { NameScope } = ops;

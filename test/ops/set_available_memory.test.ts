@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { graphFromMessage, graphMessage } from '../../lib/runtime/graph_message.js';
+import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose } from '../helpers.js';
 
 // One tile of 1 MiB: Poplar's default proportion, 0.6, leaves 629,146 bytes for temporaries.

@@ -4,7 +4,7 @@
 // runs of each size (other processes on the machine only ever add time) are compared with each other, never
 // with a fixed duration.
 import { describe, expect, it } from 'vitest';
-import { ConfigFileError } from '../../lib/errors.js';
+import { ConfigFileError } from '../../lib/common/errors.js';
 import { configFile, fresh } from './config_test_files.js';
 
 function milliseconds(run: () => void): number {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigFileError, PoptfjsError } from '../../lib/errors.js';
+import { ConfigFileError, PoptfjsError } from '../../lib/common/errors.js';
 import { Options, OutputMode, ShardedExecutionSpec } from '../../lib/options/index.js';
 import { configError, configFile, fresh, scratch } from './config_test_files.js';
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigFileError } from '../../lib/errors.js';
+import { ConfigFileError } from '../../lib/common/errors.js';
 import { Options } from '../../lib/options/index.js';
 import { configError, configFile, fresh } from './config_test_files.js';
-import { OptionsDataError } from '../../lib/options/options_data_error.js';
+import { OptionsDataError } from '../../lib/option_vocabulary/options_data_error.js';
 
 const savedDefaults = process.env.POPTFJS_DEFAULT_OPTIONS;
 afterEach(() => {

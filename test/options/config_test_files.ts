@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect } from 'vitest';
-import { ConfigFileError } from '../../lib/errors.js';
+import { ConfigFileError } from '../../lib/common/errors.js';
 import { Options } from '../../lib/options/index.js';
 
 /** The scratch directory of the test file that imports this module. */

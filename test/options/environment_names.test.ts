@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFileError, Options, getLogger, inferenceModel } from 'poptfjs';
-import { environmentSetting } from '../../lib/environment.js';
-import { configureLoggingFromEnv } from '../../lib/log.js';
+import { environmentSetting } from '../../lib/common/environment.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import { waitForIpus } from '../../lib/ipu/ipu_locks.js';
 import { environmentEngineSettings, withEngineOptions } from '../../lib/options/engine_options.js';
 

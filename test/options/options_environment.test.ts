@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigFileError } from '../../lib/errors.js';
+import { ConfigFileError } from '../../lib/common/errors.js';
 import { Options } from '../../lib/options/index.js';
 
 const VARIABLES = ['POPTFJS_DEFAULT_OPTIONS', 'POPTFJS_CACHE_DIR'] as const;

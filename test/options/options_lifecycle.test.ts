@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PoptfjsError } from '../../lib/errors.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
 import {
   CommGroupType,
   Liveness,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { temporaryFilesIn, writeFileAtomic } from '../../lib/runtime/atomic_file.js';
+import { temporaryFilesIn, writeFileAtomic } from '../../lib/files/atomic_file.js';
 import { ROOT } from '../run_program.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'poptfjs-atomic-'));

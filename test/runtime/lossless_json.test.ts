@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PoptfjsError } from '../../lib/errors.js';
-import { parseLossless, stringifyLossless } from '../../lib/runtime/lossless_json.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
+import { parseLossless, stringifyLossless } from '../../lib/proto/lossless_json.js';
 
 describe('lossless JSON', () => {
   it('reads back NaN, the infinities and -0, at any depth', () => {

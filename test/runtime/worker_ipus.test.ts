@@ -11,7 +11,7 @@ import {
   BeginBlock, Block, Options, ParallelPhasedExecution, Phase, PipelinedExecution, ShardedExecution, Stage, inferenceModel, optim, trainingModel,
   type ExecutionStrategy,
 } from 'poptfjs';
-import { configureLoggingFromEnv } from '../../lib/log.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
 import { UnitDataflow } from '../../lib/runtime/worker_ipus/unit_dataflow.js';
 import { WorkerIpuPool, WorkerStoppedError } from '../../lib/runtime/worker_ipus/worker_ipu_pool.js';

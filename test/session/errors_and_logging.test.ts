@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as poptfjs from 'poptfjs';
-import { configureLoggingFromEnv } from '../../lib/log.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 
 const { popart } = poptfjs;
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { popart } from 'poptfjs';
-import { executableCacheStatistics } from '../../lib/executor/executable_cache.js';
+import { executableCacheStatistics } from '../../lib/files/executable_cache.js';
 import { expectAllClose, linearClassifier, ramp } from './session_models.js';
 
 const { AnchorReturnType, DataFlow, DeviceManager, SessionOptions, StepIO, TrainingSession } = popart;

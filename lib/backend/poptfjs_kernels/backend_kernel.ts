@@ -3,7 +3,7 @@
  * way poptfjs's kernels are built for every backend.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 
 /** Calls `kernelName` of backend `backendName` directly (no engine, no tape), as a kernel calls another kernel. */
 export function callBackendKernel(

@@ -7,7 +7,7 @@
  * A CPU op has no gradient: as in PopTorch, CPU ops run in inference models.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { registerForBackends } from './backend_kernel.js';
 import { POPTFJS_KERNELS } from './kernel_names.js';
 

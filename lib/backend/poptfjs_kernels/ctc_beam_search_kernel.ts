@@ -11,7 +11,7 @@
  * `topPaths` gives the rest a log-probability of -Infinity and length 0.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { registerForBackends } from './backend_kernel.js';
 import { POPTFJS_KERNELS } from './kernel_names.js';
 

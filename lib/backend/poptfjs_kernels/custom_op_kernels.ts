@@ -12,7 +12,7 @@
  * outputs.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { registerForBackends } from './backend_kernel.js';
 import { customOpTitle, registeredCustomOp, type CustomOpAttributes } from './custom_op_registry.js';
 import { POPTFJS_KERNELS } from './kernel_names.js';

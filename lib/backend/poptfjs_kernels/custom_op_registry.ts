@@ -4,7 +4,7 @@
  * PopTorch's `custom_op` runs a PopART custom op loaded from a library.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 
 /** An attribute of a custom op: a number, a string, or an array of numbers or of strings (PopART's attribute types). */
 export type CustomOpAttribute = number | string | readonly number[] | readonly string[];

@@ -12,7 +12,7 @@
  * slice written in). The offset has no gradient (zeros).
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { KernelCallScope } from '../wasm_kernels/kernel_call_scope.js';
 import { registerForBackends } from './backend_kernel.js';
 import { POPTFJS_KERNELS } from './kernel_names.js';

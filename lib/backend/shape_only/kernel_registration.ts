@@ -6,11 +6,11 @@
  * "Kernel 'X' not registered for backend".
  */
 import * as tf from '@tensorflow/tfjs';
-import { KernelCall, type KernelShapeRule } from './kernel_shape_rule.js';
+import { KernelCall, type KernelShapeRule } from './rules/kernel_shape_rule.js';
 import { SHAPE_RULES } from './kernels/index.js';
 import { registeredKernelNames } from './registered_kernel_names.js';
 import { ShapeOnlyBackend } from './shape_only_backend.js';
-import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './shape_only_error.js';
+import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './rules/shape_only_error.js';
 
 function shapeOnlyBackendOf(kernelName: string, backend: unknown): ShapeOnlyBackend {
   if (backend instanceof ShapeOnlyBackend) return backend;

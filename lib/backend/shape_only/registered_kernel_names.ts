@@ -9,7 +9,7 @@
  * 4.22).
  */
 import type * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 
 const KERNEL_REGISTRY = 'kernelRegistry';
 

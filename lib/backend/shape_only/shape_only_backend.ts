@@ -18,8 +18,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine } from '../tfjs_internals.js';
-import type { KnownValuesLookup, OutputSpec } from './kernel_shape_rule.js';
-import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './shape_only_error.js';
+import type { KnownValuesLookup, OutputSpec } from './rules/kernel_shape_rule.js';
+import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './rules/shape_only_error.js';
 
 /**
  * The most elements a tensor written to the shape-only backend may have for

@@ -2,7 +2,7 @@
  * Running code on the shape-only backend: {@link withShapeOnlyBackend}.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { registerShapeOnlyBackend, SHAPE_ONLY_BACKEND } from './backend_registration.js';
 
 /** The calls of {@link withShapeOnlyBackend} running at once, and the backend to restore after the last. */

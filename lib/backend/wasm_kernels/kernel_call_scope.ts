@@ -9,7 +9,7 @@
  * result.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 
 /** The kernel calls of one run of a composite kernel, and the intermediates they made. */
 export class KernelCallScope {

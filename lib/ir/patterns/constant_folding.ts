@@ -13,7 +13,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine, type KernelInputs } from '../../backend/tfjs_internals.js';
-import { getLogger } from '../../log.js';
+import { getLogger } from '../../common/log.js';
 import { constantData, sizeOf, type ConstantData, type Node, type Value } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
 import { sameShape } from './kernel_output_shapes.js';

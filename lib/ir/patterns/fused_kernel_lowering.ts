@@ -15,7 +15,7 @@
  * keep the fused kernels.
  */
 import type { DataType } from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import type { AttrValue, Node, ValueId } from '../graph.js';
 import { GraphEditor } from './graph_editor.js';
 import { broadcastShape, conv2dShape, matMulShape, sameShape } from './kernel_output_shapes.js';

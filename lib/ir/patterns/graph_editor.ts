@@ -11,10 +11,10 @@
  * the `DeadCodeElimination` pattern.
  */
 import type { DataType } from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import type { AttrValue, ConstantData, Graph, GraphOutputs, Node, NodeAnnotations, NodeId, Value, ValueId } from '../graph.js';
 import { sameShape } from './kernel_output_shapes.js';
-import { nameRecord } from '../../name_record.js';
+import { nameRecord } from '../../common/name_record.js';
 
 /** A kernel call to insert into a graph. */
 export interface NodeSpec {

@@ -8,8 +8,8 @@
  * round, until a round changes nothing; `DeadCodeElimination` ends each
  * round, so the result is pruned whenever it is enabled.
  */
-import { PoptfjsError } from '../../errors.js';
-import { getLogger } from '../../log.js';
+import { PoptfjsError } from '../../common/errors.js';
+import { getLogger } from '../../common/log.js';
 import type { Graph } from '../graph.js';
 import { ALL_PATTERNS } from './all_patterns.js';
 import { graphSignature } from './graph_signature.js';

@@ -1,7 +1,7 @@
 /**
  * Axis arguments of ONNX operators: negative axes count from the end.
  */
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 
 /** `axis` in [0, rank), from an ONNX axis in [-rank, rank). */
 export function normalizeAxis(axis: number, rank: number, where: string): number {

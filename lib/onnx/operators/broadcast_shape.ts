@@ -1,7 +1,7 @@
 /**
  * The numpy broadcast of shapes, computed on the host.
  */
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 
 /** The shape `a` and `b` broadcast to (numpy rules); an error naming `where` if they do not broadcast. */
 export function broadcastShape(a: readonly number[], b: readonly number[], where: string): number[] {

@@ -10,7 +10,7 @@
  * it, with no padded copy of the input and no separate addition.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 import { dilatedExtent, padSpatial, slidingWindow, toChannelsFirst, toChannelsLast } from './sliding_window.js';
 

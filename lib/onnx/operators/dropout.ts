@@ -5,7 +5,7 @@
  * fresh random mask on every run.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
+import { hostNumbers } from '../proto/host_tensor.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 
 function trainingRatio(call: OperatorCall): number {

@@ -8,7 +8,7 @@
  * the host from the lengths known at import.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
+import { hostNumbers } from '../proto/host_tensor.js';
 import { normalizeAxis } from './axes.js';
 import type { OperatorFamily, OperatorImplementation } from './operator.js';
 

@@ -13,7 +13,7 @@
  * `Sum`, `Mean` (the default) or `None`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import { oneHotMask } from './one_hot_mask.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 

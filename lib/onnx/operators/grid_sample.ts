@@ -9,7 +9,7 @@
  * flattened input, weighted and summed.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { OperatorFamily, OperatorImplementation } from './operator.js';
 
 interface Sampling {

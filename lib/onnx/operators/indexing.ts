@@ -6,9 +6,9 @@
  * (its input). Negative indices count from the end of their axis.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers, hostTensor } from '../host_tensor.js';
-import { OnnxElementType } from '../onnx_element_type.js';
-import { OnnxError } from '../onnx_errors.js';
+import { hostNumbers, hostTensor } from '../proto/host_tensor.js';
+import { OnnxElementType } from '../proto/onnx_element_type.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import { normalizeAxis } from './axes.js';
 import { elementCoordinates } from './element_coordinates.js';
 import { oneHotMask } from './one_hot_mask.js';

@@ -4,7 +4,7 @@
  * LRN and MeanVarianceNormalization.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import { allAxes, normalizeAxes, normalizeAxis } from './axes.js';
 import type { OperatorFamily, OperatorImplementation } from './operator.js';
 

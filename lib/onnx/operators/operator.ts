@@ -4,8 +4,8 @@
  * each in this folder) and collected in the registry (registry.ts).
  */
 import type * as tf from '@tensorflow/tfjs';
-import type { HostTensor } from '../host_tensor.js';
-import type { NodeAttributes } from '../node_attributes.js';
+import type { HostTensor } from '../proto/host_tensor.js';
+import type { NodeAttributes } from '../proto/node_attributes.js';
 
 /** What an implementation sees of the node it evaluates. */
 export interface OperatorCall {

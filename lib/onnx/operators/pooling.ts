@@ -9,7 +9,7 @@
  * and 3-D max pooling take the maximum of strided slices, one per kernel tap.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 import { dilatedExtent, padSpatial, slidingWindow, toChannelsFirst, toChannelsLast, type SlidingWindow } from './sliding_window.js';
 

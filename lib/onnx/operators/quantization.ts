@@ -8,7 +8,7 @@
  * exact for 8-bit operands of the sizes models use.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxElementType } from '../onnx_element_type.js';
+import { OnnxElementType } from '../proto/onnx_element_type.js';
 import { normalizeAxis } from './axes.js';
 import { convolution } from './convolution.js';
 import { numpyMatMul } from './matrix.js';

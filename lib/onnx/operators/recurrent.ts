@@ -9,8 +9,8 @@
  * gates.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
-import { OnnxError } from '../onnx_errors.js';
+import { hostNumbers } from '../proto/host_tensor.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 
 type Activation = (x: tf.Tensor) => tf.Tensor;

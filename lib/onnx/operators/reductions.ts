@@ -8,7 +8,7 @@
  * `noop_with_empty_axes`, no reduction).
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
+import { hostNumbers } from '../proto/host_tensor.js';
 import { allAxes, normalizeAxes, normalizeAxis } from './axes.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation, OperatorVersion } from './operator.js';
 

@@ -5,8 +5,8 @@
  * known at import.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
-import { OnnxError } from '../onnx_errors.js';
+import { hostNumbers } from '../proto/host_tensor.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import { normalizeAxes, normalizeAxis } from './axes.js';
 import { broadcastShape } from './broadcast_shape.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';

@@ -2,8 +2,8 @@
  * Window functions of signal processing (opset 17): HannWindow,
  * HammingWindow and BlackmanWindow, computed at import from the window size.
  */
-import { hostNumbers, hostTensor } from '../host_tensor.js';
-import { OnnxElementType } from '../onnx_element_type.js';
+import { hostNumbers, hostTensor } from '../proto/host_tensor.js';
+import { OnnxElementType } from '../proto/onnx_element_type.js';
 import type { ImportTimeImplementation, OperatorFamily } from './operator.js';
 
 /** A cosine-sum window `sum_k (-1)^k a_k cos(2 pi k n / N)`, periodic (N = size) or symmetric (N = size - 1). */

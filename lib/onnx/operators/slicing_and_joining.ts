@@ -4,8 +4,8 @@
  * import.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hostNumbers } from '../host_tensor.js';
-import { OnnxError } from '../onnx_errors.js';
+import { hostNumbers } from '../proto/host_tensor.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import { allAxes, normalizeAxes, normalizeAxis } from './axes.js';
 import type { OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 

@@ -6,7 +6,7 @@
  * channels-last kernels.
  */
 import * as tf from '@tensorflow/tfjs';
-import { OnnxError } from '../onnx_errors.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { OperatorCall } from './operator.js';
 
 /** The window of one sliding-window operator, per spatial axis. */

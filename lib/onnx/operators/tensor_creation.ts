@@ -4,9 +4,9 @@
  * attributes, shapes and constant inputs), and Cast, CastLike.
  */
 import * as tf from '@tensorflow/tfjs';
-import { emptyHostData, hostNumbers, hostTensor } from '../host_tensor.js';
-import { OnnxElementType, elementTypeName, elementTypeOfDtype, tfjsDtypeOf } from '../onnx_element_type.js';
-import { OnnxError } from '../onnx_errors.js';
+import { emptyHostData, hostNumbers, hostTensor } from '../proto/host_tensor.js';
+import { OnnxElementType, elementTypeName, elementTypeOfDtype, tfjsDtypeOf } from '../proto/onnx_element_type.js';
+import { OnnxError } from '../proto/onnx_errors.js';
 import type { ImportTimeImplementation, OperatorCall, OperatorFamily, OperatorImplementation } from './operator.js';
 
 const constant: ImportTimeImplementation = (call) => {

@@ -8,7 +8,7 @@
  * the worker's nodes read them back from a {@link ReplayedRandomNumbers}, so
  * the numbers are identical to in-process execution.
  */
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import type { Node } from '../../ir/graph.js';
 import { randomDraw } from '../graph_interpreter.js';
 import { isRandomNode } from '../../trace/random_distribution.js';

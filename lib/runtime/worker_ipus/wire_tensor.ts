@@ -4,7 +4,7 @@
  * (transferred, not copied) with the message that carries it.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import { engine } from '../../backend/tfjs_internals.js';
 
 /** The element arrays a {@link WireTensor} can hold. */

@@ -4,7 +4,7 @@
  * mirror of the weight copies it holds, so only changed weights are sent.
  */
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { getLogger } from '../../log.js';
+import { getLogger } from '../../common/log.js';
 import { WeightCopies } from './weight_copies.js';
 import { WORKER_STATE, type MainMessage, type WorkerReply, type WorkerSetup } from './worker_messages.js';
 import type { WorkerScript } from './worker_script.js';

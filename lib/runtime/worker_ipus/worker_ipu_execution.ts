@@ -9,7 +9,7 @@
  * with one WARN saying why.
  */
 import * as tf from '@tensorflow/tfjs';
-import { getLogger } from '../../log.js';
+import { getLogger } from '../../common/log.js';
 import type { Executable } from '../executable.js';
 import type { RandomSource } from '../random_source.js';
 import { inProcessReason } from './in_process_reason.js';

@@ -10,7 +10,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { NodeId, ValueId } from '../../ir/graph.js';
-import type { Float16Arithmetic } from '../../precision/float16_arithmetic.js';
+import type { Float16Arithmetic } from '../float16_arithmetic.js';
 import type { HostMemoryContext } from '../host_memory_error.js';
 import type { WireTensor } from './wire_tensor.js';
 
@@ -29,7 +29,7 @@ export interface WorkerSetup {
   readonly slot: number;
   /** The tfjs backend to compute on: the main thread's. */
   readonly backend: string;
-  /** The graph as a protobuf `Graph` message (lib/runtime/executable.proto). */
+  /** The graph as a protobuf `Graph` message (lib/proto/executable.proto). */
   readonly graph: Uint8Array;
   /** The float16 arithmetic of the executable. */
   readonly float16: Float16Arithmetic;

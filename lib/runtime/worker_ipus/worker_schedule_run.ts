@@ -21,11 +21,12 @@
  * collected, the workers forget their environments, and the error is thrown.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 import type { Graph, ValueId } from '../../ir/graph.js';
 import type { Placement } from '../../strategy/placement.js';
 import type { Schedule, ScheduledWork } from '../../strategy/schedule.js';
-import { describeNode, type GraphEnvironment } from '../graph_interpreter.js';
+import type { GraphEnvironment } from '../graph_interpreter.js';
+import { describeNode } from '../node_description.js';
 import type { RandomSource } from '../random_source.js';
 import type { OverlapMeasurement } from './measured_overlap.js';
 import { drawUnitRandomNumbers } from './random_draws.js';

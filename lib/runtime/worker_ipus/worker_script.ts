@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PoptfjsError } from '../../errors.js';
+import { PoptfjsError } from '../../common/errors.js';
 
 /** The first two arguments of `new Worker(...)` for the worker IPU program. */
 export interface WorkerScript {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PoptfjsError } from '../../../lib/errors.js';
+import { PoptfjsError } from '../../../lib/common/errors.js';
 import { currentBackend, initBackend } from '../../../lib/backend/backend_selection.js';
 import {
   registerShapeOnlyBackend,

@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
 import { instanceBarrier } from '../../../lib/distributed/instance_barrier.js';
 import * as popdist from '../../../lib/distributed/popdist.js';
-import { executableCacheStatistics } from '../../../lib/executor/executable_cache.js';
+import { executableCacheStatistics } from '../../../lib/files/executable_cache.js';
 import { trainingModel } from '../../../lib/executor/model_wrappers.js';
 
 await initBackend();

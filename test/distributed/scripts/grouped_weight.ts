@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
 import { trainingModel } from '../../../lib/executor/model_wrappers.js';
 import { identityLoss } from '../../../ops/identity_loss.js';
-import { CommGroupType } from '../../../lib/options/enums.js';
+import { CommGroupType } from '../../../lib/option_vocabulary/enums.js';
 import { Options } from '../../../lib/options/options.js';
 import { SGD } from '../../../optim/sgd.js';
 

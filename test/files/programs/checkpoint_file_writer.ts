@@ -8,8 +8,8 @@
  * Run: node --import tsx test/files/programs/checkpoint_file_writer.ts <dir>
  */
 import { join } from 'node:path';
-import { writeCheckpointFile } from '../../../lib/runtime/checkpoint_file.js';
-import { CommGroupType } from '../../../lib/options/enums.js';
+import { writeCheckpointFile } from '../../../lib/files/checkpoint_file.js';
+import { CommGroupType } from '../../../lib/option_vocabulary/enums.js';
 
 const path = join(process.argv[2]!, 'state.ckpt');
 const size = 1 << 18;

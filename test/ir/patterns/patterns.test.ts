@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { PoptfjsError } from '../../../lib/errors.js';
+import { PoptfjsError } from '../../../lib/common/errors.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
 import { traceInference, traceTraining } from '../../../lib/trace/trace_model.js';
 import { expectSameResults, nodesOf, onWasmBackend, paramsOf } from './graph_results.js';

@@ -3,7 +3,7 @@
  * complex64 for complex results and float32 for their parts and magnitudes.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 function sameShape(inputName: string, dtype: tf.DataType): KernelShapeRule {
   return (call) => output(call.input(inputName).shape, dtype);

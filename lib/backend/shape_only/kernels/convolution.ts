@@ -5,7 +5,7 @@
  * cpu backend does.
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule, type OutputSpec } from '../kernel_shape_rule.js';
+import { output, type KernelCall, type KernelShapeRule, type OutputSpec } from '../rules/kernel_shape_rule.js';
 
 type Shape4D = [number, number, number, number];
 type Shape5D = [number, number, number, number, number];

@@ -3,7 +3,7 @@
  * `Range`, `LinSpace`, and `Multinomial` (random samples of a distribution).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /**
  * The length of `Range(start, stop, step)`: the cpu backend's rule, including

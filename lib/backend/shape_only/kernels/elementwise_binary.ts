@@ -5,7 +5,7 @@
  * `FloorDiv` int32, complex arithmetic complex64).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelCall, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** Broadcasting kernels of `a` and `b` whose output has `a`'s dtype. */
 const FIRST_INPUT_DTYPE = ['Atan2', 'BitwiseAnd', 'Maximum', 'Minimum', 'Mod', 'Pow', 'RealDiv', 'SquaredDifference'] as const;

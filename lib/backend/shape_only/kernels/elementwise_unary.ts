@@ -4,7 +4,7 @@
  * another (`Exp` float32, tests bool, `Cast` its attribute).
  */
 import type * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelCall, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** Kernels of input `x` whose output has `x`'s shape and dtype. */
 const SAME_SHAPE_AND_DTYPE = [

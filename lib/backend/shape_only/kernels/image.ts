@@ -6,8 +6,8 @@
  * canvas).
  */
 import type * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule } from '../kernel_shape_rule.js';
-import { unplannableRule, valueDependentRule } from '../value_dependent_rule.js';
+import { output, type KernelCall, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import { unplannableRule, valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /** The width and height of the pixels handed to `tf.browser.fromPixels` (a video's are its frame's). */
 interface PixelSource {

@@ -2,7 +2,7 @@
  * Every shape rule of the shape-only backend, by kernel name, gathered from
  * the families of this folder.
  */
-import type { KernelShapeRule } from '../kernel_shape_rule.js';
+import type { KernelShapeRule } from '../rules/kernel_shape_rule.js';
 import { COMPLEX_RULES } from './complex.js';
 import { CONVOLUTION_RULES } from './convolution.js';
 import { CREATION_RULES } from './creation.js';

@@ -4,8 +4,8 @@
  * `scatter_util`. `Unique` depends on its input's values.
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
-import { valueDependentRule } from '../value_dependent_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import { valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /** The indexing kernels, by kernel name. */
 export const INDEXING_RULES: Readonly<Record<string, KernelShapeRule>> = {

@@ -5,7 +5,7 @@
  * `getEinsumComputePath`, `getEinsumPermutation`).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule, type OutputSpec } from '../kernel_shape_rule.js';
+import { output, type KernelCall, type KernelShapeRule, type OutputSpec } from '../rules/kernel_shape_rule.js';
 
 function broadcastShape(a: readonly number[], b: readonly number[]): number[] {
   return tf.backend_util.assertAndGetBroadcastShape([...a], [...b]);

@@ -2,7 +2,7 @@
  * Shape rules of normalizations: batch normalization, local response
  * normalization and its gradient, softmax. Each keeps its input's shape.
  */
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** A kernel whose output has input `inputName`'s shape and dtype. */
 function sameAs(inputName: string): KernelShapeRule {

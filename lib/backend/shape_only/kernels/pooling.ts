@@ -4,7 +4,7 @@
  * (gradients have the forward input's shape).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 type Shape4D = [number, number, number, number];
 type Shape5D = [number, number, number, number, number];

@@ -3,10 +3,10 @@
  * ../../poptfjs_kernels).
  */
 import { POPTFJS_KERNELS } from '../../poptfjs_kernels/kernel_names.js';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 import type { CustomOpNodeAttrs } from '../../poptfjs_kernels/custom_op_kernels.js';
 import type { CtcBeamSearchAttrs } from '../../poptfjs_kernels/ctc_beam_search_kernel.js';
-import { unplannableRule } from '../value_dependent_rule.js';
+import { unplannableRule } from '../rules/value_dependent_rule.js';
 
 /** The rules of poptfjs's kernels, by kernel name. */
 export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {

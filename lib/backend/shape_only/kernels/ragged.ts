@@ -2,8 +2,8 @@
  * Shape rules of ragged tensors: each output's size depends on the row
  * splits' values (or, for `RaggedRange`, on the starts, limits and deltas).
  */
-import { type KernelShapeRule } from '../kernel_shape_rule.js';
-import { valueDependentRule } from '../value_dependent_rule.js';
+import { type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import { valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /** The ragged kernels, by kernel name. */
 export const RAGGED_RULES: Readonly<Record<string, KernelShapeRule>> = {

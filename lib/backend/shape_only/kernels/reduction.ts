@@ -4,7 +4,7 @@
  * `computeOutAndReduceShapes` and `expandShapeToKeepDim`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelCall, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelCall, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** The shape of `x` reduced over `axis` (negative axes count from the end). */
 function reducedShape(x: tf.TensorInfo, axis: number | number[], keepDims: boolean): number[] {

@@ -5,7 +5,7 @@
  * `getSliceSize` where they apply).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** A padding kernel (`PadV2`, `MirrorPad`): each axis grows by its before and after padding. */
 const padding: KernelShapeRule = (call) => {

@@ -4,7 +4,7 @@
  * and `concat_util` (`assertParamsConsistent`, `computeOutShape`).
  */
 import * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** The joining and splitting kernels, by kernel name. */
 export const SLICING_RULES: Readonly<Record<string, KernelShapeRule>> = {

@@ -1,6 +1,6 @@
 /** Shape rules of the kernels that order or search: `TopK` and `SearchSorted`. */
 import type * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 
 /** The ordering kernels, by kernel name. */
 export const SORTING_RULES: Readonly<Record<string, KernelShapeRule>> = {

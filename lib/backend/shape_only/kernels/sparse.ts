@@ -4,8 +4,8 @@
  * reductions depend on the indices' values.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { output, type KernelShapeRule } from '../kernel_shape_rule.js';
-import { valueDependentRule } from '../value_dependent_rule.js';
+import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import { valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /**
  * A sparse segment reduction (`SparseSegmentSum`, `SparseSegmentMean`): one
