@@ -35,7 +35,8 @@ function resolveImport(fromFile: string, specifier: string, known: ReadonlySet<s
 }
 
 /** Reads the import graph of the sources under `folders` of the project at `root`. */
-export function readImportGraph(root: string, folders: readonly string[] = SOURCE_FOLDERS): ImportGraph {
+export function readImportGraph(projectRoot: string, folders: readonly string[] = SOURCE_FOLDERS): ImportGraph {
+  const root = resolve(projectRoot);
   const files = folders.flatMap((folder) => sourceFiles(join(root, folder)));
   const known = new Set(files);
   const graph = new Map<string, string[]>();
