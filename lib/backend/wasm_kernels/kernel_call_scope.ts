@@ -48,10 +48,19 @@ export class KernelCallScope {
     if (kernel === undefined) {
       throw new PoptfjsError(`kernel '${kernelName}' is not registered for backend '${this.backendName}'`, { type: 'backend' });
     }
+    return this.callKernel(kernel, inputs, attrs);
+  }
+
+  /**
+   * Runs the kernel `kernel` (a registration of this scope's backend, such as
+   * one an override replaced) and returns its (single) output, an
+   * intermediate of this scope.
+   */
+  callKernel(kernel: tf.KernelConfig, inputs: tf.NamedTensorInfoMap | readonly tf.TensorInfo[], attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
     const output = kernel.kernelFunc({ inputs: inputs as tf.NamedTensorInfoMap, attrs, backend: this.backend });
     if (Array.isArray(output)) {
       for (const info of output) this.backend.disposeData(info.dataId);
-      throw new PoptfjsError(`kernel '${kernelName}' returned ${output.length} outputs where one was expected`, { type: 'backend' });
+      throw new PoptfjsError(`kernel '${kernel.kernelName}' returned ${output.length} outputs where one was expected`, { type: 'backend' });
     }
     this.intermediates.push(output);
     return output;
