@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferenceModel, Options } from 'poptfjs';
-import { linearModel, sample } from '../files/fixtures.js';
+import { linearModel, sample } from './fixtures.js';
 import { ROOT } from '../run_program.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-entry-race-'));

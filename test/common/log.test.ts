@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getLogger, setLogDestination, setLogLevel } from 'poptfjs';
-import { configureLoggingFromEnv } from '../lib/common/log.js';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 
 const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z poptfjs:(\w+) (\d+)\.(\d+) ([TDIWEC]): (.*)$/;
 
