@@ -11,15 +11,9 @@
  * enums. Keyword arguments match parameter names ignoring case and
  * underscores, so `output_return_period=2` and `outputReturnPeriod=2` are the same.
  */
-import {
-  ParallelPhasedExecutionSpec,
-  PhasedExecutionSpec,
-  PhaseSpec,
-  PipelinedExecutionSpec,
-  SerialPhasedExecutionSpec,
-  ShardedExecutionSpec,
-  StageSpec,
-} from '../strategy/execution_strategy.js';
+import { ParallelPhasedExecutionSpec, PhasedExecutionSpec, SerialPhasedExecutionSpec } from '../strategy/phased_execution.js';
+import { PipelinedExecutionSpec, ShardedExecutionSpec } from '../strategy/staged_execution.js';
+import { PhaseSpec, StageSpec } from '../strategy/stages_and_phases.js';
 import { describeValue } from '../option_vocabulary/argument_rules.js';
 import type { CallNode, ExpressionNode, KeywordArgument } from './config_syntax.js';
 import { ConfigSourceError, type SourcePosition } from './config_tokens.js';

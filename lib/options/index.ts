@@ -33,29 +33,29 @@ export { TensorLocationsOptions } from './tensor_locations_options.js';
 export { DistributedOptions, type DistributedSettings } from './distributed_options.js';
 export { type TensorLocationData, TensorLocationSettings, type TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 export { OptionsDataError, type OptionsDataPath } from '../option_vocabulary/options_data_error.js';
+export { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
 export {
-  type ExecutionStrategy,
   type ExecutionStrategyData,
-  executionStrategyFromJSON,
-  isExecutionStrategy,
-  ParallelPhasedExecution,
-  ParallelPhasedExecutionSpec,
-  Phase,
-  type PhaseArgument,
   type PhaseData,
-  PhasedExecutionSpec,
   type PhasedExecutionData,
-  PhaseSpec,
+  type StageData,
+  type StagedExecutionData,
+} from '../strategy/execution_strategy_data.js';
+export { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
+export { Phase, PhaseSpec, Stage, StageSpec } from '../strategy/stages_and_phases.js';
+export {
   PipelinedExecution,
   PipelinedExecutionSpec,
-  SerialPhasedExecution,
-  SerialPhasedExecutionSpec,
   ShardedExecution,
   ShardedExecutionSpec,
-  Stage,
-  type StageData,
   StagedExecutionSpec,
   type StagedExecutionArgument,
-  type StagedExecutionData,
-  StageSpec,
-} from '../strategy/execution_strategy.js';
+} from '../strategy/staged_execution.js';
+export {
+  ParallelPhasedExecution,
+  ParallelPhasedExecutionSpec,
+  type PhaseArgument,
+  PhasedExecutionSpec,
+  SerialPhasedExecution,
+  SerialPhasedExecutionSpec,
+} from '../strategy/phased_execution.js';

@@ -7,12 +7,9 @@
 import { z } from 'zod';
 import { environmentSetting } from '../common/environment.js';
 import { getLogger } from '../common/log.js';
-import {
-  type ExecutionStrategy,
-  executionStrategyFromJSON,
-  isExecutionStrategy,
-  PipelinedExecutionSpec,
-} from '../strategy/execution_strategy.js';
+import { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
+import { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
+import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import {
   type ArgumentRule,
   checkArgument,

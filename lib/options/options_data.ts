@@ -4,7 +4,7 @@
  * Used by `Options.fromJSON`, JSON config files and `POPTFJS_DEFAULT_OPTIONS`.
  */
 import { z } from 'zod';
-import { executionStrategyFromJSON } from '../strategy/execution_strategy.js';
+import { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
 import { OutputMode } from '../option_vocabulary/enums.js';
 import { type OptionsDataPath, OptionsDataError, optionsDataErrorFromZod } from '../option_vocabulary/options_data_error.js';
 import type { Options } from './options.js';

@@ -3,7 +3,8 @@
  * and what the runtime reads, and (with the strategy serialized) what
  * `opts.toJSON()` returns. Unset optional values are absent keys.
  */
-import type { ExecutionStrategy, ExecutionStrategyData } from '../strategy/execution_strategy.js';
+import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
+import type { ExecutionStrategyData } from '../strategy/execution_strategy_data.js';
 import type { DistributedSettings } from './distributed_options.js';
 import { CommGroupType, ConnectionType, OutputMode, SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import type { PrecisionSettings } from './precision_options.js';

@@ -25,15 +25,10 @@ import { nodeLabel } from '../onnx/graph_evaluation.js';
 import { NodeAttributes } from '../onnx/proto/node_attributes.js';
 import type { ModelProto } from '../onnx/proto/onnx_proto.js';
 import { AutoStage } from '../option_vocabulary/enums.js';
-import {
-  type ExecutionStrategy,
-  ParallelPhasedExecutionSpec,
-  PhaseSpec,
-  PipelinedExecutionSpec,
-  SerialPhasedExecutionSpec,
-  ShardedExecutionSpec,
-  StageSpec,
-} from '../strategy/execution_strategy.js';
+import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
+import { ParallelPhasedExecutionSpec, SerialPhasedExecutionSpec } from '../strategy/phased_execution.js';
+import { PipelinedExecutionSpec, ShardedExecutionSpec } from '../strategy/staged_execution.js';
+import { PhaseSpec, StageSpec } from '../strategy/stages_and_phases.js';
 import { EXECUTION_PHASE_ATTRIBUTE, PIPELINE_STAGE_ATTRIBUTE, VIRTUAL_GRAPH_ATTRIBUTE } from './placement_attributes.js';
 import type { SessionSettings } from './session_options.js';
 

@@ -19,7 +19,7 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node, Pass } from '../ir/graph.js';
-import type { ExecutionStrategyData, PhasedExecutionData, StagedExecutionData } from './execution_strategy.js';
+import type { ExecutionStrategyData, PhasedExecutionData, StagedExecutionData } from './execution_strategy_data.js';
 import type { Liveness } from '../option_vocabulary/enums.js';
 
 /** The block of nodes traced outside any block (before the first `BeginBlock`, or without annotations). */
