@@ -30,7 +30,7 @@ import { ConfigSourceError } from './config_tokens.js';
 import { JsonSyntaxError, parseLocatedJson } from './json_locations.js';
 import { applyOptionsData } from './options_data.js';
 import { OptionsDataError } from '../option_vocabulary/options_data_error.js';
-import type { Options } from './options.js';
+import type { OptionSetters } from './option_setters.js';
 
 /** True when a config file is JSON: its name ends in `.json` or its content starts with `{`. */
 function isJsonConfig(path: string, text: string): boolean {
@@ -41,7 +41,7 @@ function isJsonConfig(path: string, text: string): boolean {
  * Applies the PopTorch-format config `text` to `options`; `source` names the
  * text in errors. Statements before a failing one are already applied.
  */
-function applyConfigText(options: Options, text: string, source: string): void {
+function applyConfigText(options: OptionSetters, text: string, source: string): void {
   try {
     runConfigStatements(options, parseConfig(text));
   } catch (error) {
@@ -55,7 +55,7 @@ function applyConfigText(options: Options, text: string, source: string): void {
  * errors, which point at the offending key. Keys before a failing one are
  * already applied.
  */
-export function applyJsonConfigText(options: Options, text: string, source: string): void {
+export function applyJsonConfigText(options: OptionSetters, text: string, source: string): void {
   let document;
   try {
     document = parseLocatedJson(text);
@@ -73,7 +73,7 @@ export function applyJsonConfigText(options: Options, text: string, source: stri
 }
 
 /** Reads the config file at `path` and applies it to `options`, in whichever format it is. */
-export function loadOptionsFile(options: Options, path: string): void {
+export function loadOptionsFile(options: OptionSetters, path: string): void {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

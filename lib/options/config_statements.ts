@@ -18,7 +18,7 @@ import { describeValue } from '../option_vocabulary/argument_rules.js';
 import type { CallNode, ExpressionNode, KeywordArgument } from './config_syntax.js';
 import { ConfigSourceError, type SourcePosition } from './config_tokens.js';
 import { OPTION_ENUMS } from '../option_vocabulary/enums.js';
-import type { Options } from './options.js';
+import type { OptionSetters } from './option_setters.js';
 import { TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
 
 /** The parameter names of an allowed method, or `variadic` for methods taking any number of positional arguments. */
@@ -53,7 +53,7 @@ const OPTIONS_METHODS = {
   patterns: ['level', 'overrides'],
   allowOutOfMemory: ['allow'],
   autoRecomputation: ['type'],
-} as const satisfies Partial<Record<Exclude<keyof Options, 'toString'>, Parameters>>;
+} as const satisfies Partial<Record<keyof OptionSetters, Parameters>>;
 
 /** The option groups and the methods a config file may call on each. */
 const GROUP_METHODS = {
@@ -81,7 +81,7 @@ const GROUP_METHODS = {
     configureProcessId: ['processId', 'numProcesses'],
     disable: [],
   },
-} as const satisfies { readonly [G in 'Training' | 'Precision' | 'TensorLocations' | 'Distributed']: Partial<Record<keyof Options[G], Parameters>> };
+} as const satisfies { readonly [G in 'Training' | 'Precision' | 'TensorLocations' | 'Distributed']: Partial<Record<keyof OptionSetters[G], Parameters>> };
 
 type GroupName = keyof typeof GROUP_METHODS;
 
@@ -193,7 +193,7 @@ function dottedName(node: ExpressionNode): NameSegment[] | undefined {
 }
 
 class StatementRunner {
-  constructor(private readonly options: Options) {}
+  constructor(private readonly options: OptionSetters) {}
 
   run(statement: ExpressionNode): void {
     if (statement.kind !== 'call') {
@@ -346,7 +346,7 @@ class StatementRunner {
  * Runs `statements` against `options` in order. Throws a {@link ConfigSourceError}
  * at the first statement that fails; the statements before it are already applied.
  */
-export function runConfigStatements(options: Options, statements: readonly ExpressionNode[]): void {
+export function runConfigStatements(options: OptionSetters, statements: readonly ExpressionNode[]): void {
   const runner = new StatementRunner(options);
   for (const statement of statements) runner.run(statement);
 }

@@ -5,7 +5,6 @@
  * runtime reads.
  */
 import { z } from 'zod';
-import { environmentSetting } from '../common/environment.js';
 import { getLogger } from '../common/log.js';
 import { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
 import { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
@@ -21,7 +20,7 @@ import {
   oneOfValues,
   positiveInteger,
 } from '../option_vocabulary/argument_rules.js';
-import { applyJsonConfigText, loadOptionsFile } from './config_file.js';
+import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
 import {
   AutoStage,
@@ -33,6 +32,8 @@ import {
 } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import { applyOptionsData } from './options_data.js';
+import { applyEnvironmentOptions } from './options_environment.js';
+import type { OptionSetters } from './option_setters.js';
 import { formatOptionsReport } from './options_report.js';
 import {
   type AnchoredTensor,
@@ -58,7 +59,6 @@ const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
 const backendRule = oneOfValues(Object.values(TfjsBackendName), 'string');
 const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
 const recomputationRule = enumRule(RecomputationType, 'RecomputationType');
-const environmentFlagRule = oneOfValues(['0', '1'], 'string');
 const strategyRule: ArgumentRule<ExecutionStrategy> = {
   schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
   jsType: 'object',
@@ -112,7 +112,7 @@ export interface OptionsInit {
  * throws a `TypeError` or `RangeError` naming the method, the value and what
  * was expected when its argument is wrong.
  */
-export class Options {
+export class Options implements OptionSetters {
   #values: GeneralSettings = defaultGeneralSettings();
   #strategy: ExecutionStrategy = new PipelinedExecutionSpec(AutoStage.SameAsIpu);
   #frozen = false;
@@ -140,18 +140,7 @@ export class Options {
    */
   constructor(init: OptionsInit = {}) {
     if (init.fromEnvironment === false) return;
-    this.Distributed.setEnvVarNames('OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_RANK');
-    const defaults = process.env.POPTFJS_DEFAULT_OPTIONS;
-    if (defaults !== undefined && defaults.trim() !== '') {
-      applyJsonConfigText(this, defaults, 'POPTFJS_DEFAULT_OPTIONS');
-    }
-    const cacheDir = environmentSetting('POPTFJS_CACHE_DIR');
-    if (cacheDir !== undefined) {
-      logger.info(`${cacheDir.variable} is set: caching executables in ${cacheDir.value}`);
-      this.enableExecutableCaching(cacheDir.value);
-    }
-    const ipuModel = environmentSetting('POPTFJS_IPU_MODEL');
-    if (ipuModel !== undefined) this.useIpuModel(checkArgument(environmentFlagRule, ipuModel.value, ipuModel.variable) === '1');
+    applyEnvironmentOptions(this);
   }
 
   /**

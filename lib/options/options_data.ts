@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
 import { OutputMode } from '../option_vocabulary/enums.js';
 import { type OptionsDataPath, OptionsDataError, optionsDataErrorFromZod } from '../option_vocabulary/options_data_error.js';
-import type { Options } from './options.js';
+import type { OptionSetters } from './option_setters.js';
 import type { GeneralSettings, GroupSettings } from './options_settings.js';
 import { TENSOR_LOCATION_KEYS, TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
 import { TENSOR_KINDS } from './tensor_locations_options.js';
@@ -38,7 +38,7 @@ const GENERAL_SETTERS = {
   ipuTarget: 'ipuTarget',
   allowOutOfMemory: 'allowOutOfMemory',
   autoRecomputation: 'autoRecomputation',
-} as const satisfies Partial<Record<keyof GeneralSettings, keyof Options>>;
+} as const satisfies Partial<Record<keyof GeneralSettings, keyof OptionSetters>>;
 
 /** Group data keys with the group method that sets each. */
 const TRAINING_SETTERS = {
@@ -46,7 +46,7 @@ const TRAINING_SETTERS = {
   reductionType: 'accumulationAndReplicationReductionType',
   meanReductionStrategy: 'setMeanAccumulationAndReplicationReductionStrategy',
   automaticLossScaling: 'setAutomaticLossScaling',
-} as const satisfies Record<keyof GroupSettings['training'], keyof Options['Training']>;
+} as const satisfies Record<keyof GroupSettings['training'], keyof OptionSetters['Training']>;
 
 const PRECISION_SETTERS = {
   partialsType: 'setPartialsType',
@@ -54,14 +54,14 @@ const PRECISION_SETTERS = {
   floatingPointExceptions: 'enableFloatingPointExceptions',
   halfFloatCasting: 'halfFloatCasting',
   runningStatisticsAlwaysFloat: 'runningStatisticsAlwaysFloat',
-} as const satisfies Record<keyof GroupSettings['precision'], keyof Options['Precision']>;
+} as const satisfies Record<keyof GroupSettings['precision'], keyof OptionSetters['Precision']>;
 
 const LOCATION_SETTERS = {
   activation: 'setActivationLocation',
   weight: 'setWeightLocation',
   optimizer: 'setOptimizerLocation',
   accumulator: 'setAccumulatorLocation',
-} as const satisfies Record<(typeof TENSOR_KINDS)[number], keyof Options['TensorLocations']>;
+} as const satisfies Record<(typeof TENSOR_KINDS)[number], keyof OptionSetters['TensorLocations']>;
 
 const leaf = z.unknown().optional();
 
@@ -131,7 +131,7 @@ function periodArgument(mode: unknown, period: unknown): unknown {
  * the first unknown key or refused value; keys before it are already applied,
  * so callers wanting all-or-nothing apply to a clone.
  */
-export function applyOptionsData(options: Options, data: unknown): void {
+export function applyOptionsData(options: OptionSetters, data: unknown): void {
   const parsed = optionsDataShape.safeParse(data);
   if (!parsed.success) {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
