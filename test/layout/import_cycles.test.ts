@@ -1,0 +1,72 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { importCycles, moduleGraph, readImportGraph } from '../../scripts/import_graph.js';
+
+/** The folders of the data path, lowest first (README "Layout"): each imports only from those before it. */
+const DATA_PATH = [
+  'lib/common',
+  'lib/option_vocabulary',
+  'lib/backend',
+  'lib/ir',
+  'lib/trace',
+  'lib/precision',
+  'lib/strategy',
+  'lib/ipu',
+  'lib/options',
+  'optim',
+  'lib/proto',
+  'lib/runtime',
+  'lib/files',
+  'lib/report',
+  'lib/distributed',
+  'lib/executor',
+  'ops',
+  'lib/onnx',
+  'lib/session',
+  'lib/data',
+  'lib',
+  'bin',
+];
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('the import graph of lib, optim, ops and bin', () => {
+  const graph = readImportGraph(ROOT);
+
+  it('reads the imports of every source file', () => {
+    expect(graph.get('lib/runtime/graph_interpreter.ts')).toContain('lib/ir/graph.ts');
+    expect(graph.get('lib/index.ts')?.length).toBeGreaterThan(20);
+  });
+
+  it('has no cycle between files', () => {
+    expect(importCycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('has no cycle between the folders of the data path', () => {
+    expect(importCycles(moduleGraph(graph)).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('has each folder import only from the folders before it in the data path', () => {
+    const modules = moduleGraph(graph);
+    expect([...modules.keys()].sort()).toEqual([...DATA_PATH].sort());
+    const upward = [...modules].flatMap(([module, imported]) =>
+      imported.filter((target) => DATA_PATH.indexOf(target) > DATA_PATH.indexOf(module)).map((target) => `${module} -> ${target}`),
+    );
+    expect(upward).toEqual([]);
+  });
+});
+
+describe('importCycles', () => {
+  it('finds a cycle through each strongly connected group, and none in a graph without one', () => {
+    const cyclic = new Map([
+      ['a', ['b']],
+      ['b', ['c', 'd']],
+      ['c', ['a']],
+      ['d', []],
+      ['e', ['f']],
+      ['f', ['e']],
+    ]);
+    expect(importCycles(cyclic)).toEqual([['a', 'b', 'c'], ['e', 'f']]);
+    expect(importCycles(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([]);
+  });
+});
