@@ -2,7 +2,7 @@
  * `dynamicSlice`: PopTorch's `dynamic_slice`, a slice at an offset that is a
  * tensor.
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { runDynamicSlice } from '../lib/backend/poptfjs_kernels/dynamic_slice_kernels.js';
 import { argumentError, checkedDim, checkSize, checkStart, checkTensor } from './dynamic_offset.js';
 

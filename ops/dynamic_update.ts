@@ -2,7 +2,7 @@
  * `dynamicUpdate`: PopTorch's `dynamic_update`, a slice replaced at an
  * offset that is a tensor.
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { runDynamicUpdate } from '../lib/backend/poptfjs_kernels/dynamic_slice_kernels.js';
 import { argumentError, checkedDim, checkSize, checkStart, checkTensor } from './dynamic_offset.js';
 

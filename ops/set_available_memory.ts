@@ -2,7 +2,7 @@
  * `setAvailableMemory`: PopTorch's `set_available_memory`, the temporary
  * memory one matrix product or convolution may take.
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
 import { argumentError, checkTensor } from './dynamic_offset.js';

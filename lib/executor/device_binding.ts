@@ -5,7 +5,7 @@
  * told which programs run where so simulated faults can be planted and hit.
  */
 import { PoptfjsError } from '../common/errors.js';
-import { Device } from '../ipu/device.js';
+import type { Device } from '../ipu/device.js';
 import { DeviceManager } from '../ipu/device_manager.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import type { Executable } from '../runtime/executable.js';

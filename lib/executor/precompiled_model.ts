@@ -3,7 +3,7 @@
  * the options (with only the run-time options editable), and the tfjs model
  * rebuilt from the traced forward pass with the exported weights.
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { Options } from '../options/options.js';

@@ -34,12 +34,12 @@ export { DistributedOptions, type DistributedSettings } from './distributed_opti
 export { type TensorLocationData, TensorLocationSettings, type TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 export { OptionsDataError, type OptionsDataPath } from '../option_vocabulary/options_data_error.js';
 export { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
-export {
-  type ExecutionStrategyData,
-  type PhaseData,
-  type PhasedExecutionData,
-  type StageData,
-  type StagedExecutionData,
+export type {
+  ExecutionStrategyData,
+  PhaseData,
+  PhasedExecutionData,
+  StageData,
+  StagedExecutionData,
 } from '../strategy/execution_strategy_data.js';
 export { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
 export { Phase, PhaseSpec, Stage, StageSpec } from '../strategy/stages_and_phases.js';

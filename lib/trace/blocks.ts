@@ -11,7 +11,7 @@
  * BeginBlock(model.layers[2], { ipuId: 2 });                  // layer 2 onwards on IPU 2
  * ```
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import {
   annotateLayer, checkBlockSpec, currentBlockTrace, removeLayerAnnotation, type BlockSpec,

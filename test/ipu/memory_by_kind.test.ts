@@ -10,7 +10,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
-  BeginBlock, GC200, Options, PipelinedExecution, RecomputationType, TensorLocationSettings, half, optim, trainingModel, type IpuMemoryUse,
+  BeginBlock, GC200, Options, PipelinedExecution, type RecomputationType, TensorLocationSettings, half, optim, trainingModel, type IpuMemoryUse,
 } from 'poptfjs';
 
 const D = [32, 64, 96, 128, 16];

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, Options, PipelinedExecution, RecomputationType, Stage, ops, optim, trainingModel, type HardwareAnalysis } from 'poptfjs';
+import { Block, Options, PipelinedExecution, type RecomputationType, Stage, ops, optim, trainingModel, type HardwareAnalysis } from 'poptfjs';
 import { expectClose } from '../helpers.js';
 
 const WIDTH = 64;

@@ -7,7 +7,7 @@ import {
   SHAPE_ONLY_BACKEND,
   SHAPE_ONLY_MAX_KEPT_ELEMENTS,
   SHAPE_RULES,
-  ShapeOnlyBackend,
+  type ShapeOnlyBackend,
   ShapeOnlyError,
   VALUE_DEPENDENT_KERNELS,
   withShapeOnlyBackend,

@@ -2,7 +2,7 @@
  * Shape rules of ragged tensors: each output's size depends on the row
  * splits' values (or, for `RaggedRange`, on the starts, limits and deltas).
  */
-import { type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import type { KernelShapeRule } from '../rules/kernel_shape_rule.js';
 import { valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /** The ragged kernels, by kernel name. */

@@ -1,5 +1,5 @@
 /** Shape rules of string kernels whose output sizes depend on the strings: splitting and n-grams. */
-import { type KernelShapeRule } from '../rules/kernel_shape_rule.js';
+import type { KernelShapeRule } from '../rules/kernel_shape_rule.js';
 import { valueDependentRule } from '../rules/value_dependent_rule.js';
 
 /** The string kernels, by kernel name (element-wise ones are in the element-wise rules). */
