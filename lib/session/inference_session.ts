@@ -10,7 +10,8 @@
  * ```
  */
 import type { Optimizer } from '../../optim/optimizer.js';
-import { Session, type SessionArguments } from './session.js';
+import { Session } from './session.js';
+import type { SessionArguments } from './session_arguments.js';
 
 /** A session that runs a model's forward pass. */
 export class InferenceSession extends Session {

@@ -5,6 +5,8 @@
  * the field.
  */
 import { z } from 'zod';
+import { PopartException } from '../common/errors.js';
+import { engineSettings, type EngineOptionsSource, type EngineSettings } from '../options/engine_options.js';
 import { MeanReductionStrategy, ReductionType } from '../option_vocabulary/enums.js';
 import { checkedArgument } from './checked_argument.js';
 import { RecomputationType, VirtualGraphMode } from './session_enums.js';
@@ -101,4 +103,12 @@ export type SessionSettings = Readonly<z.output<typeof sessionOptionsSchema>>;
 /** The values of `options` (its own fields over the defaults), checked; an error naming the first bad field. */
 export function sessionSettings(options: SessionOptions | undefined): SessionSettings {
   return checkedArgument(sessionOptionsSchema, { ...new SessionOptions(), ...(options ?? {}) }, 'SessionOptions');
+}
+
+/** Engine options of a session: PopART's errors for bad ones. */
+const SESSION_ENGINE_OPTIONS: EngineOptionsSource = { name: 'SessionOptions.engineOptions', error: (message) => new PopartException(message) };
+
+/** The checked engine options of `settings`; a `PopartException` naming a bad one. */
+export function sessionEngineSettings(settings: SessionSettings): EngineSettings {
+  return engineSettings(settings.engineOptions, SESSION_ENGINE_OPTIONS);
 }

@@ -19,7 +19,8 @@ import type { ImportedModel } from '../onnx/model_import.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { checkedArgument } from './checked_argument.js';
 import { PopartOptimizer } from './popart_optimizer.js';
-import { Session, type SessionArguments, type SessionSetup } from './session.js';
+import { Session } from './session.js';
+import type { SessionArguments, SessionSetup } from './session_arguments.js';
 
 const log = getLogger('session');
 
