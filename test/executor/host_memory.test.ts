@@ -202,6 +202,9 @@ describe('host memory limits', () => {
 });
 
 describe('a backend that runs out of memory', () => {
+  /** The error of a WebAssembly trap (the WebAssembly API is not in this project's type libraries). */
+  const WebAssemblyRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly.RuntimeError;
+
   /** A kernel that passes its input through, and from call `failAt` on fails as the wasm backend does when its heap is exhausted. */
   function outOfMemoryKernel(failAt: number): string {
     const kernelName = `PoptfjsTestOutOfMemory${failAt}`;
@@ -210,7 +213,7 @@ describe('a backend that runs out of memory', () => {
       kernelName,
       backendName: tf.getBackend(),
       kernelFunc: ({ inputs, backend }) => {
-        if (calls++ >= failAt) throw new WebAssembly.RuntimeError('memory access out of bounds');
+        if (calls++ >= failAt) throw new WebAssemblyRuntimeError('memory access out of bounds');
         const x = inputs.x as tf.TensorInfo;
         (backend as unknown as { incRef(dataId: tf.DataId): void }).incRef(x.dataId);
         return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };

@@ -10,10 +10,10 @@ const dir = mkdtempSync(join(tmpdir(), 'poptfjs-nested-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The inputs of {@link nestedModel}: a tensor, and an object holding a tensor and an array of two. */
-interface Extra {
+type Extra = {
   scale: tf.Tensor;
   bias: [tf.Tensor, tf.Tensor];
-}
+};
 
 /** A function model over nested inputs returning nested outputs, with a plain value among them. */
 function nestedModel(w: tf.Variable) {
@@ -91,6 +91,7 @@ describe('nested inputs and outputs', () => {
   });
 
   it('refuses what cannot be an input or an output, naming where', async () => {
+    // @ts-expect-error a Map is no input: the error names it
     await expect(inferenceModel((x: tf.Tensor) => x).compile([tf.ones([1]), new Map()])).rejects.toThrow(
       'input 0[1] is a Map; expected a tf.Tensor, an array or plain object of them, or a number, string, boolean, null or undefined',
     );

@@ -44,7 +44,7 @@ describe('ops.MultiConv', () => {
     const layer = tf.layers.conv2d({ filters: 10, kernelSize: 5, inputShape: [28, 28, 1], kernelInitializer: tf.initializers.glorotUniform({ seed: 3 }) });
     const convs = (x: tf.Tensor4D) => {
       const u = tf.conv2d(x, w1 as tf.Tensor4D, 1, 'valid');
-      const v = tf.conv2d(tf.pow(x, 2), w2 as tf.Tensor4D, 1, 'valid');
+      const v = tf.conv2d(tf.pow<tf.Tensor4D>(x, 2), w2 as tf.Tensor4D, 1, 'valid');
       return [u, v, layer.apply(tf.abs(x)) as tf.Tensor] as const;
     };
     const combine = ([u, v, l]: readonly tf.Tensor[]) => tf.add(tf.sub(u!, v!), l!);

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigFileError, PoptfjsError } from '../../lib/common/errors.js';
-import { Options, OutputMode, ShardedExecutionSpec } from '../../lib/options/index.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
+import { OutputMode, ShardedExecutionSpec } from '../../lib/options/index.js';
 import { configError, configFile, fresh, scratch } from './config_test_files.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/options/', import.meta.url));

@@ -106,7 +106,7 @@ describe('block rules', () => {
   it('rejects annotated layers the model never runs', async () => {
     class Skipping extends tf.layers.Layer {
       readonly layers: tf.layers.Layer[];
-      constructor(private readonly unused: tf.layers.Layer) {
+      constructor(unused: tf.layers.Layer) {
         super({ name: 'skipping' });
         this.layers = [unused];
       }
