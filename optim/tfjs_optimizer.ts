@@ -49,18 +49,18 @@ export function tfjsOptimizerEquivalent(optimizer: tf.Optimizer, where: string):
         `pass a fresh tfjs optimizer, or a poptfjs one`,
     );
   }
-  const lr = config['learningRate'] as number;
+  const lr = config.learningRate as number;
   switch (name) {
     case 'SGD':
       return (target) => new SGD(target, { lr });
     case 'Momentum': {
-      const momentum = config['momentum'] as number;
-      return (target) => new SGD(target, { lr, momentum, nesterov: momentum > 0 && config['useNesterov'] === true });
+      const momentum = config.momentum as number;
+      return (target) => new SGD(target, { lr, momentum, nesterov: momentum > 0 && config.useNesterov === true });
     }
     case 'Adam':
-      return (target) => new Adam(target, { lr, betas: [config['beta1'] as number, config['beta2'] as number], eps: config['epsilon'] as number });
+      return (target) => new Adam(target, { lr, betas: [config.beta1 as number, config.beta2 as number], eps: config.epsilon as number });
     case 'RMSProp':
-      if (config['centered'] === true) {
+      if (config.centered === true) {
         throw optimizerError(
           `${where}: tfjs's centered rmsprop has no poptfjs equivalent (it subtracts epsilon inside the root, optim.RMSprop adds it); ` +
             `use new optim.RMSprop(model, { lr, alpha, momentum, centered: true, useTfVariant: true, squareAvgFromZero: true })`,
@@ -69,9 +69,9 @@ export function tfjsOptimizerEquivalent(optimizer: tf.Optimizer, where: string):
       return (target) =>
         new RMSprop(target, {
           lr,
-          alpha: config['decay'] as number,
-          momentum: config['momentum'] as number,
-          eps: config['epsilon'] as number,
+          alpha: config.decay as number,
+          momentum: config.momentum as number,
+          eps: config.epsilon as number,
           useTfVariant: true,
           squareAvgFromZero: true,
         });

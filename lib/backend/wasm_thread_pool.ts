@@ -150,12 +150,11 @@ export function threadPoolAddress(binary: Uint8Array): number | undefined {
     const index = exportedFunction(binary, exports[1], 'get_threads_count');
     const imported = imports ? importedFunctions(binary, imports[1]) : 0;
     if (index === undefined || index < imported) return undefined;
-    let at = functionCode(binary, code[1], index - imported);
+    const at = functionCode(binary, code[1], index - imported);
     if (at === undefined || binary[at] !== I32_CONST) return undefined;
-    let address: number;
-    [address, at] = signedLeb(binary, at + 1);
-    if (binary[at] !== I32_LOAD) return undefined;
-    const [, offsetAt] = unsignedLeb(binary, at + 1); // alignment
+    const [address, loadAt] = signedLeb(binary, at + 1);
+    if (binary[loadAt] !== I32_LOAD) return undefined;
+    const [, offsetAt] = unsignedLeb(binary, loadAt + 1); // alignment
     const [offset] = unsignedLeb(binary, offsetAt);
     const word = address + offset;
     return word > 0 && word % 4 === 0 ? word : undefined;

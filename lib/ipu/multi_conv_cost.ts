@@ -63,7 +63,7 @@ export function withMultiConvGroups(graph: Graph, costs: readonly KernelCost[], 
   const groups = new Map<string, Node[]>();
   for (const node of graph.nodes) {
     const member = node.annotations.multiConv;
-    if (!member || member.planType !== 'Parallel') continue;
+    if (member?.planType !== 'Parallel') continue;
     const key = `${member.group}/${role(node)}/${unitOf(node)}`;
     const nodes = groups.get(key);
     if (nodes) nodes.push(node);

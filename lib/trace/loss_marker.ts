@@ -49,7 +49,7 @@ function finalLosses(collection: LossCollection): tf.Tensor[] {
 export function collectLosses<T>(fn: () => T): CollectedLosses<T> {
   const collection: LossCollection = { marked: [], sources: new Map(), intermediate: new Set() };
   const eng = engine();
-  const ownRunKernel = Object.prototype.hasOwnProperty.call(eng, 'runKernel');
+  const ownRunKernel = Object.hasOwn(eng, 'runKernel');
   const runKernel = eng.runKernel;
   eng.runKernel = function (kernelName, inputs, attrs) {
     const out = runKernel.call(eng, kernelName, inputs, attrs);

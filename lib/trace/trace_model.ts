@@ -60,7 +60,7 @@ function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, bloc
   for (const layer of allLayers(model)) {
     const target = layer as unknown as { call: (...args: unknown[]) => unknown };
     const original = target.call;
-    const own = Object.prototype.hasOwnProperty.call(target, 'call');
+    const own = Object.hasOwn(target, 'call');
     target.call = function (this: unknown, ...args: unknown[]) {
       return blocks.inLayer(layer, () => recorder.inLayer(layer.name, () => original.apply(this, args)));
     };

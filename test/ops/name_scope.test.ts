@@ -32,7 +32,7 @@ describe('ops.NameScope', () => {
       ['Relu', 'encoder'],
       ['Neg', undefined],
     ]);
-    expect(executor.irText()).toMatch(/= BatchMatMul\(a=%\d+, b=%\d+\) \{transposeA=false, transposeB=false\}  # scope encoder\/attention\n/);
+    expect(executor.irText()).toMatch(/= BatchMatMul\(a=%\d+, b=%\d+\) \{transposeA=false, transposeB=false\} {2}# scope encoder\/attention\n/);
     expect(executor.irText()).toMatch(/= Neg\(x=%\d+\)\n/);
   });
 

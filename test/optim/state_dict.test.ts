@@ -137,7 +137,7 @@ describe('stateDict', () => {
     const opt = executor.getOptimizer()!;
     const sd = opt.stateDict();
     expect(Object.keys(sd.states)).toEqual(['state_dict_split_W#0', 'state_dict_split_W#1']);
-    expect(sd.states['state_dict_split_W#1']!.slots['state_dict_split_W']!.momentumBuffer!.shape).toEqual([3, 2]);
+    expect(sd.states['state_dict_split_W#1']!.slots.state_dict_split_W!.momentumBuffer!.shape).toEqual([3, 2]);
     expect(() => opt.loadStateDict({ ...sd, states: { 'state_dict_split_W#2': sd.states['state_dict_split_W#0']! } })).toThrow(
       "optimizer state 'state_dict_split_W#2': not a state of this device; keys are '' and '<parameter split across replica groups>#<group>'",
     );

@@ -58,7 +58,7 @@ describe('FLOAT16 graphs in sessions compute in float16', () => {
 
   it('computes a MatMul as numpy does in float16 (float32 sums, one rounding), not as in float32', async () => {
     const { a, y, yFloat32 } = REFERENCES.matmul;
-    const out = (await runOnce(`${FIXTURES}float16_matmul.onnx`, { a: Float32Array.from(a) }, ['y']))['y']!;
+    const out = (await runOnce(`${FIXTURES}float16_matmul.onnx`, { a: Float32Array.from(a) }, ['y'])).y!;
     expect([...out]).toEqual(y);
     expect([...out]).not.toEqual([...Float32Array.from(yFloat32)]);
   });
@@ -79,9 +79,9 @@ describe('FLOAT16 graphs in sessions compute in float16', () => {
   it('computes the FLOAT16 part of a mixed graph in float16 and the FLOAT part in float32, through Cast both ways', async () => {
     const { x, x16, s16, out } = REFERENCES.mixedCast;
     const arrays = await runOnce(`${FIXTURES}float16_mixed_cast.onnx`, { x: Float32Array.from(x) }, ['x16', 's16', 'out']);
-    expect([...arrays['x16']!]).toEqual(x16);
-    expect([...arrays['s16']!]).toEqual(s16);
-    expect([...arrays['out']!]).toEqual(out);
+    expect([...arrays.x16!]).toEqual(x16);
+    expect([...arrays.s16!]).toEqual(s16);
+    expect([...arrays.out!]).toEqual(out);
   });
 
   it('rounds FLOAT16 weights written with writeWeights to float16', async () => {
