@@ -4,7 +4,11 @@
  * leading axes of a bias gradient, the spatial axes of a global pooling)
  * becomes a `Reshape` to `[outer, 1, reduced, inner]`, an `AvgPool` over the
  * whole `reduced` axis, a `Multiply` by the number of reduced elements and a
- * `Reshape` to the sum's shape.
+ * `Reshape` to the sum's shape. A `Mean` over such axes (the global average
+ * pooling that ends a CNN imported from ONNX, once `TransposeSinking` has
+ * moved it to the channels-last tensor) becomes the same pooling without the
+ * `Multiply`: [1,13,13,1000] over [1,2] took 0.20 ms as a `Mean` (0.37 ms
+ * with the transpose to channels-first before it), 0.03 ms as a pooling.
  *
  * The wasm `Sum` reduces innermost axes only, so it transposes such a tensor
  * first; XNNPACK's average pooling reduces it in place. Measured on the
@@ -41,9 +45,12 @@ interface SumSplit {
 
 const product = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
 
-/** The split of `node`'s input if it is a sum this pattern rewrites, else undefined. */
+/** The reductions this pattern rewrites: a sum, and a mean (a sum over the count). */
+const REWRITTEN_KERNELS: ReadonlySet<string> = new Set(['Sum', 'Mean']);
+
+/** The split of `node`'s input if it is a sum or mean this pattern rewrites, else undefined. */
 function rewritableSum(editor: GraphEditor, node: Node): SumSplit | undefined {
-  if (node.kernel !== 'Sum' || node.inputs.length !== 1) return undefined;
+  if (!REWRITTEN_KERNELS.has(node.kernel) || node.inputs.length !== 1) return undefined;
   const x = editor.value(node.inputs[0]!);
   if (x.dtype !== 'float32' || x.shape.length === 0 || product(x.shape) < MIN_ELEMENTS) return undefined;
   const axis = node.attrs.axis as number | number[] | null | undefined;
@@ -62,15 +69,14 @@ function rewrite(editor: GraphEditor, node: Node, { outer, reduced, inner }: Sum
     editor.insertBefore(node.id, { kernel, inputNames: Object.keys(named), inputs: Object.values(named), attrs, outputs: [{ shape, dtype: 'float32' }] })[0]!;
   const rows = emit('Reshape', { x: node.inputs[0]! }, { shape: [outer, 1, reduced, inner] }, [outer, 1, reduced, inner]);
   const mean = emit('AvgPool', { x: rows }, { filterSize: [1, reduced], strides: [1, reduced], pad: 'valid' }, [outer, 1, 1, inner]);
-  const count = editor.addConstant(new Float32Array([reduced]), [], 'float32');
-  const sum = emit('Multiply', { a: mean, b: count }, {}, [outer, 1, 1, inner]);
-  editor.removeNode(node.id, [emit('Reshape', { x: sum }, { shape: [...out.shape] }, out.shape)]);
+  const result = node.kernel === 'Mean' ? mean : emit('Multiply', { a: mean, b: editor.addConstant(new Float32Array([reduced]), [], 'float32') }, {}, [outer, 1, 1, inner]);
+  editor.removeNode(node.id, [emit('Reshape', { x: result }, { shape: [...out.shape] }, out.shape)]);
 }
 
-/** Replaces large sums over non-innermost axes by an average pooling, where that is faster (wasm). */
+/** Replaces large sums and means over non-innermost axes by an average pooling, where that is faster (wasm). */
 export const sumAsAveragePool: Pattern = {
   name: 'SumAsAveragePool',
-  description: 'turns a large Sum over adjacent axes before the last into Reshape + AvgPool + Multiply on backends where that is faster (wasm)',
+  description: 'turns a large Sum over adjacent axes before the last into Reshape + AvgPool + Multiply, and such a Mean into Reshape + AvgPool, on backends where that is faster (wasm)',
   level: 'Default',
   apply(graph, context) {
     if (!FASTER_AS_AVERAGE_POOL.has(context.backend)) return { graph, count: 0 };

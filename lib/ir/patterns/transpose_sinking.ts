@@ -13,7 +13,11 @@
  * - a binary elementwise kernel whose other operand holds one element, or is
  *   the same transpose of a value of the same shape (a residual `Add`);
  * - `Concat` of transposes by one permutation (along the permuted axis);
- * - `PadV2` (its paddings permuted).
+ * - `PadV2` (its paddings permuted);
+ * - a reduction (`Mean`, `Sum`, `Min`, `Prod`) over given axes (its
+ *   axes permuted; without `keepDims`, the transpose after it permutes the
+ *   axes it keeps): the global average pooling that ends an imported CNN
+ *   then reduces the channels-last tensor, with no transpose of it.
  *
  * Training graphs are left alone (backward nodes read forward values by
  * layout), as are float16 values (the values this pattern makes would lose
@@ -32,6 +36,9 @@ const UNARY_KERNELS: ReadonlySet<string> = new Set([
 
 /** Elementwise kernels of two tensor inputs. */
 const BINARY_KERNELS: ReadonlySet<string> = new Set(['Add', 'Sub', 'Multiply', 'RealDiv', 'Maximum', 'Minimum', 'Pow']);
+
+/** Reductions over an `axis` attribute, with `keepDims` (tfjs's `Max` names its axes otherwise, and stays). */
+const REDUCTION_KERNELS: ReadonlySet<string> = new Set(['Mean', 'Sum', 'Min', 'Prod']);
 
 /** The single-input Transpose making `id`, when `node` is its only reader. */
 function soleTranspose(editor: GraphEditor, uses: ReadonlyMap<ValueId, number>, node: Node, id: ValueId): Node | undefined {
@@ -82,7 +89,25 @@ function sunk(editor: GraphEditor, uses: ReadonlyMap<ValueId, number>, node: Nod
     perm.forEach((axis, j) => (permuted[axis] = paddings[j]!));
     return { inputs: [before(0)], perm, attrs: { ...node.attrs, paddings: permuted } };
   }
+  if (REDUCTION_KERNELS.has(node.kernel) && node.inputs.length === 1) return sunkReduction(node, perm, before(0));
   return undefined;
+}
+
+/**
+ * A reduction moved before the transpose `perm`: it reduces the axes the
+ * transpose took them from, and the transpose after it permutes what is
+ * left (every axis with `keepDims`, else the kept ones, renumbered).
+ */
+function sunkReduction(node: Node, perm: readonly number[], input: ValueId): { inputs: ValueId[]; perm: number[]; attrs: Node['attrs'] } | undefined {
+  const axis = node.attrs.axis as number | number[] | null | undefined;
+  if (axis === null || axis === undefined) return undefined;
+  const rank = perm.length;
+  const axes = [...new Set((Array.isArray(axis) ? axis : [axis]).map((a) => (a + rank) % rank))];
+  const reducedBefore = axes.map((a) => perm[a]!);
+  if (node.attrs.keepDims === true) return { inputs: [input], perm: [...perm], attrs: { ...node.attrs, axis: reducedBefore } };
+  const keptAfter = perm.filter((_, j) => !axes.includes(j));
+  const keptBefore = [...keptAfter].sort((a, b) => a - b);
+  return { inputs: [input], perm: keptAfter.map((a) => keptBefore.indexOf(a)), attrs: { ...node.attrs, axis: reducedBefore } };
 }
 
 /** The shape of `node`'s output when it works on values of `shape` laid out before `perm`. */
@@ -95,7 +120,7 @@ function shapeBefore(shape: readonly number[], perm: readonly number[]): number[
 /** Moves every transpose that can move past the kernel reading it. */
 export const transposeSinking: Pattern = {
   name: 'TransposeSinking',
-  description: 'moves a Transpose past the elementwise, Concat or PadV2 kernel that alone reads it, so that it can meet its inverse (inference graphs)',
+  description: 'moves a Transpose past the elementwise, Concat, PadV2 or reduction kernel that alone reads it, so that it can meet its inverse (inference graphs)',
   level: 'Default',
   apply(graph, context) {
     if (context.training) return { graph, count: 0 };

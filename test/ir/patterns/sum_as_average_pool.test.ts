@@ -34,6 +34,18 @@ describe('SumAsAveragePool', () => {
     });
   }
 
+  it('turns a large mean over the spatial axes (a global average pooling) into an average pooling alone', () => {
+    const x = tf.randomNormal([1, 13, 13, 1000]);
+    const { graph } = traceInference((t: tf.Tensor) => tf.mean(t, [1, 2], true), [x]);
+    const { graph: after, count } = sumAsAveragePool.apply(graph, WASM);
+    expect(count).toBe(1);
+    expect(nodesOf(after, 'Mean')).toHaveLength(0);
+    expect(nodesOf(after, 'Multiply')).toHaveLength(0);
+    expect(nodesOf(after, 'AvgPool')[0]!.attrs).toEqual({ filterSize: [1, 169], strides: [1, 169], pad: 'valid' });
+    expectSameResults(graph, after, { inputs: [x], params: new Map() }, RTOL);
+    x.dispose();
+  });
+
   const kept: Array<[string, number[], (x: tf.Tensor) => tf.Tensor, tf.DataType?]> = [
     ['a small tensor', [64, 128], (x) => tf.sum(x, 0)],
     ['a sum over the last axis', [64, 512], (x) => tf.sum(x, 1)],

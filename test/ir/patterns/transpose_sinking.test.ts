@@ -42,6 +42,26 @@ describe('TransposeSinking', () => {
     expectSameResults(graph, cleaned, { inputs: [a, b], params: new Map() });
   });
 
+  it('moves a transpose past reductions, with their axes permuted, keeping their dims or not', () => {
+    const x = tf.randomNormal([2, 5, 6, 3]);
+    const reductions: Array<[string, (t: tf.Tensor) => tf.Tensor, number[], number[]]> = [
+      ['Mean', (t) => tf.mean(t, [2, 3], true), [1, 2], TO_FIRST],
+      ['Sum', (t) => tf.sum(t, [1, 3]), [3, 2], [0, 1]],
+      ['Min', (t) => tf.min(t, -1), [2], [0, 2, 1]],
+      ['Prod', (t) => tf.prod(t, 0, true), [0], TO_FIRST],
+    ];
+    for (const [kernel, reduce, axisBefore, permAfter] of reductions) {
+      const { graph } = traceInference((t: tf.Tensor) => reduce(tf.transpose(t, TO_FIRST)), [x]);
+      const { graph: rewritten, count } = transposeSinking.apply(graph, CONTEXT);
+      expect(count, kernel).toBe(1);
+      const [reduction] = nodesOf(rewritten, kernel);
+      expect(rewritten.inputs).toContain(reduction!.inputs[0]);
+      expect(reduction!.attrs.axis).toEqual(axisBefore);
+      expect(liveTransposes(rewritten).map((n) => n.attrs.perm)).toEqual([permAfter]);
+      expectSameResults(graph, rewritten, { inputs: [x], params: new Map() });
+    }
+  });
+
   it('keeps a transpose that another kernel or the graph also reads, and leaves training graphs alone', () => {
     const x = tf.randomNormal([1, 2, 2, 3]);
     const shared = traceInference((t: tf.Tensor) => {
