@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs';
 import { optimizerError } from './optimizer_options.js';
 
 /** A variable as a group names it: the tf.Variable, a layers-model weight (`model.getLayer('d').kernel`), or its name. */
-export type ParamRef = tf.Variable | { readonly val: tf.Variable } | string;
+export type ParamRef = tf.Variable | tf.LayerVariable | { readonly val: tf.Variable } | string;
 
 /** A parameter group as given in the options: the variables and the values it sets. */
 export type ParamGroupSpec<G> = { readonly params: readonly ParamRef[] } & Partial<G>;

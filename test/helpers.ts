@@ -17,6 +17,11 @@ export function expectClose(actual: tf.Tensor, expected: tf.Tensor, rtol = 1e-5,
   }
 }
 
+/** The tf.Variable holding a layers-model weight (tfjs-layers keeps it in `LayerVariable.val`, which its types hide). */
+export function variableOf(weight: tf.LayerVariable): tf.Variable {
+  return (weight as unknown as { val: tf.Variable }).val;
+}
+
 /** The number of tensors alive in the engine. */
 export function liveTensors(): number {
   return tf.memory().numTensors;

@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { LoadedExecutable } from '../../lib/runtime/loaded_executable.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, variableOf } from '../helpers.js';
 
 const x = tf.tensor2d([[0.5, -1, 2], [1.5, 0.25, -0.5], [-1, 1, 1], [0.2, 0.4, -2]]);
 const y = tf.tensor2d([[1, 0], [0, 1], [1, 1], [-1, 0.5]]);
@@ -22,7 +22,7 @@ function dense(seed: number): tf.Sequential {
 
 /** Plain tfjs SGD on `model` with the mean squared error: the reference the device must match. */
 function referenceStep(model: tf.LayersModel): void {
-  const vars = model.trainableWeights.map((w) => w.val);
+  const vars = model.trainableWeights.map(variableOf);
   tf.tidy(() => {
     const { grads } = tf.variableGrads(() => tf.mean(tf.square(tf.sub(model.apply(x) as tf.Tensor, y))) as tf.Scalar, vars);
     for (const v of vars) v.assign(tf.sub(v, tf.mul(grads[v.name]!, lr)));
@@ -140,7 +140,7 @@ describe('the tf.Variables of a trained function', () => {
 
   async function trainFunction(prefix: string, steps: number) {
     const w = tf.variable(tf.zeros([2, 1]), true, `${prefix}_w`);
-    const b = tf.variable(tf.zeros([1]), true, `${prefix}_b`);
+    const b = tf.variable(tf.zeros<tf.Rank.R1>([1]), true, `${prefix}_b`);
     const fn = (input: tf.Tensor, target: tf.Tensor) => {
       const out = tf.add(tf.matMul(input, w), b);
       return [out, ops.identityLoss(tf.square(tf.sub(out, target)), 'mean')];

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
-import { expectClose, liveTensors } from '../helpers.js';
+import { expectClose, liveTensors, variableOf } from '../helpers.js';
 
 function regressor(seed: number): tf.Sequential {
   return tf.sequential({
@@ -14,7 +14,7 @@ function regressor(seed: number): tf.Sequential {
 
 /** One hand-written tfjs SGD step on `model` with MSE over the whole batch. */
 function handWrittenStep(model: tf.LayersModel, x: tf.Tensor, y: tf.Tensor, lr: number): number {
-  const vars = model.trainableWeights.map((w) => w.val);
+  const vars = model.trainableWeights.map(variableOf);
   return tf.tidy(() => {
     const { value, grads } = tf.variableGrads(() => tf.mean(tf.square(tf.sub(model.apply(x) as tf.Tensor, y))) as tf.Scalar, vars);
     for (const v of vars) v.assign(tf.sub(v, tf.mul(grads[v.name]!, lr)));

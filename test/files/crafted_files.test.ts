@@ -7,7 +7,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, assert, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceModel, load, optim, Options, PoptfjsError, tf, trainingModel } from 'poptfjs';
 import { decodeMessage, encodeMessage, Messages, type CheckpointFileMessage, type ExecutableFileMessage } from '../../lib/proto/executable_proto.js';
 import { decodeFileEnvelope, encodeFileEnvelope } from '../../lib/files/file_envelope.js';
@@ -203,7 +203,14 @@ async function callNumbers(executor: Awaited<ReturnType<typeof load>>, inputs: t
   const out = await executor(...inputs);
   const numbers = [out].flat(4).map((t) => Array.from((t as tf.Tensor).dataSync()));
   tf.dispose(out as tf.Tensor);
-  return [...numbers, ...executor.model.getWeights().map((w) => Array.from(w.dataSync()))];
+  const model = executor.model;
+  assert(model instanceof tf.LayersModel, 'expected an executor of a tf.LayersModel');
+  return [...numbers, ...model.getWeights().map((w) => Array.from(w.dataSync()))];
+}
+
+/** Whether `m` is an executable file's message rather than a checkpoint's. */
+function isExecutableFile(m: ExecutableFileMessage | CheckpointFileMessage): m is ExecutableFileMessage {
+  return 'executable' in m;
 }
 
 /** Hostile names: keys of every object's prototype, and names tfjs does not take for a tensor. */
@@ -218,7 +225,7 @@ describe('crafted names', () => {
     renameEverywhere(m, m.parameters[1]!.name, 'hasOwnProperty');
     renameEverywhere(m, kernel, name);
     renameEverywhere(m, layer, name);
-    return renameEverywhere(m, 'executable' in m ? m.executable!.model_name : m.model_name, name);
+    return renameEverywhere(m, isExecutableFile(m) ? m.executable!.model_name : m.model_name, name);
   };
 
   it('an executable whose model, input, parameter and layer names are prototype keys or no tensor names loads and runs as the original, for load() and loadExecutable()', async () => {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it, vi } from 'vitest';
 import { Block, Options, RecoverableError, SimulatedErrorCode, UnrecoverableError, optim, trainingModel } from 'poptfjs';
+import { variableOf } from '../helpers.js';
 
 function model(seed: number) {
   const layers = [0, 1].map((i) => {
@@ -19,7 +20,7 @@ async function trainer(seed: number) {
   const { fn, layers } = model(seed);
   const opts = new Options();
   opts.Training.gradientAccumulation(3);
-  const executor = trainingModel(fn, { options: opts, loss: 'meanSquaredError', optimizer: new optim.SGD(layers.flatMap((l) => l.trainableWeights.map((w) => w.val)), { lr: 0.1 }) });
+  const executor = trainingModel(fn, { options: opts, loss: 'meanSquaredError', optimizer: new optim.SGD(layers.flatMap((l) => l.trainableWeights.map(variableOf)), { lr: 0.1 }) });
   await executor.compile(tf.ones([3, 4]), tf.ones([3, 4]));
   return { executor, layers };
 }

@@ -10,7 +10,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, half, optim, trainingModel } from 'poptfjs';
-import { expectClose, liveTensors } from '../helpers.js';
+import { expectClose, liveTensors, variableOf } from '../helpers.js';
 
 function regressor(seed: number): tf.Sequential {
   return tf.sequential({
@@ -23,15 +23,15 @@ function regressor(seed: number): tf.Sequential {
 
 /** `count` micro-batch gradients of MSE on `model`, one per micro-batch of `rows` rows, by name. */
 function microBatchGradients(model: tf.LayersModel, x: tf.Tensor, y: tf.Tensor, rows: number): Array<Map<string, tf.Tensor>> {
-  const vars = model.trainableWeights.map((w) => w.val);
-  return Array.from({ length: x.shape[0]! / rows }, (_, m) =>
-    tf.tidy(() => {
+  const vars = model.trainableWeights.map(variableOf);
+  return Array.from({ length: x.shape[0]! / rows }, (_, m) => {
+    const grads = tf.tidy(() => {
       const xm = x.slice([m * rows], [rows]);
       const ym = y.slice([m * rows], [rows]);
-      const { grads } = tf.variableGrads(() => tf.mean(tf.square(tf.sub(model.apply(xm) as tf.Tensor, ym))) as tf.Scalar, vars);
-      return new Map(vars.map((v) => [v.name, tf.keep(grads[v.name]!)]));
-    }),
-  );
+      return tf.variableGrads(() => tf.mean(tf.square(tf.sub(model.apply(xm) as tf.Tensor, ym))) as tf.Scalar, vars).grads;
+    });
+    return new Map(vars.map((v) => [v.name, grads[v.name]!]));
+  });
 }
 
 describe('loss scaling in float32', () => {
@@ -52,7 +52,7 @@ describe('loss scaling in float32', () => {
       // Independent reference: one SGD step on the mean (or sum) of the 8 micro-batch gradients.
       const reference = regressor(5);
       const grads = microBatchGradients(reference, x, y, 2);
-      const vars = reference.trainableWeights.map((w) => w.val);
+      const vars = reference.trainableWeights.map(variableOf);
       for (const v of vars) {
         const total = tf.addN(grads.map((g) => g.get(v.name)!));
         v.assign(tf.sub(v, tf.mul(reduction === 'Mean' ? tf.div(total, grads.length) : total, 0.05)));

@@ -6,13 +6,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { PoptfjsError, optim } from 'poptfjs';
+import { variableOf } from '../helpers.js';
 
 function mlp(): tf.Sequential {
   return tf.sequential({ layers: [tf.layers.dense({ units: 3, inputShape: [2] }), tf.layers.dense({ units: 1 })] });
 }
 
 function variablesOf(model: tf.LayersModel): tf.Variable[] {
-  return model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+  return model.trainableWeights.map(variableOf);
 }
 
 describe('optimizer options', () => {

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { optim, trainingModel } from 'poptfjs';
-import { expectClose } from '../helpers.js';
+import { expectClose, variableOf } from '../helpers.js';
 
 interface ReferenceCase {
   name: string;
@@ -35,7 +35,7 @@ function referenceModel(): { model: tf.Sequential; variables: Map<string, tf.Var
     layers: [tf.layers.dense({ units: 8, inputShape: [4], activation: 'tanh' }), tf.layers.dense({ units: 3 })],
   });
   model.setWeights(NAMES.map((n) => tf.tensor(reference.initial[n]!)));
-  const variables = new Map(model.trainableWeights.map((w, i) => [NAMES[i]!, (w as unknown as { val: tf.Variable }).val]));
+  const variables = new Map(model.trainableWeights.map((w, i) => [NAMES[i]!, variableOf(w)]));
   return { model, variables };
 }
 

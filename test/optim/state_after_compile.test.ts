@@ -8,6 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { optim, trainingModel } from 'poptfjs';
+import { variableOf } from '../helpers.js';
 
 function regressor(): tf.Sequential {
   return tf.sequential({
@@ -45,7 +46,7 @@ describe('optimizer state right after compile()', () => {
       expect(Object.keys(before.states)).toEqual(['']);
       const state = before.states['']!;
       expect(state.step).toBe(0);
-      const weights = model.trainableWeights.map((w) => (w as unknown as { val: tf.Variable }).val);
+      const weights = model.trainableWeights.map(variableOf);
       expect(Object.keys(state.slots).sort()).toEqual(weights.map((w) => w.name).sort());
       for (const w of weights) {
         const slots = state.slots[w.name]!;

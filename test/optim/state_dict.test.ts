@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { CommGroupType, Options, VariableRetrievalMode, optim, trainingModel } from 'poptfjs';
+import { variableOf } from '../helpers.js';
 
 function regressor(seed: number): tf.Sequential {
   return tf.sequential({
@@ -41,11 +42,11 @@ describe('stateDict', () => {
     await train(executor, 3);
     const sd = opt.stateDict();
     expect(sd.attributes).toMatchObject({ lossScaling: 4, accumType: 'float32' });
-    expect(sd.paramGroups).toEqual([{ params: model.trainableWeights.map((w) => w.val.name), lr: 0.01, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0 }]);
+    expect(sd.paramGroups).toEqual([{ params: model.trainableWeights.map((w) => variableOf(w).name), lr: 0.01, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0 }]);
     expect(Object.keys(sd.states)).toEqual(['']);
     const state = sd.states['']!;
     expect(state.step).toBe(3);
-    const [kernel] = model.trainableWeights.map((w) => w.val);
+    const [kernel] = model.trainableWeights.map(variableOf);
     expect(Object.keys(state.slots[kernel!.name]!)).toEqual(['expAvg', 'expAvgSq']);
     expect(state.slots[kernel!.name]!.expAvg!.shape).toEqual([3, 5]);
     expect(state.slots[kernel!.name]!.expAvg!.data).toBeInstanceOf(Float32Array);
@@ -112,7 +113,7 @@ describe('stateDict', () => {
     const sd = adam.stateDict();
     expect(() => new optim.SGD(model).loadStateDict(sd)).toThrow('optim.SGD.loadStateDict: the state dict is of an optim.Adam; this optimizer is an optim.SGD');
     expect(() => new optim.Adam(regressor(6)).loadStateDict(sd)).toThrow(/the state dict's parameter groups .* differ from this optimizer's/);
-    const [kernel] = model.trainableWeights.map((w) => w.val);
+    const [kernel] = model.trainableWeights.map(variableOf);
     const slots = sd.states['']!.slots;
     const renamed = { ...sd, states: { '': { step: 1, slots: { [kernel!.name]: { momentumBuffer: slots[kernel!.name]!.expAvg! } } } } };
     expect(() => new optim.Adam(model).loadStateDict(renamed)).toThrow(

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { optim, trainingModel } from 'poptfjs';
-import { expectClose } from '../helpers.js';
+import { expectClose, variableOf } from '../helpers.js';
 
 function regressor(seed: number): tf.Sequential {
   return tf.sequential({
@@ -24,7 +24,7 @@ class ReferenceSGD {
   constructor(readonly model: tf.LayersModel) {}
 
   step(lr: number, momentum: number): void {
-    const vars = this.model.trainableWeights.map((w) => w.val);
+    const vars = this.model.trainableWeights.map(variableOf);
     tf.tidy(() => {
       const { grads } = tf.variableGrads(() => tf.mean(tf.square(tf.sub(this.model.apply(x) as tf.Tensor, y))) as tf.Scalar, vars);
       for (const v of vars) {
@@ -111,7 +111,7 @@ describe('setOptimizer after compilation', () => {
 
   it('names the parameter group of a changed constant group attribute, and refuses changed groups', async () => {
     const model = regressor(5);
-    const [kernel] = model.trainableWeights.map((w) => w.val);
+    const [kernel] = model.trainableWeights.map(variableOf);
     const opt = new optim.SGD(model, { lr: 0.1, paramGroups: [{ params: [kernel!], momentum: 0.5 }] });
     const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: opt });
     await executor.run(x, y);

@@ -91,7 +91,7 @@ describe('wasm Conv2DBackpropInput', () => {
     const grad = () => tf.tidy(() => {
       const x = tf.tensor4d(xs, [2, 9, 9, 3]);
       const w = tf.tensor4d(ws, [3, 3, 3, 4]);
-      return tf.grad((x: tf.Tensor4D) => tf.sum(tf.square(tf.conv2d(x, w, 2, 'same'))))(x).dataSync().slice();
+      return tf.grad((x) => tf.sum(tf.square(tf.conv2d(x as tf.Tensor4D, w, 2, 'same'))))(x).dataSync().slice();
     });
     const onWasm = grad();
     await tf.setBackend('cpu');

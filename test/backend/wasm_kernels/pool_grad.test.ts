@@ -113,7 +113,7 @@ describe('wasm pooling gradients', () => {
     const xs = tf.tidy(() => tiedTensor([2, 9, 9, 3], 5).dataSync().slice());
     const grads = () => tf.tidy(() => {
       const x = tf.tensor4d(xs, [2, 9, 9, 3]);
-      const loss = (x: tf.Tensor4D) => tf.add(tf.sum(tf.square(tf.maxPool(x, 3, 2, 'same'))), tf.sum(tf.square(tf.avgPool(x, 2, 2, 'valid'))));
+      const loss = (x: tf.Tensor) => tf.add(tf.sum(tf.square(tf.maxPool(x as tf.Tensor4D, 3, 2, 'same'))), tf.sum(tf.square(tf.avgPool(x as tf.Tensor4D, 2, 2, 'valid'))));
       return tf.grad(loss)(x).dataSync().slice();
     });
     const onWasm = grads();
