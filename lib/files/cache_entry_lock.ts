@@ -9,7 +9,7 @@
  * {@link FOREIGN_LOCK_AGE_MS} old.
  */
 import { PoptfjsError } from '../common/errors.js';
-import { judgeLock, readLockFile, reclaimLock, releaseLock, sweepLockLeftovers, takeLock, type LockPolicy } from '../common/lock_file.js';
+import { judgeLock, readLockFile, reclaimLock, releaseLock, sweepLockLeftovers, takeLock, type LockAttempt, type LockPolicy } from '../common/lock_file.js';
 import { getLogger } from '../common/log.js';
 
 const log = getLogger('poptfjs');
@@ -64,7 +64,7 @@ export class EntryLock {
     let pause = 10;
     let announced = false;
     for (;;) {
-      let attempt;
+      let attempt: LockAttempt;
       try {
         sweepOnce(dir);
         attempt = takeLock(path, ENTRY_LOCK_POLICY, (why) => log.warn(`reclaimed the stale lock ${path}: ${why}`));

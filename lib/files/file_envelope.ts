@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PoptfjsError } from '../common/errors.js';
-import { ContentType, decodeMessage, encodeMessage, Messages } from '../proto/executable_proto.js';
+import { ContentType, decodeMessage, encodeMessage, Messages, type FileEnvelopeMessage } from '../proto/executable_proto.js';
 import { POPTFJS_VERSION } from './poptfjs_version.js';
 
 /** The first bytes of every poptfjs file. */
@@ -66,7 +66,7 @@ export function decodeFileEnvelope(bytes: Uint8Array, file: string, expected?: F
     const empty = bytes.length === 0 ? ' (it is empty)' : '';
     throw new PoptfjsError(`${file}: not a poptfjs file${empty}: it does not start with the poptfjs header`, { type: 'file', location: file });
   }
-  let envelope;
+  let envelope: FileEnvelopeMessage;
   try {
     envelope = decodeMessage(Messages.FileEnvelope, bytes.subarray(FILE_MAGIC.length), file);
   } catch (error) {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { PoptfjsError } from '../common/errors.js';
 import { environmentSetting } from '../common/environment.js';
 import { getLogger } from '../common/log.js';
-import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, UNREADABLE_LOCK_GRACE_MS, type LockPolicy } from '../common/lock_file.js';
+import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, UNREADABLE_LOCK_GRACE_MS, type LockAttempt, type LockPolicy } from '../common/lock_file.js';
 
 const log = getLogger('devicex');
 
@@ -73,7 +73,7 @@ function tryLock(ipu: number): IpuHolder | undefined {
     sweepLockLeftovers(dir);
   }
   const path = lockPath(ipu);
-  let attempt;
+  let attempt: LockAttempt;
   try {
     attempt = takeLock(path, IPU_LOCK_POLICY, (why) => log.info(`reclaimed the lock ${path}: ${why}`));
   } catch (error) {

@@ -27,7 +27,7 @@ import { ConfigFileError } from '../common/errors.js';
 import { runConfigStatements } from './config_statements.js';
 import { parseConfig } from './config_syntax.js';
 import { ConfigSourceError } from './config_tokens.js';
-import { JsonSyntaxError, parseLocatedJson } from './json_locations.js';
+import { JsonSyntaxError, parseLocatedJson, type LocatedJson } from './json_locations.js';
 import { applyOptionsData } from './options_data.js';
 import { OptionsDataError } from '../option_vocabulary/options_data_error.js';
 import type { OptionSetters } from './option_setters.js';
@@ -56,7 +56,7 @@ function applyConfigText(options: OptionSetters, text: string, source: string): 
  * already applied.
  */
 export function applyJsonConfigText(options: OptionSetters, text: string, source: string): void {
-  let document;
+  let document: LocatedJson;
   try {
     document = parseLocatedJson(text);
   } catch (error) {

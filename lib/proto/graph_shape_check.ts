@@ -9,7 +9,7 @@
  * control-flow nodes are left to run time.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { KernelCall } from '../backend/shape_only/rules/kernel_shape_rule.js';
+import { KernelCall, type OutputSpec } from '../backend/shape_only/rules/kernel_shape_rule.js';
 import { SHAPE_RULES } from '../backend/shape_only/kernels/index.js';
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { PoptfjsError } from '../common/errors.js';
@@ -33,7 +33,7 @@ export function checkNodeShapes(values: readonly Value[], nodes: readonly Node[]
     const inputs = node.inputs.map((id) => infos[id]!);
     const named = node.inputNames === null ? inputs : Object.fromEntries(node.inputNames.map((name, k) => [name, inputs[k]!]));
     const at = () => `node #${node.id} (${node.kernel})`;
-    let made;
+    let made: OutputSpec | OutputSpec[];
     try {
       made = rule(new KernelCall(node.kernel, named, node.attrs as tf.NamedAttrMap, knownValues));
     } catch (error) {
