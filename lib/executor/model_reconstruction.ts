@@ -192,7 +192,7 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
     const { graph } = this;
     const weights = new Map(this.parameterSpecs.map((p, i) => [p.name, this.parameterVariables[i]!]));
     const computed = new Map<ValueId, tf.Tensor>();
-    const valueOf = (id: ValueId): tf.Tensor => {
+    const tensorOf = (id: ValueId): tf.Tensor => {
       const known = computed.get(id);
       if (known) return known;
       const v = graph.values[id]!;
@@ -214,12 +214,12 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
       return t;
     };
     for (const node of graph.nodes) {
-      const outs = runNode(node, node.inputs.map(valueOf));
+      const outs = runNode(node, node.inputs.map(tensorOf));
       node.outputs.forEach((id, k) => computed.set(id, outs[k]!));
     }
-    if (training) for (const a of graph.assignments) weights.get(a.param)?.write(valueOf(a.value));
+    if (training) for (const a of graph.assignments) weights.get(a.param)?.write(tensorOf(a.value));
     return graph.roles.outputs.map((id) => {
-      const t = valueOf(id);
+      const t = tensorOf(id);
       return graph.values[id]!.source.kind === 'node' ? t : tf.clone(t);
     });
   }

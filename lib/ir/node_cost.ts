@@ -28,40 +28,40 @@ const DATA_MOVEMENT = new Set([
   'TensorScatterUpdate', 'SpaceToBatchND', 'BatchToSpaceND', 'DepthToSpace',
 ]);
 
-function valueOf(graph: Graph, id: number): Value {
+function graphValue(graph: Graph, id: number): Value {
   return graph.values[id]!;
 }
 
 function inputShape(graph: Graph, node: Node, name: string, fallback: number): readonly number[] {
   const index = node.inputNames ? node.inputNames.indexOf(name) : -1;
-  return valueOf(graph, node.inputs[index >= 0 ? index : fallback]!).shape;
+  return graphValue(graph, node.inputs[index >= 0 ? index : fallback]!).shape;
 }
 
 function matMulFlops(graph: Graph, node: Node): number {
   const a = inputShape(graph, node, 'a', 0);
   const transposeA = node.attrs.transposeA === true;
   const k = transposeA ? a[a.length - 2]! : a[a.length - 1]!;
-  return 2 * k * sizeOf(valueOf(graph, node.outputs[0]!).shape);
+  return 2 * k * sizeOf(graphValue(graph, node.outputs[0]!).shape);
 }
 
 /** Multiply-accumulates of a convolution, from its filter and the larger of its image-shaped tensors. */
 function convolutionFlops(graph: Graph, node: Node): number {
   const filter = node.kernel.startsWith('Conv2DBackpropFilter') || node.kernel.startsWith('DepthwiseConv2dNativeBackpropFilter')
-    ? (node.attrs.filterShape as number[] | undefined) ?? valueOf(graph, node.outputs[0]!).shape
+    ? (node.attrs.filterShape as number[] | undefined) ?? graphValue(graph, node.outputs[0]!).shape
     : inputShape(graph, node, 'filter', 1);
   const depthwise = node.kernel.includes('Depthwise');
   const [kh = 1, kw = 1, inChannels = 1] = filter;
   const perOutput = depthwise ? kh * kw : kh * kw * inChannels;
   // The "output" whose every element costs `perOutput` MACs: the forward output, or dy for the gradients.
   const dyName = node.inputNames?.includes('dy') ? 'dy' : undefined;
-  const spatial = dyName ? inputShape(graph, node, dyName, 0) : valueOf(graph, node.outputs[0]!).shape;
+  const spatial = dyName ? inputShape(graph, node, dyName, 0) : graphValue(graph, node.outputs[0]!).shape;
   return 2 * perOutput * sizeOf(spatial);
 }
 
 function poolingFlops(graph: Graph, node: Node): number {
   const size = (node.attrs.filterSize as number[] | number | undefined) ?? 1;
   const window = Array.isArray(size) ? size.reduce((a, b) => a * b, 1) : size * size;
-  return window * sizeOf(valueOf(graph, node.outputs[0]!).shape);
+  return window * sizeOf(graphValue(graph, node.outputs[0]!).shape);
 }
 
 /**
@@ -73,13 +73,13 @@ export function nodeFlops(graph: Graph, node: Node): number {
     const bodies = node.bodies.map((body) => body.nodes.reduce((sum, n) => sum + nodeFlops(body, n), 0));
     return typeof node.attrs.count === 'number' ? node.attrs.count * bodies[0]! : Math.max(0, ...bodies);
   }
-  const out = node.outputs.reduce((sum, id) => sum + sizeOf(valueOf(graph, id).shape), 0);
+  const out = node.outputs.reduce((sum, id) => sum + sizeOf(graphValue(graph, id).shape), 0);
   const kernel = node.kernel;
   if (kernel === 'BatchMatMul' || kernel === '_FusedMatMul' || kernel === 'MatMul' || kernel === POPTFJS_KERNELS.serializedMatMul) return matMulFlops(graph, node);
   if (kernel.includes('Conv2D') || kernel.includes('Conv3D') || kernel.includes('DepthwiseConv2d')) return convolutionFlops(graph, node);
   if (kernel.includes('Pool')) return poolingFlops(graph, node);
   if (DATA_MOVEMENT.has(kernel) || kernel.startsWith('poptfjs.')) return 0;
-  if (REDUCTIONS.has(kernel)) return node.inputs.reduce((sum, id) => sum + sizeOf(valueOf(graph, id).shape), 0);
+  if (REDUCTIONS.has(kernel)) return node.inputs.reduce((sum, id) => sum + sizeOf(graphValue(graph, id).shape), 0);
   if (kernel === 'Softmax' || kernel === 'LogSoftmax') return 5 * out;
   if (kernel === 'FusedBatchNorm' || kernel === 'LRN') return 8 * out;
   if (TRANSCENDENTAL.has(kernel)) return TRANSCENDENTAL_FLOPS * out;
@@ -88,13 +88,13 @@ export function nodeFlops(graph: Graph, node: Node): number {
 
 /** Bytes a value occupies on the device (float16 values take two bytes an element). */
 export function valueBytes(graph: Graph, id: number): number {
-  const v = valueOf(graph, id);
+  const v = graphValue(graph, id);
   return sizeOf(v.shape) * valueElementBytes(v);
 }
 
 /** True if the node computes in float16 (all its floating-point inputs are float16 values). */
 export function computesInFloat16(graph: Graph, node: Node): boolean {
-  const floats = node.inputs.map((id) => valueOf(graph, id)).filter((v) => v.dtype === 'float32' && sizeOf(v.shape) > 1);
+  const floats = node.inputs.map((id) => graphValue(graph, id)).filter((v) => v.dtype === 'float32' && sizeOf(v.shape) > 1);
   return floats.length > 0 && floats.every((v) => v.precision === 'float16');
 }
 

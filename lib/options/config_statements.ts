@@ -288,8 +288,8 @@ class StatementRunner {
     const [, attribute] = rest;
     if (Object.hasOwn(CONSTRUCTORS, head.name)) {
       if (attribute !== undefined) throw new ConfigSourceError(attribute, `${head.name} has no attribute ${attribute.name}`);
-      const constructor = CONSTRUCTORS[head.name] as (typeof CONSTRUCTORS)[string];
-      return new CallableValue(head.name, constructor.parameters, constructor.build);
+      const callable = CONSTRUCTORS[head.name] as (typeof CONSTRUCTORS)[string];
+      return new CallableValue(head.name, callable.parameters, callable.build);
     }
     if (!prefixed && Object.hasOwn(OPTIONS_METHODS, head.name)) {
       if (attribute !== undefined) throw new ConfigSourceError(attribute, `${head.name} has no attribute ${attribute.name}`);

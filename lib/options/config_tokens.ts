@@ -123,22 +123,22 @@ function readString(text: string, start: number, position: SourcePosition): { va
       index += 1;
       continue;
     }
-    const escape = text[index + 1];
+    const escaped = text[index + 1];
     const column = position.column + (index - start);
-    const simple = escape !== undefined && Object.hasOwn(SIMPLE_ESCAPES, escape) ? SIMPLE_ESCAPES[escape] : undefined;
+    const simple = escaped !== undefined && Object.hasOwn(SIMPLE_ESCAPES, escaped) ? SIMPLE_ESCAPES[escaped] : undefined;
     if (simple !== undefined) {
       value += simple;
       index += 2;
-    } else if (escape === 'x' || escape === 'u') {
-      const length = escape === 'x' ? 2 : 4;
+    } else if (escaped === 'x' || escaped === 'u') {
+      const length = escaped === 'x' ? 2 : 4;
       const hex = text.slice(index + 2, index + 2 + length);
       if (!new RegExp(`^[0-9a-fA-F]{${length}}$`).test(hex)) {
-        throw new ConfigSourceError({ line: position.line, column }, `invalid \\${escape} escape: expected ${length} hex digits`);
+        throw new ConfigSourceError({ line: position.line, column }, `invalid \\${escaped} escape: expected ${length} hex digits`);
       }
       value += String.fromCharCode(Number.parseInt(hex, 16));
       index += 2 + length;
     } else {
-      throw new ConfigSourceError({ line: position.line, column }, `unknown escape sequence \\${escape ?? ''}`);
+      throw new ConfigSourceError({ line: position.line, column }, `unknown escape sequence \\${escaped ?? ''}`);
     }
   }
   throw new ConfigSourceError(position, 'unterminated string: the closing quote is missing on this line');

@@ -147,15 +147,15 @@ class JsonScanner {
         return value;
       }
       if (char === '\\') {
-        const escape = this.text[this.#index + 1] ?? '';
-        if (escape === 'u') {
+        const escaped = this.text[this.#index + 1] ?? '';
+        if (escaped === 'u') {
           const hex = this.text.slice(this.#index + 2, this.#index + 6);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.#fail('invalid \\u escape');
           value += String.fromCharCode(Number.parseInt(hex, 16));
           this.#index += 6;
         } else {
-          const replacement = Object.hasOwn(ESCAPES, escape) ? ESCAPES[escape] : undefined;
-          if (replacement === undefined) this.#fail(`invalid escape \\${escape}`);
+          const replacement = Object.hasOwn(ESCAPES, escaped) ? ESCAPES[escaped] : undefined;
+          if (replacement === undefined) this.#fail(`invalid escape \\${escaped}`);
           value += replacement;
           this.#index += 2;
         }

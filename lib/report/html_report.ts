@@ -29,7 +29,7 @@ const MEMORY_COLOURS: Record<MemoryKind, string> = {
   'code and exchange': '#a6a6a6',
 };
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
@@ -50,8 +50,8 @@ function timelineSvg(executable: Executable): string {
       .map((s) => {
         const x = left + s.start * scale;
         const w = Math.max(0.5, (s.end - s.start) * scale);
-        const label = s.kind === 'compute' && w > 7 * s.label.length ? `<text x="${(x + w / 2).toFixed(1)}" y="${y + 19}" class="label">${escape(s.label)}</text>` : '';
-        return `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${w.toFixed(2)}" height="${laneHeight - 8}" fill="${SEGMENT_COLOURS[s.kind]}"><title>${escape(`IPU ${ipu} ${s.kind}: ${s.label} (${((s.end - s.start) * 1e6).toFixed(2)} µs)`)}</title></rect>${label}`;
+        const label = s.kind === 'compute' && w > 7 * s.label.length ? `<text x="${(x + w / 2).toFixed(1)}" y="${y + 19}" class="label">${escapeHtml(s.label)}</text>` : '';
+        return `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${w.toFixed(2)}" height="${laneHeight - 8}" fill="${SEGMENT_COLOURS[s.kind]}"><title>${escapeHtml(`IPU ${ipu} ${s.kind}: ${s.label} (${((s.end - s.start) * 1e6).toFixed(2)} µs)`)}</title></rect>${label}`;
       })
       .join('');
     parts.push(
@@ -71,7 +71,7 @@ function timelineSvg(executable: Executable): string {
 
 function legend(colours: Record<string, string>): string {
   return `<div class="legend">${Object.entries(colours)
-    .map(([name, colour]) => `<span><i style="background:${colour}"></i>${escape(name)}</span>`)
+    .map(([name, colour]) => `<span><i style="background:${colour}"></i>${escapeHtml(name)}</span>`)
     .join('')}</div>`;
 }
 
@@ -81,7 +81,7 @@ function memoryBars(executable: Executable): string {
       const scale = Math.max(m.used, m.capacity);
       const parts = (Object.keys(MEMORY_COLOURS) as MemoryKind[])
         .filter((k) => m.byKind[k] > 0)
-        .map((k) => `<span class="part" style="width:${((100 * m.byKind[k]) / scale).toFixed(3)}%;background:${MEMORY_COLOURS[k]}" title="${escape(`${k}: ${formatBytes(m.byKind[k])}`)}"></span>`)
+        .map((k) => `<span class="part" style="width:${((100 * m.byKind[k]) / scale).toFixed(3)}%;background:${MEMORY_COLOURS[k]}" title="${escapeHtml(`${k}: ${formatBytes(m.byKind[k])}`)}"></span>`)
         .join('');
       const capacityAt = (100 * m.capacity) / scale;
       return `<div class="memory-row"><span class="memory-name">IPU ${m.ipu}</span><div class="bar">${parts}<span class="capacity" style="left:${capacityAt.toFixed(3)}%"></span></div>` +
@@ -92,7 +92,7 @@ function memoryBars(executable: Executable): string {
 
 function placementTable(executable: Executable): string {
   const rows = executable.placement.stages
-    .map((s) => `<tr><td>${s.index}</td><td>${s.stageId}</td><td>${s.ipu}</td><td>${s.phase ?? ''}</td><td>${escape(s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', '))}</td></tr>`)
+    .map((s) => `<tr><td>${s.index}</td><td>${s.stageId}</td><td>${s.ipu}</td><td>${s.phase ?? ''}</td><td>${escapeHtml(s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', '))}</td></tr>`)
     .join('');
   return `<table class="placement"><thead><tr><th>stage</th><th>stage id</th><th>IPU</th><th>phase</th><th>blocks</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -106,8 +106,8 @@ export function htmlReport(executable: Executable): string {
 .memory-row{display:flex;align-items:center;margin:6px 0}.memory-name{width:60px}.bar{position:relative;display:flex;width:700px;height:18px;background:#f4f4f4}
 .part{height:100%}.capacity{position:absolute;top:-3px;bottom:-3px;border-left:2px dashed #000}.memory-text{margin-left:10px;font-size:12px}.over{color:#c42525;font-weight:bold}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}`;
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>poptfjs report: ${escape(executable.modelName)}</title><style>${style}</style></head><body>
-<h1>poptfjs report: ${escape(executable.modelName)} (${executable.kind})</h1>
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>poptfjs report: ${escapeHtml(executable.modelName)}</title><style>${style}</style></head><body>
+<h1>poptfjs report: ${escapeHtml(executable.modelName)} (${executable.kind})</h1>
 <div class="facts"><span>${executable.placement.strategy}</span><span>${executable.placement.ipusReserved} IPU(s)</span>
 <span>${timeline.cycles} cycles per call</span><span>${timeline.throughput.toFixed(1)} samples/s</span>
 <span>bubble ${(100 * timeline.bubbleFraction).toFixed(1)}%</span><span>${(spec.clockHz / 1e9).toFixed(2)} GHz</span></div>

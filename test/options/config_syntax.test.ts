@@ -3,18 +3,18 @@ import { type ExpressionNode, parseConfig } from '../../lib/options/config_synta
 import { ConfigSourceError } from '../../lib/options/config_tokens.js';
 
 /** The value of a literal or list expression, for comparing parsed arguments. */
-function valueOf(node: ExpressionNode): unknown {
+function plainValue(node: ExpressionNode): unknown {
   if (node.kind === 'literal') return node.value;
-  if (node.kind === 'list') return node.items.map(valueOf);
+  if (node.kind === 'list') return node.items.map(plainValue);
   if (node.kind === 'name') return { name: node.name };
-  if (node.kind === 'member') return { member: node.name, of: valueOf(node.object) };
-  return { call: valueOf(node.callee), args: node.args.map(valueOf), keywords: node.keywords.map((k) => [k.name, valueOf(k.value)]) };
+  if (node.kind === 'member') return { member: node.name, of: plainValue(node.object) };
+  return { call: plainValue(node.callee), args: node.args.map(plainValue), keywords: node.keywords.map((k) => [k.name, plainValue(k.value)]) };
 }
 
 function argumentsOf(text: string): unknown[] {
   const [statement] = parseConfig(`f(${text})`);
   if (statement?.kind !== 'call') throw new Error('expected a call');
-  return statement.args.map(valueOf);
+  return statement.args.map(plainValue);
 }
 
 describe('config literals', () => {
@@ -54,7 +54,7 @@ describe('config literals', () => {
 describe('config statements', () => {
   it('parses names, members, calls, keyword arguments and chains', () => {
     const [statement] = parseConfig('a.b(1, x=poptorch.E.M).c(y_z=[Stage("s").ipu(0)])');
-    expect(valueOf(statement as ExpressionNode)).toEqual({
+    expect(plainValue(statement as ExpressionNode)).toEqual({
       call: { member: 'c', of: { call: { member: 'b', of: { name: 'a' } }, args: [1], keywords: [['x', { member: 'M', of: { member: 'E', of: { name: 'poptorch' } } }]] } },
       args: [],
       keywords: [['y_z', [{ call: { member: 'ipu', of: { call: { name: 'Stage' }, args: ['s'], keywords: [] } }, args: [0], keywords: [] }]]],
@@ -63,7 +63,7 @@ describe('config statements', () => {
 
   it('splits statements on lines and semicolons, skipping comments and blank lines', () => {
     const statements = parseConfig('# head\n\na(1); b(2);\n// note\nc(3)  # tail\r\n\n');
-    expect(statements.map((statement) => valueOf(statement))).toEqual([
+    expect(statements.map((statement) => plainValue(statement))).toEqual([
       { call: { name: 'a' }, args: [1], keywords: [] },
       { call: { name: 'b' }, args: [2], keywords: [] },
       { call: { name: 'c' }, args: [3], keywords: [] },
@@ -78,7 +78,7 @@ describe('config statements', () => {
   it('joins lines inside brackets', () => {
     const statements = parseConfig('f(\n  1,\n  [2,\n   3],\n)\ng()');
     expect(statements).toHaveLength(2);
-    expect(valueOf(statements[0] as ExpressionNode)).toEqual({ call: { name: 'f' }, args: [1, [2, 3]], keywords: [] });
+    expect(plainValue(statements[0] as ExpressionNode)).toEqual({ call: { name: 'f' }, args: [1, [2, 3]], keywords: [] });
   });
 
   it('reports syntax errors with their position', () => {

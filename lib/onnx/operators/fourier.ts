@@ -23,7 +23,7 @@ function transformLastAxis(
   bins: number,
   inverse: boolean,
 ): [tf.Tensor, tf.Tensor] {
-  const fit = (t: tf.Tensor) => {
+  const fitToLength = (t: tf.Tensor) => {
     const n = t.shape[t.rank - 1]!;
     if (n === length) return t;
     if (n > length)
@@ -47,7 +47,7 @@ function transformLastAxis(
     [length, bins],
   );
   const batchShape = re.shape.slice(0, -1);
-  const product = (t: tf.Tensor, m: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(fit(t), [-1, length]), m), [...batchShape, bins]);
+  const product = (t: tf.Tensor, m: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(fitToLength(t), [-1, length]), m), [...batchShape, bins]);
   // Forward: X_k = sum_j x_j e^{-2 pi i jk / n}; inverse: e^{+2 pi i jk / n} / n.
   const sign = inverse ? 1 : -1;
   let outRe = product(re, cos);
