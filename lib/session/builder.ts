@@ -192,7 +192,7 @@ export class Builder {
     return elementTypeName(elementTypeOfDtype(this.infoOf(id, 'Builder.getTensorDtypeString').dtype));
   }
 
-  private placement<T>(method: PlacementAttribute, first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | void {
+  private placement<T>(method: PlacementAttribute, first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | undefined {
     const where = `Builder.${method}`;
     if (typeof first === 'number' && typeof second === 'function') {
       if (!Number.isInteger(first) || first < 0) throw new PopartException(`${where}: expected a non-negative integer, got ${first}`);
@@ -220,7 +220,7 @@ export class Builder {
   virtualGraph<T>(ipu: number, scope: () => T): T;
   /** Places the nodes that make `nodeOutputNames` on IPU `ipu`. */
   virtualGraph(nodeOutputNames: TensorId | readonly TensorId[], ipu: number): void;
-  virtualGraph<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | void {
+  virtualGraph<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | undefined {
     return this.placement('virtualGraph', first, second);
   }
 
@@ -228,7 +228,7 @@ export class Builder {
   pipelineStage<T>(stage: number, scope: () => T): T;
   /** Puts the nodes that make `nodeOutputNames` in pipeline stage `stage`. */
   pipelineStage(nodeOutputNames: TensorId | readonly TensorId[], stage: number): void;
-  pipelineStage<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | void {
+  pipelineStage<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | undefined {
     return this.placement('pipelineStage', first, second);
   }
 
@@ -236,7 +236,7 @@ export class Builder {
   executionPhase<T>(phase: number, scope: () => T): T;
   /** Puts the nodes that make `nodeOutputNames` in execution phase `phase`. */
   executionPhase(nodeOutputNames: TensorId | readonly TensorId[], phase: number): void;
-  executionPhase<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | void {
+  executionPhase<T>(first: number | TensorId | readonly TensorId[], second: number | (() => T)): T | undefined {
     return this.placement('executionPhase', first, second);
   }
 

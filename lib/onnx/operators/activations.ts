@@ -63,8 +63,9 @@ export const ACTIVATION_OPERATORS: OperatorFamily = {
     {
       since: 1,
       run: (call) => {
-        const alpha = call.attrs.float('alpha', 1.67326319217681884765625);
-        const gamma = call.attrs.float('gamma', 1.05070102214813232421875);
+        // SELU's constants rounded to float32, as ONNX's attribute defaults are.
+        const alpha = call.attrs.float('alpha', Math.fround(1.6732632423543772));
+        const gamma = call.attrs.float('gamma', Math.fround(1.0507009873554805));
         return [tf.mul(elu(call.input(0), alpha), gamma)];
       },
     },

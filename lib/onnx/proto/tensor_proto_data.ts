@@ -77,30 +77,42 @@ function clampedBigInt(v: number, min: bigint, max: bigint): bigint {
 function writeRaw(view: DataView, type: number, i: number, v: number): void {
   switch (type) {
     case T.FLOAT:
-      return view.setFloat32(i * 4, v, true);
+      view.setFloat32(i * 4, v, true);
+      break;
     case T.DOUBLE:
-      return view.setFloat64(i * 8, v, true);
+      view.setFloat64(i * 8, v, true);
+      break;
     case T.UINT8:
     case T.BOOL:
-      return view.setUint8(i, v);
+      view.setUint8(i, v);
+      break;
     case T.INT8:
-      return view.setInt8(i, v);
+      view.setInt8(i, v);
+      break;
     case T.UINT16:
-      return view.setUint16(i * 2, v, true);
+      view.setUint16(i * 2, v, true);
+      break;
     case T.INT16:
-      return view.setInt16(i * 2, v, true);
+      view.setInt16(i * 2, v, true);
+      break;
     case T.INT32:
-      return view.setInt32(i * 4, v, true);
+      view.setInt32(i * 4, v, true);
+      break;
     case T.UINT32:
-      return view.setUint32(i * 4, v, true);
+      view.setUint32(i * 4, v, true);
+      break;
     case T.INT64:
-      return view.setBigInt64(i * 8, clampedBigInt(v, INT64_MIN, INT64_MAX), true);
+      view.setBigInt64(i * 8, clampedBigInt(v, INT64_MIN, INT64_MAX), true);
+      break;
     case T.UINT64:
-      return view.setBigUint64(i * 8, clampedBigInt(v, 0n, UINT64_MAX), true);
+      view.setBigUint64(i * 8, clampedBigInt(v, 0n, UINT64_MAX), true);
+      break;
     case T.FLOAT16:
-      return view.setUint16(i * 2, floatToHalfBits(v), true);
+      view.setUint16(i * 2, floatToHalfBits(v), true);
+      break;
     case T.BFLOAT16:
-      return view.setUint16(i * 2, floatToBfloat16Bits(v), true);
+      view.setUint16(i * 2, floatToBfloat16Bits(v), true);
+      break;
     default:
       throw new RangeError(`no raw layout for element type ${type}`);
   }
