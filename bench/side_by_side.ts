@@ -16,6 +16,7 @@ export interface BenchCase {
    * Runs one step. A step that measures itself (work in another process)
    * returns its time in milliseconds; otherwise the call is timed.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: steps are written as `async () => { ... }` or `() => ...`, whose void results this accepts.
   step(): Promise<number | void> | number | void;
 }
 

@@ -119,6 +119,7 @@ export interface OptimizerShapes {
  * The base class of poptfjs optimizers. `Optimizer` without type arguments
  * stands for any of them.
  */
+// biome-ignore lint/suspicious/noExplicitAny: `Optimizer` without type arguments accepts every optimizer class; GroupValues would not (ParamGroup's params fail its index signature).
 export abstract class Optimizer<G extends GroupValues = any, O extends GlobalValues = any> {
   /** The optimizer's type. */
   readonly type: OptimizerType;

@@ -9,6 +9,7 @@ export abstract class CallableInstance {
   constructor() {
     const self = ((...args: unknown[]) => (self as unknown as { run(...a: unknown[]): unknown }).run(...args)) as unknown as CallableInstance;
     Object.setPrototypeOf(self, new.target.prototype);
+    // biome-ignore lint/correctness/noConstructorReturn: the instance is the function built above, so that it can be called.
     return self;
   }
 }
