@@ -10,6 +10,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, PoptfjsError, dtypeOf, half, inferenceModel, isFloat16Value, isHalf, optim, roundFloat16Array, trainingModel } from 'poptfjs';
 import { paramValues, valueElementBytes } from '../../lib/ir/graph.js';
+import { variableOf } from '../helpers.js';
 
 /** `t` with every element rounded to the nearest float16. */
 function rounded(t: tf.Tensor): tf.Tensor {
@@ -36,7 +37,7 @@ describe('half', () => {
     model.getWeights().forEach((w, i) => {
       expect(Array.from(w.dataSync())).toEqual(Array.from(rounded(before[i]!).dataSync()));
     });
-    for (const w of model.weights) expect(isHalf((w as unknown as { val: tf.Variable }).val)).toBe(true);
+    for (const w of model.weights) expect(isHalf(variableOf(w))).toBe(true);
   });
 
   it('makes a float16 copy of a tensor, and refuses what cannot be float16', () => {

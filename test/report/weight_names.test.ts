@@ -4,9 +4,10 @@
  * the same weight names as the first copy.
  */
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { assert, describe, expect, it } from 'vitest';
 import { BeginBlock, Options, inferenceModel, optim, plan, trainingModel, type PoplarExecutor } from 'poptfjs';
 import { reportedWeightNames } from '../../lib/trace/weight_names.js';
+import { variableOf } from '../helpers.js';
 
 /** A small model with the layer names a saved Keras model has. */
 function namedModel(): tf.LayersModel {
@@ -51,7 +52,8 @@ describe('weight names in reports', () => {
   });
 
   it('are the same for a model loaded twice from one file, in inference and in plan()', async () => {
-    const json = namedModel().toJSON(null, false) as object;
+    const json = namedModel().toJSON(null, false);
+    assert(typeof json !== 'string', 'toJSON(null, false) returns the JSON object');
     const loaded = [await tf.models.modelFromJSON(json), await tf.models.modelFromJSON(json)];
     expect(loaded[0]!.weights[0]!.name).not.toBe(loaded[1]!.weights[0]!.name);
     const names: string[][][] = [];
@@ -78,7 +80,7 @@ describe('weight names in reports', () => {
     };
     const reported = (model: tf.LayersModel) => {
       const names = reportedWeightNames(model.layers, []);
-      return model.weights.map((w) => names.get((w as unknown as { val: tf.Variable }).val.name));
+      return model.weights.map((w) => names.get(variableOf(w).name));
     };
     const expected = ['dense/kernel', 'dense/bias', 'dense/kernel_1', 'dense/bias_1'];
     expect(reported(build())).toEqual(expected);

@@ -15,6 +15,7 @@ import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
 import { UnitDataflow } from '../../lib/runtime/worker_ipus/unit_dataflow.js';
 import { WorkerIpuPool, WorkerStoppedError } from '../../lib/runtime/worker_ipus/worker_ipu_pool.js';
+import { variableOf } from '../helpers.js';
 
 const BLOCKS = ['b0', 'b1', 'b2', 'b3'];
 
@@ -185,7 +186,7 @@ describe('worker IPU lifecycle and failures', () => {
       const h = Block.run({ ipuId: 0 }, () => tf.tanh(layers[0]!.apply(x) as tf.Tensor));
       return Block.run({ ipuId: 1 }, () => tf.exp(tf.mul(layers[1]!.apply(h) as tf.Tensor, x)));
     };
-    return { forward, weights: layers.flatMap((l) => l.trainableWeights.map((w) => w.val)) };
+    return { forward, weights: layers.flatMap((l) => l.trainableWeights.map(variableOf)) };
   }
 
   async function trainer(parallel: boolean) {

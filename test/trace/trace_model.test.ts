@@ -4,7 +4,7 @@ import { TraceError, irText, isRunningOnIpu, ops } from 'poptfjs';
 import { traceInference, traceTraining } from '../../lib/trace/trace_model.js';
 import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../lib/runtime/random_source.js';
-import { expectClose, liveTensors } from '../helpers.js';
+import { expectClose, liveTensors, variableOf } from '../helpers.js';
 
 function mlp(): tf.Sequential {
   return tf.sequential({
@@ -25,7 +25,7 @@ describe('tracing a model into the IR', () => {
     const x = tf.randomNormal([2, 4]);
     const { graph, variables } = traceInference(model, [x]);
     expect(graph.inputs).toHaveLength(1);
-    expect([...variables.keys()].sort()).toEqual(model.weights.map((w) => w.val.name).sort());
+    expect([...variables.keys()].sort()).toEqual(model.weights.map((w) => variableOf(w).name).sort());
     const params = graph.values.filter((v) => v.source.kind === 'param');
     expect(params.map((p) => p.shape)).toContainEqual([4, 8]);
     expect(graph.nodes.some((n) => n.kernel === 'Softmax')).toBe(true);
@@ -33,7 +33,7 @@ describe('tracing a model into the IR', () => {
     expect(graph.nodes.filter((n) => n.annotations.layer === model.layers[1]!.name).length).toBeGreaterThan(0);
     const text = irText(graph);
     expect(text).toMatch(/^graph\(%0: float32\[2,4\] input0\)/);
-    expect(text).toContain(`param "${model.layers[0]!.weights[0]!.val.name}" trainable`);
+    expect(text).toContain(`param "${variableOf(model.layers[0]!.weights[0]!).name}" trainable`);
     expect(text).toContain('Softmax(');
   });
 
@@ -177,7 +177,7 @@ describe('tracing a model into the IR', () => {
     const y = tf.oneHot(tf.tensor1d([0, 1, 2, 1], 'int32'), 3);
     const { graph, variables } = traceTraining(model, undefined, [x, y]);
     expect(graph.nodes.some((n) => n.annotations.pass === 'backward')).toBe(true);
-    const vars = model.trainableWeights.map((w) => w.val);
+    const vars = model.trainableWeights.map(variableOf);
     const expected = tf.variableGrads(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x, { training: true }) as tf.Tensor)) as tf.Scalar, vars);
     const out = new GraphInterpreter(graph).run({ inputs: [x, y, tf.scalar(1)], params: paramsOf(variables), random: new RandomSource(0) });
     expectClose(out.get(graph.roles.loss!)!, expected.value);
@@ -193,7 +193,7 @@ describe('tracing a model into the IR', () => {
     const at = (scale: number) => interpreter.run({ inputs: [x, y, tf.scalar(scale)], params: paramsOf(variables), random: new RandomSource(0) });
     const one = at(1);
     const many = at(128);
-    const name = model.trainableWeights[0]!.val.name;
+    const name = variableOf(model.trainableWeights[0]!).name;
     expectClose(many.get(graph.roles.gradients![name]!)!, tf.mul(one.get(graph.roles.gradients![name]!)!, 128), 1e-5, 1e-6);
     expectClose(many.get(graph.roles.loss!)!, one.get(graph.roles.loss!)!);
   });
@@ -238,15 +238,15 @@ describe('differentiable replay', () => {
     const x = tf.randomNormal([3, 4]);
     const { graph, variables } = traceInference(model, [x]);
     const interpreter = new GraphInterpreter(graph, { differentiable: true });
-    const kernel = model.layers[0]!.weights[0]!.val;
+    const kernel = variableOf(model.layers[0]!.weights[0]!);
     const replay = (input: tf.Tensor, k: tf.Tensor) => {
       const params = paramsOf(variables);
       params.set(kernel.name, k);
       return tf.sum(interpreter.run({ inputs: [input], params, random: new RandomSource(0) }).get(graph.roles.outputs[0]!)!.square());
     };
     const direct = (input: tf.Tensor, k: tf.Tensor) => {
-      const h = tf.relu(tf.add(tf.matMul(input, k), model.layers[0]!.weights[1]!.val));
-      const o = tf.softmax(tf.add(tf.matMul(h, model.layers[1]!.weights[0]!.val), model.layers[1]!.weights[1]!.val));
+      const h = tf.relu(tf.add(tf.matMul(input, k), variableOf(model.layers[0]!.weights[1]!)));
+      const o = tf.softmax(tf.add(tf.matMul(h, variableOf(model.layers[1]!.weights[0]!)), variableOf(model.layers[1]!.weights[1]!)));
       return tf.sum(o.square());
     };
     const [gxReplay, gkReplay] = tf.grads(replay)([x, kernel]);
