@@ -9,75 +9,66 @@
  * they are copied back when the host model's weights are next read
  * (`copyWeightsToHostIfNeeded`), or by `copyWeightsToHost()`.
  */
-import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError, RecoverableError } from '../common/errors.js';
+import { PoptfjsError } from '../common/errors.js';
 import { getLogger, withLogFile } from '../common/log.js';
 import { initBackend } from '../backend/backend_selection.js';
-import { engine } from '../backend/tfjs_internals.js';
 import { irText } from '../ir/ir_text.js';
 import type { Device } from '../ipu/device.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
-import { hostNetworkBandwidth, instanceAllReduce } from '../ipu/host_network.js';
 import type { Options } from '../options/options.js';
-import { writeProfileReports } from '../report/profile_report.js';
 import { withEngineOptions } from '../options/engine_options.js';
 import { summaryReport } from '../report/summary_report.js';
-import { batchFormula, hostBatchSize, microBatchesPerCall, microBatchSize } from '../runtime/batch_plan.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
-import { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Executable } from '../runtime/executable.js';
+import type { LoadedExecutable } from '../runtime/loaded_executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { planText } from '../report/plan_text.js';
-import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
-import { instanceRun, type InstanceRun } from '../distributed/instance_run.js';
-import { MpiInstanceGradients } from '../distributed/mpi_instance_gradients.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';
-import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
-import { Optimizer } from '../../optim/optimizer.js';
+import type { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
+import type { Optimizer } from '../../optim/optimizer.js';
 import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
-import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
-import { hostHeap } from '../backend/host_heap.js';
-import { bytesPerElement, paramValues, type Graph } from '../ir/graph.js';
-import { causedByOutOfMemory, executableMemoryContext, guardHostMemory, hostOutOfMemory } from '../runtime/host_memory_error.js';
+import { bytesPerElement } from '../ir/graph.js';
 import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
-import { checkStepHostMemory, hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';
-import { traceWrappedModel } from './model_trace.js';
 import { CallableInstance } from './callable_instance.js';
 import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
-import { DeviceBinding } from './device_binding.js';
+import type { DeviceBinding } from './device_binding.js';
 import { executorLogFile } from './log_file.js';
-import { defaultOptimizerBuilder } from './default_optimizer.js';
-import { initialOptimizerState } from './initial_optimizer_state.js';
-import { executionSettings, type ExecutionSettings } from './graph_compiler.js';
-import { claimTraining, releaseExecutor, wrappedModelState, type WeightHolder } from './model_registry.js';
-import { hostWeightsStale, markHostWeightsCurrent, markHostWeightsStale } from './host_weight_access.js';
+import { executionSettings } from './graph_compiler.js';
+import { claimTraining, releaseExecutor, type WeightHolder } from './model_registry.js';
+import { hostWeightsStale, markHostWeightsCurrent } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { readCheckpointFile, writeCheckpointFile } from '../files/checkpoint_file.js';
-import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
+import { mapDeviceState } from '../runtime/device_state.js';
 import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../files/executable_file.js';
-import { describeOptimizer, optimizerConfig } from '../files/optimizer_config.js';
 import { parameterSpecs } from '../files/parameter_spec.js';
 import { renameExecutableParameters, renameGraphParameters } from '../runtime/parameter_renaming.js';
 import { tensorFromData } from '../files/tensor_data_conversion.js';
-import { modelInputCount } from '../trace/model_function.js';
 import type { NestedTensors, Structure } from '../trace/nested_values.js';
-import { compileAffectingOptions } from './executable_cache_key.js';
 import { compileWithCache } from './cached_compile.js';
 import { exportFilePath } from '../files/export_path.js';
 import {
   checkpointContents, executableFileContents, splitExportArguments, type CompileAndExportOptions, type ExportSource, type ModelTraceRecord,
 } from './executable_export.js';
 import '../files/file_system_io.js';
-import { matchKind, matchModel, outputSignature } from './model_matching.js';
-import { checkDeclaredInputs } from './declared_inputs_check.js';
-import {
-  argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, inputNames, ioStructure, matchOutputStructure, splitTrailingOptions, tensorNames,
-} from './nested_arguments.js';
+import { argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, ioStructure, splitTrailingOptions } from './nested_arguments.js';
+import { checkCallInputs } from './call_inputs_check.js';
+import { hostVariable } from './host_variable.js';
+import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js';
+import { traceWithinHostMemory } from './compile_trace.js';
+import { microBatchExamples } from './micro_batch_examples.js';
+import { buildOptimizer, checkReplacementOptimizer, optimizerReduction, resetOptimizerState, switchOptimizer, unknownAttributeCheck } from './executor_optimizer.js';
+import { installExecutable, type Compiled } from './executable_install.js';
+import { ExecutorInstances } from './executor_instances.js';
+import { DeviceWeights, syncHostWeights } from './device_weights.js';
+import { checkpointCompileInputs, restoreCheckpoint } from './checkpoint_restore.js';
+import { matchExecutableFile } from './executable_file_match.js';
+import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
+import { CallAnchors } from './call_anchors.js';
 
 const log = getLogger('poptfjs');
 
@@ -92,15 +83,6 @@ export type ModelOutput = tf.Tensor | tf.Tensor[];
 /** What a training executor returns: the model's output and the loss. */
 export type TrainingOutput = [ModelOutput, tf.Tensor];
 
-/** Compiled state of an executor. */
-interface Compiled {
-  readonly executable: Executable;
-  readonly loaded: LoadedExecutable;
-  readonly variables: ReadonlyMap<string, tf.Variable>;
-  /** The model as traced, to export it. */
-  readonly trace: ModelTraceRecord;
-}
-
 /** The settings an executor is created with. */
 export interface ExecutorConfig {
   readonly model: WrappableModel;
@@ -109,24 +91,6 @@ export interface ExecutorConfig {
   /** The optimizer, or the builder of one for the traced model's weights (a tfjs optimizer's equivalent). */
   readonly optimizer?: Optimizer | OptimizerBuilder | undefined;
   readonly loss?: LossSpec | undefined;
-}
-
-function describeSignature(sig: readonly TensorSignature[]): string {
-  return sig.map((s, i) => `input ${i}: ${s.dtype}[${s.shape.join(',')}]`).join(', ');
-}
-
-/** Checks that every name given to `Options.updatableNamedBuffers` is a buffer (a non-trainable weight) of the compiled graph. */
-function checkUpdatableBuffers(graph: Graph, names: readonly string[]): void {
-  const params = paramValues(graph);
-  const buffers = [...params].filter(([, v]) => v.source.kind === 'param' && !v.source.trainable).map(([name]) => name);
-  for (const name of names) {
-    if (buffers.includes(name)) continue;
-    const what = params.has(name) ? `'${name}' is a trainable weight, not a buffer` : `the model has no buffer '${name}'`;
-    throw new PoptfjsError(
-      `Options.updatableNamedBuffers: ${what}; its buffers (non-trainable weights it reads) are ${buffers.length > 0 ? buffers.map((b) => `'${b}'`).join(', ') : 'none'}`,
-      { type: 'options' },
-    );
-  }
 }
 
 /** A model wrapped for the simulated IPU. Call it like the model: `await executor(x, target)`. */
@@ -146,20 +110,20 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private compiled: Compiled | undefined;
   private compiling: Promise<Compiled> | undefined;
   private destroyed = false;
-  private loadedHostVersion = -1;
+  /** The device's weights against the host model's. */
+  private readonly weights: DeviceWeights;
   private compilations = 0;
   private binding: DeviceBinding | undefined;
   private compileSeconds = 0;
   private hostMemoryEstimate: HostMemoryEstimate | undefined;
   private calls = 0;
   /** The anchored tensors of the last call, by short name. */
-  private anchored = new Map<string, tf.Tensor>();
+  private readonly anchored = new CallAnchors();
   private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
   /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
   private reloadOnAttach: 'weights' | 'after-fault' | undefined;
-  /** This process's place in a multi-instance run (known once compiled), and whether the instances have started from instance 0's state. */
-  private instances: InstanceRun | undefined;
-  private instancesSynced = false;
+  /** This process's place in a multi-instance run (known once compiled). */
+  private instances = new ExecutorInstances(undefined);
 
   /** @internal Use `trainingModel` or `inferenceModel`. */
   constructor(config: ExecutorConfig) {
@@ -167,9 +131,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.model = config.model;
     this.options = config.options;
     this.training = config.training;
+    this.weights = new DeviceWeights(this.model, this);
     this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
     this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
-    this.optimizer?.checkUnknownAttributes(this.unknownAttributeCheck());
+    this.optimizer?.checkUnknownAttributes(unknownAttributeCheck(this.options.settings));
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
@@ -201,39 +166,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   parameter(name: string): ParameterHandle {
     this.assertUsable('parameter');
-    this.hostVariable(name);
+    hostVariable(this.model, name);
     return new ParameterHandle(name, (grouping) => {
       if (this.compiled) {
         throw new PoptfjsError(`parameter('${name}').replicaGrouping: set replica groupings before the model is compiled`, { type: 'replication' });
       }
       this.replicaGroupings[name] = grouping;
     });
-  }
-
-  /** The host tf.Variable called `name` (a weight of the model); an error listing the names otherwise. */
-  private hostVariable(name: string): tf.Variable {
-    const candidates: tf.Variable[] = isLayersModel(this.model)
-      ? this.model.weights.map((w) => (w as unknown as { val: tf.Variable }).val)
-      : Object.values(engine().state.registeredVariables);
-    const found = candidates.find((v) => v.name === name);
-    if (!found) {
-      throw new PoptfjsError(
-        `the model has no weight called '${name}'${isLayersModel(this.model) ? `; its weights are ${candidates.map((v) => `'${v.name}'`).join(', ')}` : ''}`,
-        { type: 'executor' },
-      );
-    }
-    return found;
-  }
-
-  /** One replica's slice of each weight split across replica groups, to trace with. */
-  private groupedSlices(): Map<tf.Variable, tf.Tensor> {
-    const slices = new Map<tf.Variable, tf.Tensor>();
-    for (const name of Object.keys(this.replicaGroupings)) {
-      const variable = this.hostVariable(name);
-      if (variable.rank === 0) throw new PoptfjsError(`parameter '${name}' is a scalar and cannot be split across replica groups`, { type: 'replication' });
-      slices.set(variable, tf.tidy(() => tf.squeeze(tf.slice(variable, [0], [1]), [0])));
-    }
-    return slices;
   }
 
   /** The execution plan as text: stages, IPUs and the schedule table. */
@@ -285,12 +224,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const device = this.binding!.device;
     if (device.isAttached) throw new PoptfjsError('attachToDevice: the device is already attached', { type: 'device' });
     device.attach();
-    if (this.reloadOnAttach === 'after-fault') {
-      const { loaded, executable } = compiled;
-      if (this.optimizer) loaded.writeOptimizerState(initialOptimizerState(this.optimizer, executable, loaded.lossScale));
-      else loaded.discardOptimizerState();
-    }
-    if (this.reloadOnAttach !== undefined) this.loadWeights(compiled);
+    if (this.reloadOnAttach === 'after-fault') resetOptimizerState(compiled.loaded, compiled.executable, this.optimizer);
+    if (this.reloadOnAttach !== undefined) this.weights.load(compiled);
     this.reloadOnAttach = undefined;
   }
 
@@ -322,9 +257,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   getSummaryReport(): string {
     const { executable, loaded } = this.requireCompiled('getSummaryReport');
-    const allReduce = this.training && this.instances
-      ? instanceAllReduce(executable.graph, this.instances.count, executable.factors.deviceIterations, hostNetworkBandwidth())
-      : undefined;
+    const allReduce = this.instances.gradientAllReduce(executable, this.training);
     return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, loaded.measuredOverlap(), allReduce);
   }
 
@@ -394,43 +327,21 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const settings = withEngineOptions(this.options.settings);
     const execution = executionSettings(settings, this.training);
     const { factors } = execution;
-    if (inputs.length === 0 && microBatchesPerCall(factors) > 1) {
-      throw new PoptfjsError(`a model without inputs cannot be split into ${batchFormula(factors)} micro-batches`, { type: 'batching' });
-    }
-    const split = microBatchesPerCall(factors) > 1;
-    const hostBatch = inputs[0]?.shape[0] ?? 1;
-    const names = tensorNames(structures);
-    if (split) {
-      inputs.forEach((x, i) => {
-        if (x.rank === 0 || x.shape[0] !== hostBatch) {
-          throw new PoptfjsError(
-            `${names[i]} has shape [${x.shape.join(',')}] but ${names[0]} has a batch dimension of ${hostBatch}; every input needs the same first (batch) dimension`,
-            { type: 'input' },
-          );
-        }
-      });
-    }
-    const micro = split ? microBatchSize(factors, hostBatch) : hostBatch;
-    const examples = split ? inputs.map((x) => tf.slice(x, [0], [micro])) : [...inputs];
+    const { split, micro, examples } = microBatchExamples(inputs, structures, factors);
     const flat = isLayersModel(this.model) ? undefined : flatModel(this.model, structures, this.training, this.loss);
     const tracedModel = flat?.fn ?? this.model;
     let traced: TracedModel;
-    const memoryCheck: HostMemoryCheckRequest = {
-      model: settings.modelName ?? modelName(this.model),
-      training: this.training,
-      examples,
-      settings,
-      factors,
-      trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
-      optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
-      inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
-    };
     try {
-      traced = await this.traceModel(tracedModel, examples, traceMemoryGuard(memoryCheck));
-      this.hostMemoryEstimate = checkStepHostMemory(traced.graph, traced.variables, memoryCheck);
-    } catch (error) {
-      if (causedByOutOfMemory(error)) throw hostOutOfMemory(hostHeap(), hostMemoryContext(memoryCheck, 'tracing', 1), error);
-      throw error;
+      ({ traced, hostMemory: this.hostMemoryEstimate } = await traceWithinHostMemory(this.traceRequest(tracedModel, examples), {
+        model: settings.modelName ?? modelName(this.model),
+        training: this.training,
+        examples,
+        settings,
+        factors,
+        trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
+        optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
+        inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
+      }));
     } finally {
       if (split) tf.dispose(examples);
     }
@@ -443,7 +354,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       graph: traced.graph,
       inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
       microBatchSize: micro,
-      execution: this.optimizerReduction(execution),
+      execution: optimizerReduction(this.optimizer, execution),
       settings,
       optimizer: this.optimizer,
       replicaGroupings: this.replicaGroupings,
@@ -452,41 +363,18 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       weightNames: traced.weightNames,
     }, this.options, parameters);
     const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
-    const { graph, inputSignature } = executable;
-    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(tracedModel, inputSignature.length) });
+    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length) });
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
-    // As in PopTorch, a name set with opts.modelName is the reports' subdirectory.
-    const reports = settings.profileDir !== undefined && settings.modelName !== undefined ? join(settings.profileDir, settings.modelName) : settings.profileDir;
-    if (reports !== undefined) {
-      const written = writeProfileReports(reports, executable);
-      log.info(`profile reports written to ${written.json} and ${written.html}`);
-    }
-    log.info(
-      () =>
-        `${source === 'compiled' ? 'compiled' : 'loaded'} '${executable.modelName}' for ${executable.kind}${source === 'compiled' ? '' : ` from the ${source}`}: ${graph.nodes.length} nodes, ` +
-        `${traced.variables.size} parameters, micro-batch ${micro}, ${describeSignature(inputSignature)} ` +
-        `(${(performance.now() - started).toFixed(1)} ms)`,
-    );
+    writeCompileProfileReports(settings, executable);
+    logCompiled(executable, source, traced.variables.size, micro, started);
     return compiled;
   }
 
-  /**
-   * Traces `model` (the wrapped model, or a function model taking flat
-   * tensors) on `examples` (one micro-batch), weights split across replica
-   * groups traced with one replica's slice; `afterKernel` checks the host's
-   * memory after each kernel.
-   */
-  private async traceModel(model: WrappableModel, examples: readonly tf.Tensor[], afterKernel: () => void): Promise<TracedModel> {
-    // The trace reads the host weights: they must not be copied from a device while it records.
-    wrappedModelState(this.model).newestOnDevice?.copyWeightsToHostIfNeeded();
-    const replacements = this.groupedSlices();
-    try {
-      return await traceWrappedModel({ model, training: this.training, loss: this.loss, examples, replacements, afterKernel });
-    } finally {
-      tf.dispose([...replacements.values()]);
-    }
+  /** What tracing `model` (the wrapped model, or a function model taking flat tensors) on `examples` (one micro-batch) takes of this executor. */
+  private traceRequest(model: WrappableModel, examples: readonly tf.Tensor[]): Omit<ExecutorTraceRequest, 'afterKernel'> {
+    return { wrapped: this.model, model, training: this.training, loss: this.loss, examples, replicaGroupings: this.replicaGroupings };
   }
 
   /**
@@ -495,39 +383,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * the one its layers model was compiled with, else `SGD(lr 0.01)`.
    */
   private ensureOptimizer(traced: TracedModel): void {
-    if (this.training && !this.optimizer) {
-      const trainable = [...traced.variables.values()].filter((v) => v.trainable);
-      const build = this.optimizerBuilder ?? defaultOptimizerBuilder(this.model, 'trainingModel');
-      this.optimizer = build(isLayersModel(this.model) ? this.model : trainable);
-      this.optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
-    }
-  }
-
-  /**
-   * The execution settings with the reduction the optimizer needs: as in
-   * PopTorch, a float16 gradient accumulator (`accumType: 'float16'`, not
-   * SGD's combined variant) makes a Mean reduction keep a Running mean,
-   * whatever strategy the options set, so the accumulator holds a mean
-   * (bounded by the largest micro-batch gradient) rather than a sum that can
-   * overflow float16.
-   */
-  private optimizerReduction(execution: ExecutionSettings): ExecutionSettings {
-    const { reduction } = execution;
-    if (!this.optimizer || reduction.type !== 'Mean' || reduction.strategy === 'Running') return execution;
-    if (this.optimizer.accumulatorPrecision(this.optimizer.settings()) !== 'float16') return execution;
-    log.info(`optim.${this.optimizer.type} accumulates gradients in float16 (accumType): the mean reduction strategy is Running instead of ${reduction.strategy}`);
-    return { ...execution, reduction: { ...reduction, strategy: 'Running' } };
-  }
-
-  /** What this executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */
-  private unknownAttributeCheck(): UnknownAttributeCheck {
-    return this.options.settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
-  }
-
-  /** How many of `signatureLength` inputs the traced `model` itself takes (the rest are a training model's targets). */
-  private modelInputCount(model: WrappableModel, signatureLength: number): number {
-    if (!this.training || isLayersModel(model)) return isLayersModel(model) ? model.inputs.length : signatureLength;
-    return this.loss === undefined ? signatureLength : (modelInputCount(model) ?? signatureLength - 1);
+    if (this.training && !this.optimizer) this.optimizer = buildOptimizer(this.model, this.optimizerBuilder, traced, unknownAttributeCheck(this.options.settings));
   }
 
   /**
@@ -535,32 +391,13 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `variables`, and makes it this executor's (named as `opts.modelName`
    * says, a run-time option, when it is set).
    */
-  private install(compiledExecutable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
-    const settings = withEngineOptions(this.options.settings);
-    const executable = settings.modelName !== undefined ? { ...compiledExecutable, modelName: settings.modelName } : compiledExecutable;
-    checkUpdatableBuffers(executable.graph, settings.updatableNamedBuffers);
-    this.instances = instanceRun(settings.distributed);
-    const binding = DeviceBinding.acquire(executable, settings);
-    const instances = this.training && this.instances ? { instances: new MpiInstanceGradients(this.instances.world) } : {};
-    let loaded: LoadedExecutable;
-    try {
-      loaded = new LoadedExecutable(executable, this.optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus, ...instances });
-    } catch (error) {
-      binding.device.detach();
-      throw error;
-    }
-    try {
-      loaded.loadWeights(variables);
-      this.optimizer?.attachStateStore(loaded, initialOptimizerState(this.optimizer, executable, loaded.lossScale));
-      this.compiledOptimizer = this.optimizer ? new CompiledOptimizerAttributes(this.optimizer) : undefined;
-    } catch (error) {
-      loaded.dispose();
-      binding.device.detach();
-      throw error;
-    }
-    this.loadedHostVersion = wrappedModelState(this.model).hostVersion;
-    this.compiled = { executable, loaded, variables, trace };
-    this.binding = binding;
+  private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
+    const installed = installExecutable({ executable, variables, trace, settings: this.options.settings, training: this.training, optimizer: this.optimizer });
+    this.instances = new ExecutorInstances(installed.instances);
+    this.compiledOptimizer = installed.compiledOptimizer;
+    this.weights.loadedCurrent();
+    this.compiled = installed.compiled;
+    this.binding = installed.binding;
     return this.compiled;
   }
 
@@ -575,12 +412,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       loaded: compiled.loaded,
       variables: compiled.variables,
     };
-  }
-
-  /** Makes the host model hold the newest weights (another executor's device may hold newer ones). */
-  private syncHostWeights(): void {
-    const newest = wrappedModelState(this.model).newestOnDevice;
-    if (newest && !newest.isDestroyed) newest.copyWeightsToHost();
   }
 
   /**
@@ -598,10 +429,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   async compileAndExport(path: string, ...args: Array<NestedTensors | CompileAndExportOptions>): Promise<void> {
     const { inputs, options } = splitExportArguments(args);
     const compiled = await this.ensureCompiled(inputs);
-    this.checkCallInputs(compiled, compiledArguments(inputs, compiled.executable));
-    if (this.skipsWriting(`compileAndExport(${path})`)) return;
+    checkCallInputs(compiled.executable, compiledArguments(inputs, compiled.executable));
+    if (this.instances.skipsWriting(`compileAndExport(${path})`)) return;
     const exportModel = options.exportModel ?? true;
-    if (exportModel) this.syncHostWeights();
+    if (exportModel) syncHostWeights(this.model);
     const file = exportFilePath(path);
     writeExecutableFile(file, executableFileContents(this.exportSource(compiled), exportModel));
     log.info(`exported the ${compiled.executable.kind} executable of '${compiled.executable.modelName}' to ${file}${exportModel ? ' with its model' : ''}`);
@@ -621,42 +452,19 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       throw new PoptfjsError(`loadExecutable(${path}): this executor is already compiled; wrap the model again to load an executable`, { type: 'executor' });
     }
     const file = readExecutableFile(path);
-    matchKind(path, file.executable.kind, this.training ? 'training' : 'inference');
-    await initBackend(this.options.settings.backend);
-    checkDeclaredInputs(path, file.executable.inputSignature, this.model);
-    const examples = file.executable.inputSignature.map((s) => tf.zeros([...s.shape], s.dtype));
-    const io = file.executable.ioStructure;
-    const flat = io && !isLayersModel(this.model) ? flatModel(this.model, io.inputs, this.training, this.loss) : undefined;
-    const tracedModel = flat?.fn ?? this.model;
-    let traced: TracedModel;
-    try {
-      const heap = hostHeap();
-      traced = await this.traceModel(tracedModel, examples, () => guardHostMemory(heap, 0, () => executableMemoryContext(file.executable, 'tracing', this.options.settings.parallelIpus)));
-    } catch (error) {
-      throw new PoptfjsError(
-        `${path} does not match the wrapped model: tracing it on the file's inputs (${describeSignature(file.executable.inputSignature)}) failed: ${error instanceof Error ? error.message : String(error)}`,
-        { type: 'executor', location: path, cause: error },
-      );
-    } finally {
-      tf.dispose(examples);
-    }
-    const parameters = parameterSpecs(traced.variables);
-    const names = matchModel(
+    const { traced, tracedModel, parameters, names } = await matchExecutableFile({
       path,
-      { kind: file.executable.kind, inputs: file.executable.inputSignature, outputs: outputSignature(file.executable.graph).slice(0, file.executable.outputCount), parameters: file.parameters, replicaGroupings: file.executable.replicaGroupings },
-      {
-        kind: this.training ? 'training' : 'inference',
-        inputs: file.executable.inputSignature,
-        outputs: outputSignature(traced.graph),
-        parameters,
-        replicaGroupings: this.replicaGroupings,
-      },
-    );
-    if (io && flat) matchOutputStructure(path, io.outputs, flat.outputs());
-    this.warnIgnoredOptions(file, path);
+      file,
+      model: this.model,
+      training: this.training,
+      loss: this.loss,
+      replicaGroupings: this.replicaGroupings,
+      settings: this.options.settings,
+      optionsData: this.options.toJSON(),
+    });
     this.ensureOptimizer(traced);
     const executable = renameExecutableParameters(file.executable, (n) => names.get(n) ?? n);
-    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: this.modelInputCount(tracedModel, executable.inputSignature.length) });
+    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length) });
     log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' from ${path}`);
   }
 
@@ -676,19 +484,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' and its model from ${path}`);
   }
 
-  /** Warns about the compile options of this executor that differ from those the loaded executable was compiled with. */
-  private warnIgnoredOptions(file: ExecutableFileContents, path: string): void {
-    const mine = compileAffectingOptions(this.options.toJSON());
-    const theirs = compileAffectingOptions(file.options as object);
-    // The offline target is where the file was compiled, not a choice this executor makes differently.
-    const differ = [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].filter(
-      (k) => k !== 'offlineIpuVersion' && JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]),
-    );
-    if (differ.length > 0) {
-      log.warn(`loadExecutable(${path}): the executable was compiled with other values of ${differ.map((k) => `'${k}'`).join(', ')}; those of the file apply (only run-time options of this executor are used)`);
-    }
-  }
-
   /**
    * Writes a checkpoint of the device state to `path`, atomically: every
    * replica's weights, the optimizer state, the loss scale, the random
@@ -703,7 +498,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         type: 'device',
       });
     }
-    if (this.skipsWriting(`saveCheckpoint(${path})`)) return;
+    if (this.instances.skipsWriting(`saveCheckpoint(${path})`)) return;
     writeCheckpointFile(path, checkpointContents(this.exportSource(compiled)));
     log.info(`saved a checkpoint of '${compiled.executable.modelName}' to ${path}`);
   }
@@ -719,47 +514,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const checkpoint = readCheckpointFile(path);
     let compiled = this.compiled;
     if (!compiled) {
-      const split = microBatchesPerCall(checkpoint.factors) > 1;
-      const examples = checkpoint.inputSignature.map((s) => ({
-        shape: split ? [hostBatchSize(checkpoint.factors, checkpoint.microBatchSize), ...s.shape.slice(1)] : [...s.shape],
-        dtype: s.dtype,
-      }));
-      checkDeclaredInputs(path, examples, this.model);
-      const inputs = examples.map((s) => tf.zeros(s.shape, s.dtype));
+      const inputs = checkpointCompileInputs(path, checkpoint, this.model);
       try {
         compiled = await this.ensureCompiled(inputs);
       } finally {
         tf.dispose(inputs);
       }
     }
-    const { executable } = compiled;
-    const names = matchModel(
-      path,
-      { kind: checkpoint.kind, inputs: checkpoint.inputSignature, parameters: checkpoint.parameters, replicaGroupings: {} },
-      { kind: executable.kind, inputs: executable.inputSignature, parameters: compiled.trace.parameters, replicaGroupings: {} },
-    );
-    if (checkpoint.optimizer && this.optimizer) {
-      const mine = optimizerConfig(this.optimizer);
-      if (mine.type !== checkpoint.optimizer.type) {
-        throw new PoptfjsError(`${path} holds the state of an optim.${checkpoint.optimizer.type}, but this executor trains with an optim.${mine.type}`, {
-          type: 'executor',
-          location: path,
-        });
-      }
-      const saved = describeOptimizer(checkpoint.optimizer);
-      if (saved !== describeOptimizer(mine)) log.warn(`loadCheckpoint(${path}): the checkpoint was saved with ${saved}; this executor's ${describeOptimizer(mine)} is kept`);
-    }
-    const state = mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n);
-    try {
-      compiled.loaded.importState(state);
-    } catch (error) {
-      tf.dispose(deviceStateTensors(state));
-      throw error instanceof PoptfjsError ? new PoptfjsError(`${path}: ${error.message}`, { type: 'file', location: path, cause: error }) : error;
-    }
-    const hostState = wrappedModelState(this.model);
-    if (hostState.newestOnDevice !== this) hostState.newestOnDevice = undefined;
+    restoreCheckpoint(path, checkpoint, compiled, this.optimizer);
+    this.weights.forgetOtherNewest();
     this.copyWeightsToHost();
-    log.info(`restored '${executable.modelName}' from the checkpoint ${path} (after ${checkpoint.deviceState.iterations} device iterations)`);
+    log.info(`restored '${compiled.executable.modelName}' from the checkpoint ${path} (after ${checkpoint.deviceState.iterations} device iterations)`);
   }
 
   /**
@@ -776,56 +541,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         type: 'executor',
       });
     }
-    this.syncHostWeights();
+    syncHostWeights(this.model);
     return this.model.save(url);
-  }
-
-  /** True (with a debug line) on an instance other than 0 of a multi-instance run: instance 0 writes the run's files. */
-  private skipsWriting(what: string): boolean {
-    if (!this.instances || this.instances.index === 0) return false;
-    log.debug(`${what}: instance ${this.instances.index} of ${this.instances.count} does not write; instance 0 does`);
-    return true;
-  }
-
-  private checkCallInputs(compiled: Compiled, inputs: readonly tf.Tensor[]): void {
-    const { inputSignature, factors, microBatchSize: micro } = compiled.executable;
-    if (inputs.length !== inputSignature.length) {
-      throw new PoptfjsError(
-        `expected ${inputSignature.length} input tensor(s) as at compile (${describeSignature(inputSignature)}), got ${inputs.length}`,
-        { type: 'input' },
-      );
-    }
-    const split = microBatchesPerCall(factors) > 1;
-    const name = (i: number) => inputNames(compiled.executable)[i];
-    inputs.forEach((x, i) => {
-      const sig = inputSignature[i]!;
-      const expected = split ? [hostBatchSize(factors, micro), ...sig.shape.slice(1)] : [...sig.shape];
-      if (x.dtype !== sig.dtype) {
-        throw new PoptfjsError(`${name(i)} has dtype ${x.dtype}, but the model was compiled for ${sig.dtype}`, { type: 'input' });
-      }
-      if (x.shape.length !== expected.length || x.shape.some((d, k) => d !== expected[k])) {
-        const arithmetic = split ? ` (host batch ${expected[0]} = ${batchFormula(factors, micro)})` : '';
-        throw new PoptfjsError(
-          `${name(i)} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`,
-          { type: 'input' },
-        );
-      }
-    });
-  }
-
-  /** Brings this executor's device weights up to date with the newest copy of the model's weights. */
-  private syncWeights(compiled: Compiled): void {
-    const state = wrappedModelState(this.model);
-    const newest = state.newestOnDevice;
-    if (newest && newest !== this && !newest.isDestroyed) newest.copyWeightsToHost();
-    if (this.loadedHostVersion < state.hostVersion) this.loadWeights(compiled);
-  }
-
-  private loadWeights(compiled: Compiled): void {
-    const state = wrappedModelState(this.model);
-    compiled.loaded.loadWeights(compiled.variables);
-    this.loadedHostVersion = state.hostVersion;
-    if (state.newestOnDevice === this) state.newestOnDevice = undefined;
   }
 
   /**
@@ -840,34 +557,23 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   private async runLogged(args: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
     const compiled = await this.ensureCompiled(args);
     const inputs = compiledArguments(args, compiled.executable);
-    this.checkCallInputs(compiled, inputs);
+    checkCallInputs(compiled.executable, inputs);
     const binding = this.binding!;
     if (binding.needsAttach(this.options.settings.connectionType)) this.attachToDevice();
     binding.readyToRun(this.options.settings.connectionType);
     if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
-    this.syncWeights(compiled);
-    if (this.training && this.instances && !this.instancesSynced) {
-      await broadcastDeviceState(compiled.loaded, this.instances.world);
-      this.instancesSynced = true;
-    }
+    this.weights.sync(compiled);
+    await this.instances.beforeStep(compiled.loaded, this.training);
     let result: ReturnType<LoadedExecutable['run']>;
     try {
       result = compiled.loaded.run(inputs, binding.observer());
     } catch (error) {
-      // A fault on any instance of a run fails the step on all (iteration_failure.ts): every device lost its state, and the next step starts again from instance 0's.
-      if (this.instances && error instanceof RecoverableError) {
-        binding.device.shareFault(error.recoveryAction);
-        this.instancesSynced = false;
-      }
+      this.instances.stepFailed(error, binding.device);
       throw error;
     }
-    tf.dispose([...this.anchored.values()]);
-    this.anchored = result.anchors ?? new Map();
+    this.anchored.replace(result.anchors);
     this.calls++;
-    if (this.training) {
-      wrappedModelState(this.model).newestOnDevice = this;
-      markHostWeightsStale(this, compiled.variables);
-    }
+    if (this.training) this.weights.trained(compiled.variables);
     const output = callOutput(compiled.executable, result.outputs);
     return this.training ? [output, result.loss!] : output;
   }
@@ -881,12 +587,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         type: 'device',
       });
     }
-    markHostWeightsCurrent(this);
-    compiled.loaded.storeWeights(compiled.variables);
-    const state = wrappedModelState(this.model);
-    state.hostVersion++;
-    this.loadedHostVersion = state.hostVersion;
-    if (state.newestOnDevice === this) state.newestOnDevice = undefined;
+    this.weights.copyToHost(compiled);
   }
 
   /**
@@ -916,8 +617,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   copyWeightsToDevice(): void {
     const compiled = this.requireCompiled('copyWeightsToDevice');
-    wrappedModelState(this.model).hostVersion++;
-    this.loadWeights(compiled);
+    this.weights.loadNewHostVersion(compiled);
   }
 
   /**
@@ -944,20 +644,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   setOptimizer(optimizer: Optimizer): void {
     this.assertUsable('setOptimizer');
-    if (!this.training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
-    if (!(optimizer instanceof Optimizer)) {
-      throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
-    }
-    optimizer.checkUnknownAttributes(this.unknownAttributeCheck());
-    if (this.compiledOptimizer) this.compiledOptimizer.check(optimizer);
-    else optimizer.settings();
-    const loaded = this.compiled?.loaded;
-    if (loaded && optimizer !== this.optimizer) this.optimizer?.detachStateStore(loaded);
+    checkReplacementOptimizer(this.training, optimizer, unknownAttributeCheck(this.options.settings), this.compiledOptimizer);
+    const previous = this.optimizer;
     this.optimizer = optimizer;
-    if (loaded) {
-      loaded.setOptimizer(optimizer);
-      optimizer.attachStateStore(loaded);
-    }
+    switchOptimizer(this.compiled?.loaded, previous, optimizer);
   }
 
   /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */
@@ -983,13 +673,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   getAnchoredTensor(shortName: string): tf.Tensor {
     const { executable } = this.requireCompiled('getAnchoredTensor');
-    const value = this.anchored.get(shortName);
-    if (value === undefined) {
-      const names = (executable.anchors ?? []).map((a) => `'${a.name}'`);
-      const why = names.includes(`'${shortName}'`) ? 'the model has not run yet' : `no tensor is anchored as '${shortName}'; anchored: ${names.length > 0 ? names.join(', ') : 'none (Options.anchorTensor)'}`;
-      throw new PoptfjsError(`getAnchoredTensor('${shortName}'): ${why}`, { type: 'executor' });
-    }
-    return tf.clone(value);
+    return this.anchored.get(shortName, executable);
   }
 
   /** The compiled graph as text. */
@@ -1008,8 +692,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.binding?.device.detach();
     if (this.compiled) this.optimizer?.detachStateStore(this.compiled.loaded);
     this.compiled?.loaded.dispose();
-    tf.dispose([...this.anchored.values()]);
-    this.anchored.clear();
+    this.anchored.dispose();
     this.compiled = undefined;
     this.destroyed = true;
     releaseExecutor(this.model, this);

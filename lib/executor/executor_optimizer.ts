@@ -1,0 +1,87 @@
+/**
+ * The optimizer of a training executor: built over the traced weights when
+ * none was given, the reduction its gradient accumulator needs, how its
+ * unknown attributes are treated, its state reset after a fault, and the
+ * checks and state hand-over when `setOptimizer` replaces it.
+ */
+import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
+import type { OptionsSettings } from '../options/options_settings.js';
+import type { Executable } from '../runtime/executable.js';
+import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
+import type { TracedModel } from '../trace/trace_model.js';
+import type { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
+import { Optimizer } from '../../optim/optimizer.js';
+import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
+import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
+import { defaultOptimizerBuilder } from './default_optimizer.js';
+import type { ExecutionSettings } from './graph_compiler.js';
+import { initialOptimizerState } from './initial_optimizer_state.js';
+
+const log = getLogger('poptfjs');
+
+/** What an executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */
+export function unknownAttributeCheck(settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): UnknownAttributeCheck {
+  return settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
+}
+
+/**
+ * The optimizer a training executor without one builds over the traced
+ * model's trainable weights: `builder`'s (a given tfjs optimizer's
+ * equivalent), else the one its layers model was compiled with, else
+ * `SGD(lr 0.01)`.
+ */
+export function buildOptimizer(model: WrappableModel, builder: OptimizerBuilder | undefined, traced: TracedModel, check: UnknownAttributeCheck): Optimizer {
+  const trainable = [...traced.variables.values()].filter((v) => v.trainable);
+  const build = builder ?? defaultOptimizerBuilder(model, 'trainingModel');
+  const optimizer = build(isLayersModel(model) ? model : trainable);
+  optimizer.checkUnknownAttributes(check);
+  return optimizer;
+}
+
+/**
+ * The execution settings with the reduction the optimizer needs: as in
+ * PopTorch, a float16 gradient accumulator (`accumType: 'float16'`, not
+ * SGD's combined variant) makes a Mean reduction keep a Running mean,
+ * whatever strategy the options set, so the accumulator holds a mean
+ * (bounded by the largest micro-batch gradient) rather than a sum that can
+ * overflow float16.
+ */
+export function optimizerReduction(optimizer: Optimizer | undefined, execution: ExecutionSettings): ExecutionSettings {
+  const { reduction } = execution;
+  if (!optimizer || reduction.type !== 'Mean' || reduction.strategy === 'Running') return execution;
+  if (optimizer.accumulatorPrecision(optimizer.settings()) !== 'float16') return execution;
+  log.info(`optim.${optimizer.type} accumulates gradients in float16 (accumType): the mean reduction strategy is Running instead of ${reduction.strategy}`);
+  return { ...execution, reduction: { ...reduction, strategy: 'Running' } };
+}
+
+/** Starts the optimizer state on the device afresh, as after compiling (a fault lost it); without an optimizer, discards it. */
+export function resetOptimizerState(loaded: LoadedExecutable, executable: Executable, optimizer: Optimizer | undefined): void {
+  if (optimizer) loaded.writeOptimizerState(initialOptimizerState(optimizer, executable, loaded.lossScale));
+  else loaded.discardOptimizerState();
+}
+
+/**
+ * Checks that `optimizer` may replace a training executor's (`training`):
+ * a poptfjs optimizer whose attributes are known (as `check` says), which
+ * after compilation (`compiled`) changes only variable attributes.
+ */
+export function checkReplacementOptimizer(training: boolean, optimizer: Optimizer, check: UnknownAttributeCheck, compiled: CompiledOptimizerAttributes | undefined): void {
+  if (!training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
+  if (!(optimizer instanceof Optimizer)) {
+    throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
+  }
+  optimizer.checkUnknownAttributes(check);
+  if (compiled) compiled.check(optimizer);
+  else optimizer.settings();
+}
+
+/** Makes the loaded executable (if any) train with `next` from its next call on, handing it the device's optimizer state `previous` held. */
+export function switchOptimizer(loaded: LoadedExecutable | undefined, previous: Optimizer | undefined, next: Optimizer): void {
+  if (loaded && next !== previous) previous?.detachStateStore(loaded);
+  if (loaded) {
+    loaded.setOptimizer(next);
+    next.attachStateStore(loaded);
+  }
+}
