@@ -107,7 +107,7 @@ describe('device faults during a run', () => {
   it('names a power cycle POWER_CYCLE, and keeps an unrecoverable fault', async () => {
     const device = new DeviceManager().createIpuModelDevice();
     const { session, stepio } = await linearSession(device);
-    const [location] = device.getSimulatedErrorLocations('BatchMatMul');
+    const [location] = device.getSimulatedErrorLocations('_FusedMatMul');
     device.insertSimulatedError(popart.SimulatedErrorCode.FULL_RESET, location!);
     expect(() => session.run(stepio)).toThrow(expect.objectContaining({ recoveryAction: popart.RecoveryAction.POWER_CYCLE }));
     device.detach();

@@ -7,7 +7,10 @@
  *
  * Fused: `Relu`, `Relu6`, `Elu`, `Sigmoid`, `LeakyRelu`, `Maximum` with a
  * one-element 0 (a relu), and `Minimum` with a one-element 6 after a fused
- * relu (a relu6, as ONNX's `Clip(0, 6)` comes in).
+ * relu (a relu6, as ONNX's `Clip(0, 6)` comes in). The activation may also
+ * read a `Reshape` of the kernel's output (a product of stacked rows shaped
+ * back into a batch of sequences) that alone reads it: the `Reshape` then
+ * follows the fused kernel.
  *
  * Training graphs are left alone (their backward nodes were traced for the
  * unfused kernels), as are float16 values (rounded after each kernel).
@@ -45,6 +48,19 @@ function activationOf(editor: GraphEditor, node: Node, x: ValueId, current: stri
   return undefined;
 }
 
+/**
+ * The fused kernel's output behind `id`: `id` itself when a fused kernel
+ * makes it, or the input of the `Reshape` making `id` when a fused kernel
+ * makes that input and the `Reshape` alone reads it.
+ */
+function fusedOutput(editor: GraphEditor, uses: ReadonlyMap<ValueId, number>, id: ValueId): ValueId | undefined {
+  const producer = editor.producer(id);
+  if (FUSED_KERNELS.has(producer?.kernel ?? '')) return id;
+  if (producer?.kernel !== 'Reshape') return undefined;
+  const inner = producer.inputs[0]!;
+  return FUSED_KERNELS.has(editor.producer(inner)?.kernel ?? '') && uses.get(inner) === 1 ? inner : undefined;
+}
+
 /** Folds every activation that can be folded into the fused kernel it reads. */
 export const activationFusion: Pattern = {
   name: 'ActivationFusion',
@@ -57,18 +73,24 @@ export const activationFusion: Pattern = {
     let count = 0;
     for (const node of editor.liveNodes()) {
       if (node.outputs.length !== 1) continue;
-      const x = node.inputs.find((id) => FUSED_KERNELS.has(editor.producer(id)?.kernel ?? ''));
-      const fused = x === undefined ? undefined : editor.producer(x);
-      if (x === undefined || !fused || uses.get(x) !== 1 || fused.outputs.length !== 1) continue;
-      const involved = [...fused.inputs, x, node.outputs[0]!];
+      const x = node.inputs.find((id) => fusedOutput(editor, uses, id) !== undefined);
+      const fusedOut = x === undefined ? undefined : fusedOutput(editor, uses, x);
+      const fused = fusedOut === undefined ? undefined : editor.producer(fusedOut);
+      if (x === undefined || fusedOut === undefined || !fused || uses.get(x) !== 1 || fused.outputs.length !== 1) continue;
+      const involved = [...fused.inputs, fusedOut, x, node.outputs[0]!];
       if (involved.some((id) => editor.value(id).precision === 'float16')) continue;
       const found = activationOf(editor, node, x, (fused.attrs.activation ?? 'linear') as string);
       const output = editor.value(node.outputs[0]!);
       if (!found || output.dtype !== editor.value(x).dtype || output.shape.join() !== editor.value(x).shape.join()) continue;
-      const [replacement] = editor.insertBefore(node.id, {
+      const fusedShape = editor.value(fusedOut).shape;
+      const [activated] = editor.insertBefore(node.id, {
         kernel: fused.kernel, inputNames: fused.inputNames, inputs: fused.inputs, attrs: { ...fused.attrs, activation: found.activation, ...found.attrs },
-        outputs: [{ shape: output.shape, dtype: output.dtype }], annotations: fused.annotations,
+        outputs: [{ shape: fusedShape, dtype: output.dtype }], annotations: fused.annotations,
       });
+      const [replacement] = fusedOut === x
+        ? [activated!]
+        : editor.insertBefore(node.id, { kernel: 'Reshape', inputNames: ['x'], inputs: [activated!], attrs: { shape: [...output.shape] }, outputs: [{ shape: output.shape, dtype: output.dtype }] });
+      if (fusedOut !== x) uses.set(activated!, 1);
       uses.set(replacement!, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [replacement!]);
       count++;

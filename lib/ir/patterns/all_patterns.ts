@@ -4,6 +4,7 @@
  * dead-code elimination last so each round ends with a pruned graph.
  */
 import { activationFusion } from './activation_fusion.js';
+import { biasFusion } from './bias_fusion.js';
 import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
 import { constantFolding } from './constant_folding.js';
@@ -22,6 +23,7 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   constantFolding,
   fusedKernelLowering,
   transposeSinking,
+  biasFusion,
   activationFusion,
   transposedMatMul,
   sumAsAveragePool,

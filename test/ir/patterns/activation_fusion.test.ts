@@ -40,6 +40,22 @@ describe('ActivationFusion', () => {
     expectSameResults(graph, cleaned, { inputs: [x], params: new Map() });
   });
 
+  it('fuses an activation that reads a Reshape of the fused result, the Reshape then following the fused kernel', () => {
+    const x = tf.randomNormal([1, 6, 4]);
+    const w = tf.randomNormal([1, 4, 3]);
+    const traced = traceInference((input: tf.Tensor) => tf.sigmoid(tf.reshape(tf.fused.matMul({ a: input, b: w, bias: tf.ones([3]) }), [2, 3, 3])), [x]).graph;
+    const graph = noOpRemoval.apply(traced, CONTEXT).graph;
+    const { graph: rewritten, count } = activationFusion.apply(graph, CONTEXT);
+    expect(count).toBe(1);
+    expectSameResults(graph, rewritten, { inputs: [x], params: new Map() });
+    const patterns = new Patterns('NoPatterns');
+    for (const name of ['ActivationFusion', 'DeadCodeElimination']) patterns.enablePattern(name, true);
+    const cleaned = applyPatterns(graph, patterns, CONTEXT).graph;
+    expect(nodesOf(cleaned, '_FusedMatMul').map((n) => n.attrs.activation)).toEqual(['sigmoid']);
+    expect(nodesOf(cleaned, 'Sigmoid')).toHaveLength(0);
+    expect(cleaned.values[cleaned.roles.outputs[0]!]!.shape).toEqual([2, 3, 3]);
+  });
+
   it('leaves an activation alone when the fused result is read elsewhere, already activated, or clipped at another bound', () => {
     const x = tf.randomNormal([1, 4, 4, 2]);
     const filter = tf.randomNormal([3, 3, 2, 2]);
