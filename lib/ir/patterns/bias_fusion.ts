@@ -85,9 +85,12 @@ export const biasFusion: Pattern = {
       const [rows, columns] = editor.value(product.outputs[0]!).shape as [number, number];
       const [a, b] = product.inputs.map((id) => reshaped(id, [1, ...editor.value(id).shape])) as [ValueId, ValueId];
       const [fused] = editor.insertBefore(node.id, {
-        kernel: '_FusedMatMul', inputNames: ['a', 'b', 'bias'], inputs: [a, b, bias],
+        kernel: '_FusedMatMul',
+        inputNames: ['a', 'b', 'bias'],
+        inputs: [a, b, bias],
         attrs: { transposeA: product.attrs.transposeA ?? false, transposeB: product.attrs.transposeB ?? false, activation: 'linear' },
-        outputs: [{ shape: [1, rows, columns], dtype: 'float32' }], annotations: product.annotations,
+        outputs: [{ shape: [1, rows, columns], dtype: 'float32' }],
+        annotations: product.annotations,
       });
       const result = reshaped(fused!, sum.shape);
       uses.set(fused!, 1);

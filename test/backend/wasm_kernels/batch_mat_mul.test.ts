@@ -25,8 +25,8 @@ const CASES: readonly Case[] = [
   { a: [3, 2, 40, 36], b: [36, 50], what: 'a batch against one right matrix, as stacked rows' },
   { a: [3, 36, 40], b: [1, 50, 36], transposeA: true, transposeB: true, what: 'stacked rows with both operands transposed' },
   { a: [48, 40], b: [50, 40], transposeB: true, what: 'a single product with a transposed right operand' },
-  { a: [64, 8, 8], b: [64, 8, 8], what: 'small matrices (the backend\'s own loop)' },
-  { a: [70, 64], b: [64, 80], what: 'a single plain product (the backend\'s own kernel)' },
+  { a: [64, 8, 8], b: [64, 8, 8], what: "small matrices (the backend's own loop)" },
+  { a: [70, 64], b: [64, 80], what: "a single plain product (the backend's own kernel)" },
 ];
 
 /**

@@ -34,7 +34,12 @@ describe('wasm Slice', () => {
 
   it('slices int32 and bool tensors, and scalars', () => {
     const ints = tf.range(0, 24, 1, 'int32').reshape([2, 3, 4]);
-    expect(runKernel('Slice', { x: ints }, { begin: [1, 1, 1], size: [1, 2, 2] }).arraySync()).toEqual([[[17, 18], [21, 22]]]);
+    expect(runKernel('Slice', { x: ints }, { begin: [1, 1, 1], size: [1, 2, 2] }).arraySync()).toEqual([
+      [
+        [17, 18],
+        [21, 22],
+      ],
+    ]);
     const flags = tf.tensor([true, false, true, true], [4], 'bool');
     const kept = runKernel('Slice', { x: flags }, { begin: [1], size: [2] });
     expect(kept.dtype).toBe('bool');
@@ -42,7 +47,7 @@ describe('wasm Slice', () => {
     expect(runKernel('Slice', { x: tf.scalar(5) }, { begin: [], size: [] }).arraySync()).toBe(5);
   });
 
-  it('slices string tensors with the backend\'s own kernel', () => {
+  it("slices string tensors with the backend's own kernel", () => {
     const words = tf.tensor(['a', 'b', 'c', 'd'], [2, 2], 'string');
     expect(runKernel('Slice', { x: words }, { begin: [0, 1], size: [2, 1] }).arraySync()).toEqual([['b'], ['d']]);
   });

@@ -1,6 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { activationFusion } from '../../../lib/ir/patterns/activation_fusion.js';
 import { biasFusion } from '../../../lib/ir/patterns/bias_fusion.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
 import { traceInference, traceTraining } from '../../../lib/trace/trace_model.js';
@@ -33,7 +32,10 @@ describe('BiasFusion', () => {
     expect(count).toBe(2);
     expectSameResults(graph, rewritten, { inputs: [x], params: new Map() });
     const cleaned = fused(graph);
-    expect(nodesOf(cleaned, '_FusedMatMul').map((n) => [n.attrs.activation, cleaned.values[n.inputs[2]!]!.shape])).toEqual([['relu', [40]], ['linear', [24]]]);
+    expect(nodesOf(cleaned, '_FusedMatMul').map((n) => [n.attrs.activation, cleaned.values[n.inputs[2]!]!.shape])).toEqual([
+      ['relu', [40]],
+      ['linear', [24]],
+    ]);
     for (const kernel of ['BatchMatMul', 'Add', 'Relu']) expect(nodesOf(cleaned, kernel)).toHaveLength(0);
     expectSameResults(graph, cleaned, { inputs: [x], params: new Map() });
   });
@@ -43,16 +45,19 @@ describe('BiasFusion', () => {
     const w = tf.randomNormal([16, 12]);
     const full = tf.randomNormal([8, 12]);
     const b = tf.randomNormal([12]);
-    const kept = traceInference((input: tf.Tensor, other: tf.Tensor) => {
-      const product = tf.matMul(input, w);
-      return [
-        tf.add(tf.matMul(input, w), full),
-        tf.add(tf.matMul(input, w), other),
-        tf.add(product, b),
-        product,
-        tf.add(tf.matMul(tf.reshape(input, [2, 4, 16]), tf.reshape(tf.tile(w, [2, 1]), [2, 16, 12])), b),
-      ];
-    }, [x, tf.randomNormal([12])]).graph;
+    const kept = traceInference(
+      (input: tf.Tensor, other: tf.Tensor) => {
+        const product = tf.matMul(input, w);
+        return [
+          tf.add(tf.matMul(input, w), full),
+          tf.add(tf.matMul(input, w), other),
+          tf.add(product, b),
+          product,
+          tf.add(tf.matMul(tf.reshape(input, [2, 4, 16]), tf.reshape(tf.tile(w, [2, 1]), [2, 16, 12])), b),
+        ];
+      },
+      [x, tf.randomNormal([12])],
+    ).graph;
     expect(biasFusion.apply(kept, CONTEXT).count).toBe(0);
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3] })] });
     const training = traceTraining(model, 'meanSquaredError', [tf.randomNormal([4, 3]), tf.randomNormal([4, 2])]).graph;
