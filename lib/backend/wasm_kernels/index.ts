@@ -14,14 +14,16 @@
  *   `MaxPoolGrad` (20-40 ms against about 3 ms) and `AvgPoolGrad` (8 ms
  *   against about 1 ms), and `BatchMatMul`, whose batched and transposed
  *   products run a plain loop (0.8 ms against 0.2 ms as per-matrix XNNPACK
- *   products for a transformer's `[4, 64, 64]` attention product), and
- *   `Slice`, which copied its whole input to keep a part of it. Each gives
+ *   products for a transformer's `[4, 64, 64]` attention product),
+ *   `Slice`, which copied its whole input to keep a part of it, and
+ *   `Concat`, which copied its inputs part of a row at a time. Each gives
  *   the cpu backend's results (tested over strides, paddings, formats, ties,
- *   transposes, broadcast batches and slice bounds).
+ *   transposes, broadcast batches, slice bounds and concatenation axes).
  */
 import * as tf from '@tensorflow/tfjs';
 import { avgPoolGradConfig } from './avg_pool_grad.js';
 import { batchMatMulConfig } from './batch_mat_mul.js';
+import { concatConfig } from './concat.js';
 import { conv2DBackpropFilterConfig } from './conv2d_backprop_filter.js';
 import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
@@ -39,7 +41,7 @@ const WASM_MISSING_KERNELS: readonly tf.KernelConfig[] = [
 ];
 
 /** The kernels this module registers in place of the wasm backend's own, slower ones. */
-export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig, batchMatMulConfig, sliceConfig];
+export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig, batchMatMulConfig, sliceConfig, concatConfig];
 
 /** The kernels the overrides replaced, by kernel name. */
 const replaced = new Map<string, tf.KernelConfig>();
