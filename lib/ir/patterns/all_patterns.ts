@@ -7,6 +7,7 @@ import { activationFusion } from './activation_fusion.js';
 import { biasFusion } from './bias_fusion.js';
 import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
+import { concatSinking } from './concat_sinking.js';
 import { constantFolding } from './constant_folding.js';
 import { deadCodeElimination } from './dead_code_elimination.js';
 import { fusedKernelLowering } from './fused_kernel_lowering.js';
@@ -23,6 +24,7 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   constantFolding,
   fusedKernelLowering,
   transposeSinking,
+  concatSinking,
   biasFusion,
   activationFusion,
   transposedMatMul,

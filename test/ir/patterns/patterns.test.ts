@@ -8,8 +8,8 @@ import { expectSameResults, nodesOf, onWasmBackend, paramsOf } from './graph_res
 onWasmBackend();
 
 const MINIMAL = ['NoOpRemoval', 'DeadCodeElimination'];
-const DEFAULT = ['NoOpRemoval', 'ConstantFolding', 'TransposeSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'DeadCodeElimination'];
-const ALL = ['NoOpRemoval', 'ConstantFolding', 'FusedKernelLowering', 'TransposeSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'CommonSubexpression', 'DeadCodeElimination'];
+const DEFAULT = ['NoOpRemoval', 'ConstantFolding', 'TransposeSinking', 'ConcatSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'DeadCodeElimination'];
+const ALL = ['NoOpRemoval', 'ConstantFolding', 'FusedKernelLowering', 'TransposeSinking', 'ConcatSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'CommonSubexpression', 'DeadCodeElimination'];
 
 describe('Patterns', () => {
   it('enables the patterns of each level, and Default when no level is given', () => {
