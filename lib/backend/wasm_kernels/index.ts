@@ -16,9 +16,10 @@
  *   products run a plain loop (0.8 ms against 0.2 ms as per-matrix XNNPACK
  *   products for a transformer's `[4, 64, 64]` attention product),
  *   `Slice`, which copied its whole input to keep a part of it, and
- *   `Concat`, which copied its inputs part of a row at a time. Each gives
- *   the cpu backend's results (tested over strides, paddings, formats, ties,
- *   transposes, broadcast batches, slice bounds and concatenation axes).
+ *   `Concat`, which copied its inputs part of a row at a time, and
+ *   `Transpose`, run on merged axes. Each gives the cpu backend's results
+ *   (tested over strides, paddings, formats, ties, transposes, broadcast
+ *   batches, slice bounds, concatenation axes and permutations).
  */
 import * as tf from '@tensorflow/tfjs';
 import { avgPoolGradConfig } from './avg_pool_grad.js';
@@ -30,6 +31,7 @@ import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_na
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { sliceConfig } from './slice.js';
+import { transposeConfig } from './transpose.js';
 import { unsortedSegmentSumConfig } from './unsorted_segment_sum.js';
 
 /** The kernels this module adds to the wasm backend where it has none. */
@@ -41,7 +43,7 @@ const WASM_MISSING_KERNELS: readonly tf.KernelConfig[] = [
 ];
 
 /** The kernels this module registers in place of the wasm backend's own, slower ones. */
-export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig, batchMatMulConfig, sliceConfig, concatConfig];
+export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig, batchMatMulConfig, sliceConfig, concatConfig, transposeConfig];
 
 /** The kernels the overrides replaced, by kernel name. */
 const replaced = new Map<string, tf.KernelConfig>();
