@@ -4,33 +4,33 @@
  * its argument where it is set; `opts.settings` is the typed snapshot the
  * runtime reads.
  */
-import { z } from 'zod';
-import { getLogger } from '../common/log.js';
-import { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
+import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import { executionStrategyFromJSON } from '../strategy/execution_strategy_from_json.js';
 import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
-import {
-  type ArgumentRule,
-  checkArgument,
-  describeValue,
-  enumRule,
-  flag,
-  nonEmptyString,
-  nonNegativeInteger,
-  oneOfValues,
-  positiveInteger,
-} from '../option_vocabulary/argument_rules.js';
+import { checkArgument, describeValue, flag, nonEmptyString, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
 import {
   AutoStage,
-  CommGroupType,
+  type CommGroupType,
   ConnectionType,
   OutputMode,
-  SyncPattern,
-  TfjsBackendName,
+  type SyncPattern,
+  type TfjsBackendName,
 } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
+import {
+  backendRule,
+  cachePathRule,
+  checkReturnPeriod,
+  commGroupTypeRule,
+  connectionTypeRule,
+  ipuVersionRule,
+  outputModeRule,
+  recomputationRule,
+  strategyRule,
+  syncPatternRule,
+} from './general_option_rules.js';
 import { applyOptionsData } from './options_data.js';
 import { applyEnvironmentOptions } from './options_environment.js';
 import type { OptionSetters } from './option_setters.js';
@@ -48,45 +48,7 @@ import { TrainingOptions } from './training_options.js';
 import type { PatternsLevel } from '../ir/patterns/pattern.js';
 import { patternsFromSetting } from '../ir/patterns/patterns.js';
 import { targetSpec, type IpuTargetName, type IpuTargetSpec } from '../ipu/target_spec.js';
-import { RecomputationType } from '../strategy/recomputation.js';
-
-const logger = getLogger('options');
-
-const outputModeRule = enumRule(OutputMode, 'OutputMode');
-const commGroupTypeRule = enumRule(CommGroupType, 'CommGroupType');
-const connectionTypeRule = enumRule(ConnectionType, 'ConnectionType');
-const syncPatternRule = enumRule(SyncPattern, 'SyncPattern');
-const backendRule = oneOfValues(Object.values(TfjsBackendName), 'string');
-const ipuVersionRule = oneOfValues([1, 2, 21], 'number');
-const recomputationRule = enumRule(RecomputationType, 'RecomputationType');
-const strategyRule: ArgumentRule<ExecutionStrategy> = {
-  schema: z.custom<ExecutionStrategy>(isExecutionStrategy),
-  jsType: 'object',
-  expected: 'an execution strategy (PipelinedExecution, ShardedExecution, SerialPhasedExecution or ParallelPhasedExecution)',
-};
-const cachePathRule: ArgumentRule<string | null> = {
-  ...nonEmptyString,
-  schema: nonEmptyString.schema.nullable(),
-  expected: 'a non-empty string (a directory), or null to disable caching',
-};
-
-/**
- * The return period given with an output mode: required (a positive integer)
- * with `EveryN`; with any other mode it is ignored, as PopTorch ignores it,
- * with an info message, and the period is 1. `null` and `undefined` mean none.
- */
-function checkReturnPeriod(mode: OutputMode, period: number | null | undefined, where: string): number {
-  if (mode === OutputMode.EveryN) {
-    if (period === undefined || period === null) {
-      throw new RangeError(`${where}: OutputMode.EveryN needs a return period (a positive integer), got none`);
-    }
-    return checkArgument(positiveInteger, period, `${where}: outputReturnPeriod`);
-  }
-  if (period !== undefined && period !== null) {
-    logger.info(`${where}: return period ${describeValue(period)} ignored with OutputMode.${mode}; it only applies to OutputMode.EveryN`);
-  }
-  return 1;
-}
+import type { RecomputationType } from '../strategy/recomputation.js';
 
 /** How an {@link Options} starts. */
 export interface OptionsInit {
