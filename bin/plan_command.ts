@@ -10,9 +10,25 @@
  */
 import { parseArgs } from 'node:util';
 import {
-  AutoStage, BeginBlock, fileSystemHandler, half, IPU_TARGETS, LOSS_NAMES, Options, PipelinedExecution, PLAN_OPTIMIZERS, PoptfjsError, balancedGroups, layerCycles, plan, tf,
+  AutoStage,
+  BeginBlock,
+  fileSystemHandler,
+  half,
+  IPU_TARGETS,
+  LOSS_NAMES,
+  Options,
+  PipelinedExecution,
+  PLAN_OPTIMIZERS,
+  PoptfjsError,
+  balancedGroups,
+  layerCycles,
+  plan,
+  tf,
   withShapeOnlyBackend,
-  type IpuTargetName, type PlanInput, type PlanOptimizerName, type PlanRequest,
+  type IpuTargetName,
+  type PlanInput,
+  type PlanOptimizerName,
+  type PlanRequest,
 } from 'poptfjs';
 
 /** The help text of the verb. */
@@ -63,7 +79,8 @@ export async function planCommand(args: string[]): Promise<void> {
   if (!IPU_TARGETS.includes(target as IpuTargetName)) throw cliError(`--ipu takes ${IPU_TARGETS.join(' or ')}, got '${target}'`);
   const optimizer = values.optimizer ?? 'sgd';
   if (!(optimizer in PLAN_OPTIMIZERS)) throw cliError(`--optimizer takes one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')}, got '${optimizer}'`);
-  if (values.loss !== undefined && !(LOSS_NAMES as readonly string[]).includes(values.loss)) throw cliError(`--loss takes one of ${LOSS_NAMES.join(', ')}, got '${values.loss}'`);
+  if (values.loss !== undefined && !(LOSS_NAMES as readonly string[]).includes(values.loss))
+    throw cliError(`--loss takes one of ${LOSS_NAMES.join(', ')}, got '${values.loss}'`);
   const training = !values.inference;
 
   const options = (groups?: string[][]): Options => {
@@ -94,7 +111,8 @@ export async function planCommand(args: string[]): Promise<void> {
   const describe = await describeModel(() => load(), batch, values.float16 === true);
   describe.loss = values.loss ?? describe.loss;
   if (training && describe.loss === undefined) throw cliError(`training needs a loss: give --loss (one of ${LOSS_NAMES.join(', ')}) or plan --inference`);
-  if (training && describe.output === undefined) throw cliError('training a model with several outputs needs its own loss; plan it with plan() in a program, or plan --inference');
+  if (training && describe.output === undefined)
+    throw cliError('training a model with several outputs needs its own loss; plan it with plan() in a program, or plan --inference');
   const request = (o: Options): PlanRequest => ({
     options: o,
     training,

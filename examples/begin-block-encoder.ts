@@ -45,5 +45,10 @@ const pipelined = inferenceModel(model, { options: opts });
 const input = tf.randomUniform([4, sequence], 0, vocabulary, 'int32', 3);
 const out = (await pipelined(input)) as tf.Tensor;
 const reference = model.predict(input) as tf.Tensor;
-console.log(`output [${out.shape.join(', ')}], largest difference from model.predict: ${tf.max(tf.abs(tf.sub(out, reference))).dataSync()[0]!.toExponential(2)}`);
+console.log(
+  `output [${out.shape.join(', ')}], largest difference from model.predict: ${tf
+    .max(tf.abs(tf.sub(out, reference)))
+    .dataSync()[0]!
+    .toExponential(2)}`,
+);
 console.log(pipelined.planText());

@@ -34,8 +34,14 @@ const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError',
 
 // 96 samples of a smooth function of 8 inputs; every instance holds them all and trains on its share.
 const samples = 96;
-const x = tf.tensor2d(Array.from({ length: samples * 8 }, (_, i) => Math.sin(0.37 * i)), [samples, 8]);
-const y = tf.tensor2d(Array.from({ length: samples }, (_, i) => Math.cos(0.91 * i) * 0.5), [samples, 1]);
+const x = tf.tensor2d(
+  Array.from({ length: samples * 8 }, (_, i) => Math.sin(0.37 * i)),
+  [samples, 8],
+);
+const y = tf.tensor2d(
+  Array.from({ length: samples }, (_, i) => Math.cos(0.91 * i) * 0.5),
+  [samples, 1],
+);
 const loader = new DataLoader(opts, [x, y], { batchSize: 4 });
 
 for (let epoch = 0; epoch < 2; epoch++) {
@@ -47,7 +53,8 @@ for (let epoch = 0; epoch < 2; epoch++) {
     steps++;
     tf.dispose([input!, target!, output as tf.Tensor, loss]);
   }
-  if (instance === 0) console.log(`epoch ${epoch}: ${steps} steps of ${loader.combinedBatchSize} samples per instance, mean loss on its share ${(lossSum / steps).toFixed(6)}`);
+  if (instance === 0)
+    console.log(`epoch ${epoch}: ${steps} steps of ${loader.combinedBatchSize} samples per instance, mean loss on its share ${(lossSum / steps).toFixed(6)}`);
 }
 
 if (instance === 0 && popdist.getNumInstances() > 1) console.log(executor.getSummaryReport().split('\n\n').pop());

@@ -38,7 +38,11 @@ if (!Number.isInteger(accumulation)) throw new Error(`--host-batch ${hostBatch} 
 
 const CLASSES = 10;
 /** Where the pipeline's stages begin: IPU 1 at block 3, IPU 2 at block 6, IPU 3 at block 13 (about a quarter of the work each). */
-const STAGE_STARTS: ReadonlyArray<readonly [layer: string, ipu: number]> = [['block_3_expand', 1], ['block_6_expand', 2], ['block_13_expand', 3]];
+const STAGE_STARTS: ReadonlyArray<readonly [layer: string, ipu: number]> = [
+  ['block_3_expand', 1],
+  ['block_6_expand', 2],
+  ['block_13_expand', 3],
+];
 
 const MiB = 2 ** 20;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`;
@@ -49,7 +53,13 @@ function model(): tf.LayersModel {
 }
 
 const images = tf.randomUniform([hostBatch, imageSize, imageSize, 3], -1, 1, 'float32', 7);
-const labels = tf.oneHot(tf.tensor1d(Array.from({ length: hostBatch }, (_, i) => (i * 7) % CLASSES), 'int32'), CLASSES);
+const labels = tf.oneHot(
+  tf.tensor1d(
+    Array.from({ length: hostBatch }, (_, i) => (i * 7) % CLASSES),
+    'int32',
+  ),
+  CLASSES,
+);
 
 /** The loss of each micro-batch computed by plain tfjs: a training-mode forward pass per chunk of the host batch. */
 function referenceLosses(net: tf.LayersModel): number[] {

@@ -18,21 +18,13 @@ function sixBlockModel(ids: string[]) {
   };
 }
 
-const serial = SerialPhasedExecution(
-  Phase(Stage('A'), Stage('A2')),
-  Phase(Stage('B'), Stage('B2')),
-  Phase(Stage('C'), Stage('C2')),
-);
+const serial = SerialPhasedExecution(Phase(Stage('A'), Stage('A2')), Phase(Stage('B'), Stage('B2')), Phase(Stage('C'), Stage('C2')));
 serial.phase(0).ipus(0, 1);
 serial.phase(1).ipus(0, 1);
 serial.phase(2).ipus(0, 1);
 serial.setTensorsLiveness(Liveness.OffChipAfterFwd);
 
-const parallel = ParallelPhasedExecution(
-  Phase(Stage('0'), Stage('1')),
-  Phase(Stage('2'), Stage('3')),
-  Phase(Stage('4'), Stage('5')),
-);
+const parallel = ParallelPhasedExecution(Phase(Stage('0'), Stage('1')), Phase(Stage('2'), Stage('3')), Phase(Stage('4'), Stage('5')));
 parallel.phase(0).ipus(0, 2);
 parallel.phase(1).ipus(1, 3);
 parallel.phase(2).ipus(0, 2);

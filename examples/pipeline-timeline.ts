@@ -25,14 +25,18 @@ function model(): tf.Sequential {
 
 function strategy(ipus: number) {
   const blocksPerIpu = 4 / ipus;
-  return PipelinedExecution(
-    ...Array.from({ length: ipus }, (_, ipu) => Stage(...Array.from({ length: blocksPerIpu }, (__, k) => `block${ipu * blocksPerIpu + k}`)).ipu(ipu)),
-  );
+  return PipelinedExecution(...Array.from({ length: ipus }, (_, ipu) => Stage(...Array.from({ length: blocksPerIpu }, (__, k) => `block${ipu * blocksPerIpu + k}`)).ipu(ipu)));
 }
 
 const reportDir = process.argv[2];
 console.log('IPUs  grad. accumulation  samples/s     bubble   utilization per IPU');
-for (const [ipus, accumulation] of [[1, 8], [2, 8], [2, 32], [4, 8], [4, 32]] as const) {
+for (const [ipus, accumulation] of [
+  [1, 8],
+  [2, 8],
+  [2, 32],
+  [4, 8],
+  [4, 32],
+] as const) {
   const m = model();
   const opts = new Options().setExecutionStrategy(strategy(ipus));
   opts.Training.gradientAccumulation(accumulation);

@@ -16,7 +16,13 @@ const accumulation = 8;
 function mlp(): tf.Sequential {
   return tf.sequential({
     layers: Array.from({ length: 4 }, (_, i) =>
-      tf.layers.dense({ units: width, inputShape: [width], activation: 'relu', kernelInitializer: tf.initializers.randomNormal({ stddev: 0.01, seed: i }), name: `dense${i}` }),
+      tf.layers.dense({
+        units: width,
+        inputShape: [width],
+        activation: 'relu',
+        kernelInitializer: tf.initializers.randomNormal({ stddev: 0.01, seed: i }),
+        name: `dense${i}`,
+      }),
     ),
   });
 }

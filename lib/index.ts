@@ -51,11 +51,26 @@ export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executo
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
 export { load, type LoadArgs } from './executor/model_wrappers.js';
 export { balancedGroups, layerCycles } from './executor/layer_balance.js';
-export { plan, PLAN_OPTIMIZERS, type Plan, type PlanRequest, type PlanInput, type PlanBuild, type PlanOptimizerName, type PlanOptimizerTarget } from './executor/model_plan.js';
+export {
+  plan,
+  PLAN_OPTIMIZERS,
+  type Plan,
+  type PlanRequest,
+  type PlanInput,
+  type PlanBuild,
+  type PlanOptimizerName,
+  type PlanOptimizerTarget,
+} from './executor/model_plan.js';
 export type { CompileAndExportOptions } from './executor/executable_export.js';
 export type { EditOptions } from './executor/precompiled_model.js';
 export {
-  executableCacheStatistics, listExecutableCache, listCacheTemporaryFiles, clearExecutableCache, type ExecutableCacheStatistics, type CacheEntryInfo, type CacheClearResult,
+  executableCacheStatistics,
+  listExecutableCache,
+  listCacheTemporaryFiles,
+  clearExecutableCache,
+  type ExecutableCacheStatistics,
+  type CacheEntryInfo,
+  type CacheClearResult,
 } from './files/executable_cache.js';
 export type { TemporaryFile } from './files/atomic_file.js';
 export { fileSystemHandler } from './files/file_system_io.js';
@@ -99,7 +114,14 @@ export * as onnx from './onnx/index.js';
 export * as optim from '../optim/index.js';
 export { half, isHalf, dtypeOf, type HalfTarget, type PoptfjsDataType } from './precision/half.js';
 export {
-  roundToFloat16, roundFloat16Array, isFloat16Value, FLOAT16_MAX, FLOAT16_MIN_NORMAL, FLOAT16_MIN_SUBNORMAL, FLOAT16_EPSILON, type RoundingRandomness,
+  roundToFloat16,
+  roundFloat16Array,
+  isFloat16Value,
+  FLOAT16_MAX,
+  FLOAT16_MIN_NORMAL,
+  FLOAT16_MIN_SUBNORMAL,
+  FLOAT16_EPSILON,
+  type RoundingRandomness,
 } from './precision/float16.js';
 export * as ops from '../ops/index.js';
 export * as popart from './session/index.js';

@@ -22,12 +22,18 @@ function checkCondition(condition: unknown): tf.Tensor {
 /** Checks that both branches return tensors of the same shapes and dtypes. */
 function checkBranches(thenOutputs: readonly tf.Tensor[], elseOutputs: readonly tf.Tensor[]): void {
   if (thenOutputs.length !== elseOutputs.length) {
-    throw controlFlowError(OP, `${OP}: the then body returns ${thenOutputs.length} tensor(s) and the else body ${elseOutputs.length}; both must return the same number of tensors`);
+    throw controlFlowError(
+      OP,
+      `${OP}: the then body returns ${thenOutputs.length} tensor(s) and the else body ${elseOutputs.length}; both must return the same number of tensors`,
+    );
   }
   thenOutputs.forEach((a, i) => {
     const b = elseOutputs[i]!;
     if (a.dtype !== b.dtype || !tf.util.arraysEqual(a.shape, b.shape)) {
-      throw controlFlowError(OP, `${OP}: output ${i} is ${tensorTypeText(a)} in the then body but ${tensorTypeText(b)} in the else body; both branches must return tensors of the same shapes and dtypes`);
+      throw controlFlowError(
+        OP,
+        `${OP}: output ${i} is ${tensorTypeText(a)} in the then body but ${tensorTypeText(b)} in the else body; both branches must return tensors of the same shapes and dtypes`,
+      );
     }
   });
 }

@@ -39,12 +39,18 @@ function checkCount(value: number, name: string, min: number, max: number): void
 export function ctcBeamSearchDecoder(probs: tf.Tensor, lengths: tf.Tensor, blank = 0, beamWidth = 100, topPaths = 1): [tf.Tensor2D, tf.Tensor2D, tf.Tensor3D] {
   if (!(probs instanceof tf.Tensor)) throw invalid(`probs must be a tf.Tensor, got ${probs === null ? 'null' : typeof probs}`);
   if (!(lengths instanceof tf.Tensor)) throw invalid(`lengths must be a tf.Tensor, got ${lengths === null ? 'null' : typeof lengths}`);
-  if (probs.rank !== 3 || probs.dtype !== 'float32') throw invalid(`probs must be float32 log-probabilities of shape [input length, batch size, classes], got ${probs.dtype}[${probs.shape.join(',')}]`);
+  if (probs.rank !== 3 || probs.dtype !== 'float32')
+    throw invalid(`probs must be float32 log-probabilities of shape [input length, batch size, classes], got ${probs.dtype}[${probs.shape.join(',')}]`);
   const [, batch, classes] = probs.shape as [number, number, number];
-  if (lengths.rank !== 1 || lengths.shape[0] !== batch || lengths.dtype !== 'int32') throw invalid(`lengths must be int32 of shape [${batch}] (one per batch entry), got ${lengths.dtype}[${lengths.shape.join(',')}]`);
+  if (lengths.rank !== 1 || lengths.shape[0] !== batch || lengths.dtype !== 'int32')
+    throw invalid(`lengths must be int32 of shape [${batch}] (one per batch entry), got ${lengths.dtype}[${lengths.shape.join(',')}]`);
   checkCount(blank, 'blank', 0, classes - 1);
   checkCount(beamWidth, 'beamWidth', 1, Number.MAX_SAFE_INTEGER);
   checkCount(topPaths, 'topPaths', 1, beamWidth);
   const attrs: CtcBeamSearchAttrs = { blank, beamWidth, topPaths };
-  return tf.engine().runKernel(POPTFJS_KERNELS.ctcBeamSearchDecoder, { probs, lengths }, attrs as unknown as tf.NamedAttrMap) as unknown as [tf.Tensor2D, tf.Tensor2D, tf.Tensor3D];
+  return tf.engine().runKernel(POPTFJS_KERNELS.ctcBeamSearchDecoder, { probs, lengths }, attrs as unknown as tf.NamedAttrMap) as unknown as [
+    tf.Tensor2D,
+    tf.Tensor2D,
+    tf.Tensor3D,
+  ];
 }

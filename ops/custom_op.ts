@@ -8,7 +8,13 @@ import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js'
 import { MAX_CUSTOM_OP_OUTPUTS, type CustomOpNodeAttrs } from '../lib/backend/poptfjs_kernels/custom_op_kernels.js';
 import { registeredCustomOp, type CustomOpAttribute, type CustomOpAttributes } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
 
-export { registerCustomOp, unregisterCustomOp, type CustomOpAttribute, type CustomOpAttributes, type CustomOpDefinition } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
+export {
+  registerCustomOp,
+  unregisterCustomOp,
+  type CustomOpAttribute,
+  type CustomOpAttributes,
+  type CustomOpDefinition,
+} from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
 
 function invalid(message: string): PoptfjsError {
   return new PoptfjsError(`customOp: ${message}`, { type: 'trace', location: 'customOp' });
@@ -24,11 +30,15 @@ function checkAscii(text: string, what: string): void {
 
 /** The attributes, checked as PopTorch checks them: numbers, ASCII strings, or arrays of only numbers or only strings. */
 function checkedAttributes(attributes: unknown): CustomOpAttributes {
-  if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) throw invalid(`attributes must be an object of name: value, got ${typeName(attributes)}`);
+  if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes))
+    throw invalid(`attributes must be an object of name: value, got ${typeName(attributes)}`);
   const checked: Record<string, CustomOpAttribute> = {};
   for (const [key, value] of Object.entries(attributes)) {
     checkAscii(key, 'attribute name');
-    const ok = typeof value === 'number' || typeof value === 'string' || (Array.isArray(value) && value.every((e) => typeof e === typeof value[0]) && ['number', 'string', 'undefined'].includes(typeof value[0]));
+    const ok =
+      typeof value === 'number' ||
+      typeof value === 'string' ||
+      (Array.isArray(value) && value.every((e) => typeof e === typeof value[0]) && ['number', 'string', 'undefined'].includes(typeof value[0]));
     if (!ok) {
       const mixed = Array.isArray(value) && !value.every((e) => typeof e === typeof value[0]);
       throw invalid(`attribute '${key}' must be a number, a string, or an array of only numbers or only strings, got ${mixed ? 'an array of mixed types' : typeName(value)}`);
@@ -91,6 +101,8 @@ export function customOp(
     outputShapes: exampleOutputs.map((t) => [...t.shape]),
     outputDtypes: exampleOutputs.map((t) => t.dtype),
   };
-  const out = tf.engine().runKernel(POPTFJS_KERNELS.customOp, [...inputs] as unknown as tf.NamedTensorMap, attrs as unknown as tf.NamedAttrMap) as unknown as tf.Tensor | tf.Tensor[];
+  const out = tf.engine().runKernel(POPTFJS_KERNELS.customOp, [...inputs] as unknown as tf.NamedTensorMap, attrs as unknown as tf.NamedAttrMap) as unknown as
+    | tf.Tensor
+    | tf.Tensor[];
   return Array.isArray(out) ? out : [out];
 }

@@ -12,12 +12,18 @@ const BODY = 'the body of ops.forLoop';
 /** Checks that one iteration's outputs can be the next one's inputs. */
 function checkCarried(inputs: readonly tf.Tensor[], outputs: readonly tf.Tensor[]): void {
   if (outputs.length !== inputs.length) {
-    throw controlFlowError(OP, `${OP}: the body returns ${outputs.length} tensor(s) for ${inputs.length} input(s); it must return one tensor per input, as each iteration's outputs are the next one's inputs`);
+    throw controlFlowError(
+      OP,
+      `${OP}: the body returns ${outputs.length} tensor(s) for ${inputs.length} input(s); it must return one tensor per input, as each iteration's outputs are the next one's inputs`,
+    );
   }
   outputs.forEach((out, i) => {
     const input = inputs[i]!;
     if (out.dtype !== input.dtype || !tf.util.arraysEqual(out.shape, input.shape)) {
-      throw controlFlowError(OP, `${OP}: the body's output ${i} is ${tensorTypeText(out)} but its input ${i} is ${tensorTypeText(input)}; each iteration's outputs are the next one's inputs, so they must have the same shapes and dtypes`);
+      throw controlFlowError(
+        OP,
+        `${OP}: the body's output ${i} is ${tensorTypeText(out)} but its input ${i} is ${tensorTypeText(input)}; each iteration's outputs are the next one's inputs, so they must have the same shapes and dtypes`,
+      );
     }
   });
 }

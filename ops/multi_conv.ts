@@ -83,7 +83,8 @@ export class MultiConv implements Disposable {
    */
   availableMemoryProportions(value: number | readonly number[]): this {
     const values = perConvolution(value, isProportion);
-    if (!values) throw argumentError(OP, `Invalid available memory proportion! Expected a number in (0, 1] or a non-empty list of them (one per convolution), got ${shown(value)}`);
+    if (!values)
+      throw argumentError(OP, `Invalid available memory proportion! Expected a number in (0, 1] or a non-empty list of them (one per convolution), got ${shown(value)}`);
     this.settings = { ...this.settings, availableMemoryProportions: values };
     return this;
   }
@@ -98,14 +99,16 @@ export class MultiConv implements Disposable {
    */
   partialsTypes(value: PartialsType | readonly PartialsType[]): this {
     const values = perConvolution(value, isPartialsType);
-    if (!values) throw argumentError(OP, `Invalid partials types. Expecting 'float' or 'half' (PartialsType.Float, PartialsType.Half) or a non-empty list of them, got ${shown(value)}`);
+    if (!values)
+      throw argumentError(OP, `Invalid partials types. Expecting 'float' or 'half' (PartialsType.Float, PartialsType.Half) or a non-empty list of them, got ${shown(value)}`);
     this.settings = { ...this.settings, partialsTypes: values };
     return this;
   }
 
   /** How the group runs: `MultiConvPlanType.Parallel` (default) or `MultiConvPlanType.Serial`. */
   planType(value: MultiConvPlanType): this {
-    if (!PLAN_TYPES.includes(value as string)) throw argumentError(OP, `Invalid plan type! Expected MultiConvPlanType.Parallel or MultiConvPlanType.Serial, got ${shown(value)}`);
+    if (!PLAN_TYPES.includes(value as string))
+      throw argumentError(OP, `Invalid plan type! Expected MultiConvPlanType.Parallel or MultiConvPlanType.Serial, got ${shown(value)}`);
     this.settings = { ...this.settings, planType: value };
     return this;
   }
@@ -147,7 +150,10 @@ export class MultiConv implements Disposable {
     const values = perConvolution(value, isBoolean);
     if (!values) throw argumentError(OP, `enableConvDithering: value must be bool or list of bools, got ${shown(value)}`);
     if (values.some(Boolean)) {
-      throw argumentError(OP, 'enableConvDithering(true) is not modelled: the simulated planner does not model the start tile of a convolution that dithering moves, so only false is accepted');
+      throw argumentError(
+        OP,
+        'enableConvDithering(true) is not modelled: the simulated planner does not model the start tile of a convolution that dithering moves, so only false is accepted',
+      );
     }
     return this;
   }

@@ -6,9 +6,13 @@ import { PoptfjsError } from '../lib/common/errors.js';
 import { closeNameScope, openNameScope } from '../lib/trace/name_scope.js';
 
 function checkName(name: unknown): string {
-  if (typeof name !== 'string') throw new PoptfjsError(`NameScope: the name must be a string, got ${name === null ? 'null' : typeof name}`, { type: 'annotation', location: 'NameScope' });
+  if (typeof name !== 'string')
+    throw new PoptfjsError(`NameScope: the name must be a string, got ${name === null ? 'null' : typeof name}`, { type: 'annotation', location: 'NameScope' });
   if (name === '' || name.includes('/')) {
-    throw new PoptfjsError(`NameScope: the name must be non-empty and without '/' (nested scopes are joined by '/'), got ${JSON.stringify(name)}`, { type: 'annotation', location: 'NameScope' });
+    throw new PoptfjsError(`NameScope: the name must be non-empty and without '/' (nested scopes are joined by '/'), got ${JSON.stringify(name)}`, {
+      type: 'annotation',
+      location: 'NameScope',
+    });
   }
   return name;
 }

@@ -40,7 +40,11 @@ export function serializedMatMul(lhs: tf.Tensor, rhs: tf.Tensor, mode: MatMulSer
     throw argumentError(OP, `rhs must have rank 2 or the batch of lhs [${batch.join(', ')}], got shape [${rhs.shape.join(', ')}]`);
   }
   if (mode === MatMulSerializationMode.Disabled) return tf.matMul(lhs, rhs);
-  const split = { InputChannels: ['input channels (the rows of lhs)', m], ReducingDim: ['reducing dimension', k], OutputChannels: ['output channels (the columns of rhs)', n] } as const;
+  const split = {
+    InputChannels: ['input channels (the rows of lhs)', m],
+    ReducingDim: ['reducing dimension', k],
+    OutputChannels: ['output channels (the columns of rhs)', n],
+  } as const;
   const [name, size] = split[mode];
   if (factor < 1 || size % factor !== 0) throw argumentError(OP, `the factor (${factor}) must divide the ${name}, ${size}, to split it into equal steps`);
   const groups = batch.reduce((p, d) => p * d, 1);

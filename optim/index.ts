@@ -25,5 +25,11 @@ export { AdamW, type AdamWOptions, type AdamWGroupAttributes, type AdamWAttribut
 export { RMSprop, type RMSpropOptions, type RMSpropGroupAttributes, type RMSpropAttributes } from './rmsprop.js';
 export { LAMB, type LAMBOptions, type LAMBGroupAttributes, type LAMBAttributes } from './lamb.js';
 export {
-  BIN_EDGE_LOCATION, UPPER_COUNT_THRESHOLD, MIN_LOSS_SCALE, MAX_LOSS_SCALE, type GradientStatistics, gradientStatistics, nextLossScale,
+  BIN_EDGE_LOCATION,
+  UPPER_COUNT_THRESHOLD,
+  MIN_LOSS_SCALE,
+  MAX_LOSS_SCALE,
+  type GradientStatistics,
+  gradientStatistics,
+  nextLossScale,
 } from './automatic_loss_scaling.js';

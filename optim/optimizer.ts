@@ -18,7 +18,11 @@ import { isLayersModel, trainableVariables } from '../lib/trace/model_function.j
 import { type AccumType, type HyperShape, type HyperValue, optimizerError, parseHyperValues, sameHyperValue } from './optimizer_options.js';
 import type { OptimizerState, OptimizerStateData, OptimizerStateRecord, OptimizerStateStore, ParameterState, TensorData } from './optimizer_state.js';
 import {
-  copyOptimizerStateData, OPTIMIZER_STATE_DICT_FORMAT, OPTIMIZER_STATE_DICT_VERSION, parseOptimizerStateDict, type OptimizerStateDict,
+  copyOptimizerStateData,
+  OPTIMIZER_STATE_DICT_FORMAT,
+  OPTIMIZER_STATE_DICT_VERSION,
+  parseOptimizerStateDict,
+  type OptimizerStateDict,
 } from './optimizer_state_dict.js';
 import { splitIntoGroups, type ParamGroup, type ParamGroupSpec } from './param_groups.js';
 import { type UnknownAttributeCheck, withoutUnknownAttributes } from './unknown_attributes.js';
@@ -179,9 +183,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
 
   #groupOf(where: string, params: tf.Variable[], values: Record<string, unknown>): ParamGroup<G> {
     const checked = parseHyperValues(where, this.#shapes.group, values, (key) =>
-      key in this.#shapes.global
-        ? `${where}: ${key} must have one value for all parameter groups; set it in the optimizer's options, not in paramGroups`
-        : undefined,
+      key in this.#shapes.global ? `${where}: ${key} must have one value for all parameter groups; set it in the optimizer's options, not in paramGroups` : undefined,
     );
     return { ...(checked as G), params };
   }
@@ -220,7 +222,11 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     const where = `optim.${this.type}`;
     const { group: groupShape, global: globalShape } = this.#shapes;
     const attributes = [...Object.keys(groupShape), ...Object.keys(globalShape)];
-    const own = Object.fromEntries(Object.keys(this).filter((key) => !OWN_FIELDS.has(key)).map((key) => [key, undefined]));
+    const own = Object.fromEntries(
+      Object.keys(this)
+        .filter((key) => !OWN_FIELDS.has(key))
+        .map((key) => [key, undefined]),
+    );
     this.#withoutUnknown(where, own, (key) => key in groupShape || key in globalShape, attributes);
     const globalValues: Record<string, unknown> = {};
     for (const key of Object.keys(globalShape)) globalValues[key] = (this as unknown as Record<string, unknown>)[key];

@@ -59,9 +59,7 @@ export function emptyOptimizerState(): OptimizerState {
 export function optimizerStateRecord(state: OptimizerState): OptimizerStateRecord {
   const slots: Record<string, Record<string, TensorData>> = {};
   for (const [param, paramSlots] of state.slots) {
-    slots[param] = Object.fromEntries(
-      Object.entries(paramSlots).map(([slot, t]) => [slot, { shape: [...t.shape], data: Float32Array.from(t.dataSync() as Float32Array) }]),
-    );
+    slots[param] = Object.fromEntries(Object.entries(paramSlots).map(([slot, t]) => [slot, { shape: [...t.shape], data: Float32Array.from(t.dataSync() as Float32Array) }]));
   }
   return { step: state.step, slots };
 }

@@ -79,9 +79,7 @@ export function parseOptimizerStateDict(where: string, value: unknown): Optimize
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'the state dict';
-    throw optimizerError(
-      `${where}: not a poptfjs optimizer state dict (from opt.stateDict()): ${path} ${issue.message.replace(/^Invalid input: /, '')}`,
-    );
+    throw optimizerError(`${where}: not a poptfjs optimizer state dict (from opt.stateDict()): ${path} ${issue.message.replace(/^Invalid input: /, '')}`);
   }
   const d = result.data;
   const states: Record<string, OptimizerStateRecord> = d.states;

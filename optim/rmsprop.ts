@@ -84,7 +84,9 @@ export class RMSprop extends Optimizer<RMSpropGroupAttributes, RMSpropAttributes
 
   protected override checkGlobal(global: Readonly<RMSpropAttributes>, where: string): void {
     if (global.squareAvgFromZero && !global.useTfVariant) {
-      throw optimizerError(`${where}: squareAvgFromZero applies to TensorFlow's variant only (PyTorch's square average always starts at zero); pass useTfVariant: true to use it`);
+      throw optimizerError(
+        `${where}: squareAvgFromZero applies to TensorFlow's variant only (PyTorch's square average always starts at zero); pass useTfVariant: true to use it`,
+      );
     }
   }
 

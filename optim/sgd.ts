@@ -17,7 +17,16 @@
  * no state.
  */
 import * as tf from '@tensorflow/tfjs';
-import { Optimizer, type OptimizerOptions, type OptimizerSettings, type OptimizerTarget, type ParameterResult, type ParameterUpdate, type StateSlot, type SlotPrecision } from './optimizer.js';
+import {
+  Optimizer,
+  type OptimizerOptions,
+  type OptimizerSettings,
+  type OptimizerTarget,
+  type ParameterResult,
+  type ParameterUpdate,
+  type StateSlot,
+  type SlotPrecision,
+} from './optimizer.js';
 import { accumType, flag, type HyperValues, nonNegative, optimizerError, positive, positiveOrInfinity } from './optimizer_options.js';
 
 const GROUP = {
@@ -97,7 +106,9 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
     if (!global.useCombinedAccum) return;
     for (const key of ['accumType', 'firstOrderMomentumAccumType'] as const) {
       if (global[key] === 'float16') {
-        this.warnOnce(`${where}: ${key} 'float16' is ignored with useCombinedAccum: true; the combined variant accumulates gradients and velocity in one tensor of the parameter's precision`);
+        this.warnOnce(
+          `${where}: ${key} 'float16' is ignored with useCombinedAccum: true; the combined variant accumulates gradients and velocity in one tensor of the parameter's precision`,
+        );
       }
     }
   }
@@ -122,10 +133,7 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
     const first = u.step === 1;
     if (u.global.useCombinedAccum) {
       const previous = u.slots[SCALED_VELOCITY]!;
-      const scaled = u.stored(
-        SCALED_VELOCITY,
-        first ? tf.mul(g, velocityScaling) : tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)),
-      );
+      const scaled = u.stored(SCALED_VELOCITY, first ? tf.mul(g, velocityScaling) : tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)));
       velocity = tf.div(scaled, velocityScaling);
       slots = { [SCALED_VELOCITY]: scaled };
     } else {

@@ -31,8 +31,7 @@ export function withoutUnknownAttributes(
       known[key] = value;
     } else if (check === 'refuse') {
       throw optimizerError(
-        `${where}: unknown attribute '${key}'; expected ${expected.join(', ')} ` +
-          '(Options.relaxOptimizerAttributesChecks(true) ignores unknown attributes with a warning)',
+        `${where}: unknown attribute '${key}'; expected ${expected.join(', ')} (Options.relaxOptimizerAttributesChecks(true) ignores unknown attributes with a warning)`,
       );
     } else {
       warn(`${where}: ignoring unknown attribute '${key}' (relaxOptimizerAttributesChecks); expected ${expected.join(', ')}`);

@@ -11,14 +11,7 @@
  * results (it is a report; the test suite checks a fixed list of cases).
  */
 import { initBackend } from '../lib/backend/backend_selection.js';
-import {
-  BACKEND_TEST_SUITES,
-  INSTALL_HINT,
-  backendTestDataInstalled,
-  backendTestIds,
-  runBackendTest,
-  type BackendTestResult,
-} from './onnx_backend_test.js';
+import { BACKEND_TEST_SUITES, INSTALL_HINT, backendTestDataInstalled, backendTestIds, runBackendTest, type BackendTestResult } from './onnx_backend_test.js';
 
 const args = process.argv.slice(2);
 const onlyFailures = args.includes('--failures');

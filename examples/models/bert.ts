@@ -28,7 +28,17 @@ export interface BertConfig {
 }
 
 /** BERT-Base: 12 layers of 768, 110 M parameters. */
-export const BERT_BASE: BertConfig = { vocabSize: 30522, hiddenSize: 768, layers: 12, heads: 12, intermediateSize: 3072, maxPositions: 512, typeVocabSize: 2, maskedTokens: 20, dropout: 0.1 };
+export const BERT_BASE: BertConfig = {
+  vocabSize: 30522,
+  hiddenSize: 768,
+  layers: 12,
+  heads: 12,
+  intermediateSize: 3072,
+  maxPositions: 512,
+  typeVocabSize: 2,
+  maskedTokens: 20,
+  dropout: 0.1,
+};
 /** BERT-Large: 24 layers of 1024, 335 M parameters. */
 export const BERT_LARGE: BertConfig = { ...BERT_BASE, hiddenSize: 1024, layers: 24, heads: 16, intermediateSize: 4096 };
 

@@ -39,7 +39,12 @@ export function resnet50(options: ResNetOptions = {}): tf.LayersModel {
 
   let x = relu(bn(conv(input, 64, 7, 2, 'stem/conv'), 'stem/bn'));
   x = tf.layers.maxPooling2d({ poolSize: 3, strides: 2, padding: 'same' }).apply(x) as tf.SymbolicTensor;
-  const stages: Array<[blocks: number, width: number]> = [[3, 64], [4, 128], [6, 256], [3, 512]];
+  const stages: Array<[blocks: number, width: number]> = [
+    [3, 64],
+    [4, 128],
+    [6, 256],
+    [3, 512],
+  ];
   stages.forEach(([blocks, width], s) => {
     for (let b = 0; b < blocks; b++) {
       const name = `stage${s + 1}/unit${b + 1}`;

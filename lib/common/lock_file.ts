@@ -92,7 +92,12 @@ function parseLock(text: string): { pid: number | undefined; start?: string | nu
     const startValid = content.start === undefined || content.start === null || typeof content.start === 'string';
     const hostValid = content.hostname === undefined || typeof content.hostname === 'string';
     if (Number.isInteger(content.pid) && startValid && hostValid) {
-      return { pid: content.pid as number, start: content.start as string | null | undefined, parsed: true, ...(content.hostname !== undefined ? { host: content.hostname as string } : {}) };
+      return {
+        pid: content.pid as number,
+        start: content.start as string | null | undefined,
+        parsed: true,
+        ...(content.hostname !== undefined ? { host: content.hostname as string } : {}),
+      };
     }
   } catch {
     // Not JSON: look for a pid below.

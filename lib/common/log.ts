@@ -22,9 +22,7 @@ export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERR', 'CRITICAL', 
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The modules that log, as in PopART. Any other name is accepted too. */
-export const LOG_MODULES = [
-  'poptfjs', 'session', 'ir', 'devicex', 'transform', 'pattern', 'builder', 'op', 'ces', 'trace', 'options', 'data',
-] as const;
+export const LOG_MODULES = ['poptfjs', 'session', 'ir', 'devicex', 'transform', 'pattern', 'builder', 'op', 'ces', 'trace', 'options', 'data'] as const;
 
 const ROOT_MODULE = 'poptfjs';
 
@@ -60,7 +58,10 @@ export class Logger {
   private level: LogLevel | undefined;
 
   /** @internal Use {@link getLogger}. */
-  constructor(readonly module: string, private readonly registry: LoggerRegistry) {}
+  constructor(
+    readonly module: string,
+    private readonly registry: LoggerRegistry,
+  ) {}
 
   /** Sets this module's level; on the root logger (`getLogger()`), sets every module's. */
   setLevel(level: LogLevel | string): void {
@@ -92,17 +93,29 @@ export class Logger {
   }
 
   /** Logs at TRACE. */
-  trace(message: string | (() => string)): void { this.log('TRACE', message); }
+  trace(message: string | (() => string)): void {
+    this.log('TRACE', message);
+  }
   /** Logs at DEBUG. */
-  debug(message: string | (() => string)): void { this.log('DEBUG', message); }
+  debug(message: string | (() => string)): void {
+    this.log('DEBUG', message);
+  }
   /** Logs at INFO. */
-  info(message: string | (() => string)): void { this.log('INFO', message); }
+  info(message: string | (() => string)): void {
+    this.log('INFO', message);
+  }
   /** Logs at WARN. */
-  warn(message: string | (() => string)): void { this.log('WARN', message); }
+  warn(message: string | (() => string)): void {
+    this.log('WARN', message);
+  }
   /** Logs at ERR. */
-  error(message: string | (() => string)): void { this.log('ERR', message); }
+  error(message: string | (() => string)): void {
+    this.log('ERR', message);
+  }
   /** Logs at CRITICAL. */
-  critical(message: string | (() => string)): void { this.log('CRITICAL', message); }
+  critical(message: string | (() => string)): void {
+    this.log('CRITICAL', message);
+  }
 
   /**
    * Writes output the user asked for (a tensor printed by `ops.ipuPrintTensor`)
@@ -167,7 +180,9 @@ class LoggerRegistry {
     } catch (error) {
       if (this.unwritable.has(file)) return;
       this.unwritable.add(file);
-      this.sink(`${timestamp()} poptfjs:${ROOT_MODULE} ${process.pid}.${threadId} W: cannot append to the log file ${file} (${(error as Error).message}); its lines go to the usual destination only\n`);
+      this.sink(
+        `${timestamp()} poptfjs:${ROOT_MODULE} ${process.pid}.${threadId} W: cannot append to the log file ${file} (${(error as Error).message}); its lines go to the usual destination only\n`,
+      );
     }
   }
 

@@ -112,9 +112,7 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
 
     const { deviceIterations, replicationFactor, inputReplicaGrouping, training } = settings;
     if (replicationFactor % inputReplicaGrouping.size !== 0) {
-      throw new RangeError(
-        `DataLoader: replicationFactor (${replicationFactor}) must be a multiple of the input replica group size (${inputReplicaGrouping.size})`,
-      );
+      throw new RangeError(`DataLoader: replicationFactor (${replicationFactor}) must be a multiple of the input replica group size (${inputReplicaGrouping.size})`);
     }
     const replicaShards = replicationFactor / inputReplicaGrouping.size;
     this.combinedBatchSize = this.batchSize * deviceIterations * replicaShards * training.gradientAccumulation;
@@ -227,9 +225,7 @@ export class DataLoader implements AsyncIterable<tf.Tensor[]> {
 /** Checks an array dataset and returns its number of samples. */
 function checkTensors(dataset: unknown): number {
   if (!Array.isArray(dataset)) {
-    throw new TypeError(
-      `DataLoader: the dataset must be an array of tensors sharing their first dimension, or a tf.data.Dataset; got ${describeValue(dataset)}`,
-    );
+    throw new TypeError(`DataLoader: the dataset must be an array of tensors sharing their first dimension, or a tf.data.Dataset; got ${describeValue(dataset)}`);
   }
   if (dataset.length === 0) throw new RangeError('DataLoader: the dataset is empty (an array of no tensors)');
   let samples: number | undefined;
@@ -243,9 +239,7 @@ function checkTensors(dataset: unknown): number {
     }
     const count = tensor.shape[0] as number;
     if (samples !== undefined && count !== samples) {
-      throw new RangeError(
-        `DataLoader: all tensors must share their first (sample) dimension; dataset[0] has ${samples} samples, dataset[${index}] has ${count}`,
-      );
+      throw new RangeError(`DataLoader: all tensors must share their first (sample) dimension; dataset[0] has ${samples} samples, dataset[${index}] has ${count}`);
     }
     samples = count;
   });
@@ -261,9 +255,7 @@ function sampleComponents(value: unknown, expectedComponents: number | undefined
   }
   if (expectedComponents !== undefined && components.length !== expectedComponents) {
     tf.dispose(components as tf.Tensor[]);
-    throw new RangeError(
-      `DataLoader: every dataset element must have the same number of tensors; the first had ${expectedComponents}, a later one ${components.length}`,
-    );
+    throw new RangeError(`DataLoader: every dataset element must have the same number of tensors; the first had ${expectedComponents}, a later one ${components.length}`);
   }
   return components as tf.Tensor[];
 }

@@ -80,8 +80,10 @@ export async function broadcastDeviceState(loaded: LoadedExecutable, world: MpiC
     const sizeOfHeader = new Uint32Array(length.slice().buffer)[0]!;
     const received = await world.broadcast(root ? header : new Uint8Array(sizeOfHeader));
     const layout = JSON.parse(new TextDecoder().decode(received.slice())) as StateLayout;
-    const total = [...layout.weights.flatMap(([, specs]) => specs), ...layout.optimizerStates.flatMap((r) => r.slots.flatMap(([, slots]) => slots.map(([, s]) => s)))]
-      .reduce((n, s) => n + bytesOf(s), 0);
+    const total = [...layout.weights.flatMap(([, specs]) => specs), ...layout.optimizerStates.flatMap((r) => r.slots.flatMap(([, slots]) => slots.map(([, s]) => s)))].reduce(
+      (n, s) => n + bytesOf(s),
+      0,
+    );
     const data = new Uint8Array(new SharedArrayBuffer(total));
     if (root) {
       let offset = 0;

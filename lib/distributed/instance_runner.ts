@@ -104,7 +104,11 @@ function runCommand(index: number, command: readonly string[], env: NodeJS.Proce
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
     const lines = (stream: 'stdout' | 'stderr', input: Readable) =>
-      new Promise<void>((done) => createInterface({ input, crlfDelay: Infinity }).on('line', (text) => output.line(stream, text)).on('close', done));
+      new Promise<void>((done) =>
+        createInterface({ input, crlfDelay: Infinity })
+          .on('line', (text) => output.line(stream, text))
+          .on('close', done),
+      );
     const printed = Promise.all([lines('stdout', child.stdout!), lines('stderr', child.stderr!)]);
     let ended = false;
     const finish = (exit: InstanceExit) => {

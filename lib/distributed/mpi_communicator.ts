@@ -32,9 +32,11 @@ const START_TIMEOUT_MS = 120_000;
 const UCX_WITHOUT_MEMORY_HOOKS: Readonly<Record<string, string>> = { UCX_MEM_MALLOC_HOOKS: 'no', UCX_MEM_MMAP_HOOK_MODE: 'none' };
 
 /** `Atomics.waitAsync` (in Node since 16; typed from ES2024 on, later than this project's `lib`). */
-const waitAsync = (Atomics as unknown as {
-  waitAsync(array: Int32Array, index: number, value: number): { async: boolean; value: Promise<string> | string };
-}).waitAsync;
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(array: Int32Array, index: number, value: number): { async: boolean; value: Promise<string> | string };
+  }
+).waitAsync;
 
 /** A view of float32 or byte data on a `SharedArrayBuffer`. */
 type SharedView = Float32Array | Uint8Array;

@@ -44,7 +44,10 @@ export async function compileWithCache(
   const fromKey: KeyNames = { param: (n) => ownParams.get(n) ?? n, layer: (n) => ownLayers.get(n) ?? n };
   const disk = executableCacheKey(request, optionsData, toKey);
   // The same graph under its own names: the disk key and the names in graph order.
-  const memory = createHash('sha256').update(disk).update(JSON.stringify([[...canonical.params.keys()], [...canonical.layers.keys()]])).digest('hex');
+  const memory = createHash('sha256')
+    .update(disk)
+    .update(JSON.stringify([[...canonical.params.keys()], [...canonical.layers.keys()]]))
+    .digest('hex');
   const keys = { memory, disk };
   const result = await executableCache.obtain(keys, request.settings.executableCachePath, () => ({
     executable: renamedExecutable(compileGraph(request), toKey),

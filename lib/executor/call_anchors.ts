@@ -26,7 +26,9 @@ export class CallAnchors {
     const value = this.anchored.get(shortName);
     if (value === undefined) {
       const names = (executable.anchors ?? []).map((a) => `'${a.name}'`);
-      const why = names.includes(`'${shortName}'`) ? 'the model has not run yet' : `no tensor is anchored as '${shortName}'; anchored: ${names.length > 0 ? names.join(', ') : 'none (Options.anchorTensor)'}`;
+      const why = names.includes(`'${shortName}'`)
+        ? 'the model has not run yet'
+        : `no tensor is anchored as '${shortName}'; anchored: ${names.length > 0 ? names.join(', ') : 'none (Options.anchorTensor)'}`;
       throw new PoptfjsError(`getAnchoredTensor('${shortName}'): ${why}`, { type: 'executor' });
     }
     return tf.clone(value);

@@ -18,10 +18,7 @@ export function describeSignature(sig: readonly TensorSignature[]): string {
 export function checkCallInputs(executable: Executable, inputs: readonly tf.Tensor[]): void {
   const { inputSignature, factors, microBatchSize: micro } = executable;
   if (inputs.length !== inputSignature.length) {
-    throw new PoptfjsError(
-      `expected ${inputSignature.length} input tensor(s) as at compile (${describeSignature(inputSignature)}), got ${inputs.length}`,
-      { type: 'input' },
-    );
+    throw new PoptfjsError(`expected ${inputSignature.length} input tensor(s) as at compile (${describeSignature(inputSignature)}), got ${inputs.length}`, { type: 'input' });
   }
   const split = microBatchesPerCall(factors) > 1;
   const name = (i: number) => inputNames(executable)[i];
@@ -33,10 +30,7 @@ export function checkCallInputs(executable: Executable, inputs: readonly tf.Tens
     }
     if (x.shape.length !== expected.length || x.shape.some((d, k) => d !== expected[k])) {
       const arithmetic = split ? ` (host batch ${expected[0]} = ${batchFormula(factors, micro)})` : '';
-      throw new PoptfjsError(
-        `${name(i)} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`,
-        { type: 'input' },
-      );
+      throw new PoptfjsError(`${name(i)} has shape [${x.shape.join(',')}], but the model was compiled for [${expected.join(',')}]${arithmetic}`, { type: 'input' });
     }
   });
 }

@@ -26,7 +26,10 @@ function describe(s: TensorSignature): string {
 export function declaredTensorMemory(): { readonly bytes: number; readonly description: string } {
   const heap = hostHeap();
   const bytes = heap.limit ?? totalmem();
-  return { bytes, description: heap.limit === undefined ? `this machine's ${formatBytes(bytes)} of memory` : `the ${formatBytes(bytes)} tensors may take in ${heap.description}` };
+  return {
+    bytes,
+    description: heap.limit === undefined ? `this machine's ${formatBytes(bytes)} of memory` : `the ${formatBytes(bytes)} tensors may take in ${heap.description}`,
+  };
 }
 
 /**
@@ -42,16 +45,22 @@ export function checkDeclaredInputs(path: string, inputs: readonly TensorSignatu
       if (declared === undefined) return;
       const fits = declared.shape.length === input.shape.length && input.shape.every((d, k) => d === null || d === declared.shape[k]);
       if (!fits) {
-        throw new PoptfjsError(`${path} does not match the wrapped model: input ${i} is ${describe(declared)} in the file, but the model takes [${input.shape.map((d) => d ?? 'any').join(',')}]`, {
-          type: 'file',
-          location: path,
-        });
+        throw new PoptfjsError(
+          `${path} does not match the wrapped model: input ${i} is ${describe(declared)} in the file, but the model takes [${input.shape.map((d) => d ?? 'any').join(',')}]`,
+          {
+            type: 'file',
+            location: path,
+          },
+        );
       }
     });
   }
   const bytes = inputs.reduce((n, s) => n + declaredBytes(s.shape, s.dtype), 0);
   const memory = declaredTensorMemory();
   if (bytes > memory.bytes) {
-    throw new PoptfjsError(`${path} declares inputs ${inputs.map(describe).join(', ')}, which take ${formatBytes(bytes)}: more than ${memory.description}`, { type: 'file', location: path });
+    throw new PoptfjsError(`${path} declares inputs ${inputs.map(describe).join(', ')}, which take ${formatBytes(bytes)}: more than ${memory.description}`, {
+      type: 'file',
+      location: path,
+    });
   }
 }

@@ -95,10 +95,9 @@ export class DeviceBinding {
   readyToRun(connectionType: OptionsSettings['connectionType']): void {
     const { device } = this;
     if (!device.canRun) {
-      throw new PoptfjsError(
-        'the model was compiled for an offline IPU target (useOfflineIpuTarget or ConnectionType.Never): it can be compiled and exported, not run',
-        { type: 'device' },
-      );
+      throw new PoptfjsError('the model was compiled for an offline IPU target (useOfflineIpuTarget or ConnectionType.Never): it can be compiled and exported, not run', {
+        type: 'device',
+      });
     }
     device.checkReady();
     if (device.isAttached) return;

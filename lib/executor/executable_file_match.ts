@@ -63,7 +63,9 @@ function warnIgnoredOptions(optionsData: object, file: ExecutableFileContents, p
     (k) => k !== 'offlineIpuVersion' && JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]),
   );
   if (differ.length > 0) {
-    log.warn(`loadExecutable(${path}): the executable was compiled with other values of ${differ.map((k) => `'${k}'`).join(', ')}; those of the file apply (only run-time options of this executor are used)`);
+    log.warn(
+      `loadExecutable(${path}): the executable was compiled with other values of ${differ.map((k) => `'${k}'`).join(', ')}; those of the file apply (only run-time options of this executor are used)`,
+    );
   }
 }
 
@@ -93,7 +95,13 @@ export async function matchExecutableFile(request: ExecutableFileMatchRequest): 
   const parameters = parameterSpecs(traced.variables);
   const names = matchModel(
     path,
-    { kind: file.executable.kind, inputs: file.executable.inputSignature, outputs: outputSignature(file.executable.graph).slice(0, file.executable.outputCount), parameters: file.parameters, replicaGroupings: file.executable.replicaGroupings },
+    {
+      kind: file.executable.kind,
+      inputs: file.executable.inputSignature,
+      outputs: outputSignature(file.executable.graph).slice(0, file.executable.outputCount),
+      parameters: file.parameters,
+      replicaGroupings: file.executable.replicaGroupings,
+    },
     {
       kind: training ? 'training' : 'inference',
       inputs: file.executable.inputSignature,

@@ -48,8 +48,6 @@ export class ExecutorInstances {
 
   /** The gradient all-reduce across the instances of a training run, for the summary report of `executable`. */
   gradientAllReduce(executable: Executable, training: boolean): InstanceAllReduce | undefined {
-    return training && this.run
-      ? instanceAllReduce(executable.graph, this.run.count, executable.factors.deviceIterations, hostNetworkBandwidth())
-      : undefined;
+    return training && this.run ? instanceAllReduce(executable.graph, this.run.count, executable.factors.deviceIterations, hostNetworkBandwidth()) : undefined;
   }
 }

@@ -35,7 +35,10 @@ function groupedSlices(model: WrappableModel, replicaGroupings: Readonly<Record<
   for (const name of Object.keys(replicaGroupings)) {
     const variable = hostVariable(model, name);
     if (variable.rank === 0) throw new PoptfjsError(`parameter '${name}' is a scalar and cannot be split across replica groups`, { type: 'replication' });
-    slices.set(variable, tf.tidy(() => tf.squeeze(tf.slice(variable, [0], [1]), [0])));
+    slices.set(
+      variable,
+      tf.tidy(() => tf.squeeze(tf.slice(variable, [0], [1]), [0])),
+    );
   }
   return slices;
 }

@@ -57,7 +57,11 @@ export function traceMemoryGuard(request: HostMemoryCheckRequest): () => void {
  */
 export function checkStepHostMemory(graph: Graph, variables: ReadonlyMap<string, tf.Variable>, request: HostMemoryCheckRequest): HostMemoryEstimate {
   const { settings, factors } = request;
-  const placement = placeGraph(graph, { strategy: settings.executionStrategy.toJSON(), replicationFactor: factors.replicationFactor, autoRoundNumIPUs: settings.autoRoundNumIPUs });
+  const placement = placeGraph(graph, {
+    strategy: settings.executionStrategy.toJSON(),
+    replicationFactor: factors.replicationFactor,
+    autoRoundNumIPUs: settings.autoRoundNumIPUs,
+  });
   const schedule = buildSchedule(placement, request.training, request.training ? factors.gradientAccumulation : factors.deviceIterations);
   const context = hostMemoryContext(request, 'running', placement.ipusPerReplica);
   const trainedWeights = request.trainedWeights ?? new Set([...variables.values()].filter((v) => v.trainable).map((v) => v.name));

@@ -14,10 +14,9 @@ export function hostVariable(model: WrappableModel, name: string): tf.Variable {
     : Object.values(engine().state.registeredVariables);
   const found = candidates.find((v) => v.name === name);
   if (!found) {
-    throw new PoptfjsError(
-      `the model has no weight called '${name}'${isLayersModel(model) ? `; its weights are ${candidates.map((v) => `'${v.name}'`).join(', ')}` : ''}`,
-      { type: 'executor' },
-    );
+    throw new PoptfjsError(`the model has no weight called '${name}'${isLayersModel(model) ? `; its weights are ${candidates.map((v) => `'${v.name}'`).join(', ')}` : ''}`, {
+      type: 'executor',
+    });
   }
   return found;
 }

@@ -10,9 +10,10 @@ import type { Options } from '../options/options.js';
 export function checkInferenceAccumulation(options: Options): void {
   const { training, executionStrategy } = options.settings;
   if (training.gradientAccumulation === 1) return;
-  const pipelined = executionStrategy.type === 'PipelinedExecution'
-    ? ' Use Options.deviceIterations() to process a sufficient number of batches each run for pipelined execution instead.'
-    : '';
+  const pipelined =
+    executionStrategy.type === 'PipelinedExecution'
+      ? ' Use Options.deviceIterations() to process a sufficient number of batches each run for pipelined execution instead.'
+      : '';
   throw new PoptfjsError(
     `inferenceModel: Options.Training.gradientAccumulation is ${training.gradientAccumulation}; you must set it to 1 ` +
       `or leave it as its default value (1) when running an inferenceModel().${pipelined}`,

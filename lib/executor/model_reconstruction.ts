@@ -142,7 +142,13 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
     const theirs = other.parameterSpecs;
     const same =
       mine.length === theirs.length &&
-      mine.every((p, i) => p.dtype === theirs[i]!.dtype && p.trainable === theirs[i]!.trainable && p.shape.length === theirs[i]!.shape.length && p.shape.every((d, k) => d === theirs[i]!.shape[k]));
+      mine.every(
+        (p, i) =>
+          p.dtype === theirs[i]!.dtype &&
+          p.trainable === theirs[i]!.trainable &&
+          p.shape.length === theirs[i]!.shape.length &&
+          p.shape.every((d, k) => d === theirs[i]!.shape[k]),
+      );
     if (same) this.sharedFrom = other;
     return same;
   }
@@ -176,12 +182,16 @@ export class ExecutableGraphLayer extends tf.layers.Layer {
       if (batch === undefined || batch === micro || this.graph.inputs.every((id) => this.graph.values[id]!.shape[0] !== micro)) return this.replay(xs, training);
       const batchMajor = this.graph.roles.outputs.every((id) => this.graph.values[id]!.shape[0] === micro);
       if (!batchMajor || batch % micro !== 0 || xs.some((x) => x.shape[0] !== batch)) {
-        throw new PoptfjsError(
-          `layer '${this.name}' replays a model traced on batches of ${micro}; it runs on batches of ${micro} or a multiple of it, not ${batch}`,
-          { type: 'executor' },
-        );
+        throw new PoptfjsError(`layer '${this.name}' replays a model traced on batches of ${micro}; it runs on batches of ${micro} or a multiple of it, not ${batch}`, {
+          type: 'executor',
+        });
       }
-      const chunks = Array.from({ length: batch / micro }, (_, k) => this.replay(xs.map((x) => tf.slice(x, [k * micro], [micro])), training));
+      const chunks = Array.from({ length: batch / micro }, (_, k) =>
+        this.replay(
+          xs.map((x) => tf.slice(x, [k * micro], [micro])),
+          training,
+        ),
+      );
       return chunks[0]!.map((_, o) => tf.concat(chunks.map((c) => c[o]!)));
     });
     return outputs.length === 1 ? outputs[0]! : outputs;

@@ -52,7 +52,12 @@ import type { NestedTensors, Structure } from '../trace/nested_values.js';
 import { compileWithCache } from './cached_compile.js';
 import { exportFilePath } from '../files/export_path.js';
 import {
-  checkpointContents, executableFileContents, splitExportArguments, type CompileAndExportOptions, type ExportSource, type ModelTraceRecord,
+  checkpointContents,
+  executableFileContents,
+  splitExportArguments,
+  type CompileAndExportOptions,
+  type ExportSource,
+  type ModelTraceRecord,
 } from './executable_export.js';
 import '../files/file_system_io.js';
 import { argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, ioStructure, splitTrailingOptions } from './nested_arguments.js';
@@ -316,7 +321,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (this.compiled) return this.compiled;
     const structures = argumentStructures(args, this.model);
     const inputs = flattenArguments(args, structures);
-    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, structures, progressCallback)).finally(() => (this.compiling = undefined));
+    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, structures, progressCallback)).finally(
+      () => (this.compiling = undefined),
+    );
     return this.compiling;
   }
 
@@ -348,22 +355,30 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     progress.step();
     this.ensureOptimizer(traced);
     const parameters = parameterSpecs(traced.variables);
-    const { executable: compiledExecutable, source } = await compileWithCache({
-      kind: this.training ? 'training' : 'inference',
-      modelName: settings.modelName ?? modelName(this.model),
-      graph: traced.graph,
-      inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
-      microBatchSize: micro,
-      execution: optimizerReduction(this.optimizer, execution),
-      settings,
-      optimizer: this.optimizer,
-      replicaGroupings: this.replicaGroupings,
-      progress,
-      float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
-      weightNames: traced.weightNames,
-    }, this.options, parameters);
+    const { executable: compiledExecutable, source } = await compileWithCache(
+      {
+        kind: this.training ? 'training' : 'inference',
+        modelName: settings.modelName ?? modelName(this.model),
+        graph: traced.graph,
+        inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
+        microBatchSize: micro,
+        execution: optimizerReduction(this.optimizer, execution),
+        settings,
+        optimizer: this.optimizer,
+        replicaGroupings: this.replicaGroupings,
+        progress,
+        float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
+        weightNames: traced.weightNames,
+      },
+      this.options,
+      parameters,
+    );
     const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
-    const compiled = this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length) });
+    const compiled = this.install(executable, traced.variables, {
+      parameters,
+      graph: traced.graph,
+      inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length),
+    });
     this.compilations++;
     this.compileSeconds = (performance.now() - started) / 1000;
     progress.step();
@@ -464,7 +479,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     });
     this.ensureOptimizer(traced);
     const executable = renameExecutableParameters(file.executable, (n) => names.get(n) ?? n);
-    this.install(executable, traced.variables, { parameters, graph: traced.graph, inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length) });
+    this.install(executable, traced.variables, {
+      parameters,
+      graph: traced.graph,
+      inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length),
+    });
     log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' from ${path}`);
   }
 
@@ -494,9 +513,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const compiled = this.requireCompiled('saveCheckpoint');
     const recovery = this.binding?.device.pendingRecovery;
     if (recovery !== undefined) {
-      throw new PoptfjsError(`saveCheckpoint(${path}): the device lost its state in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice(), or load the last checkpoint`, {
-        type: 'device',
-      });
+      throw new PoptfjsError(
+        `saveCheckpoint(${path}): the device lost its state in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice(), or load the last checkpoint`,
+        {
+          type: 'device',
+        },
+      );
     }
     if (this.instances.skipsWriting(`saveCheckpoint(${path})`)) return;
     writeCheckpointFile(path, checkpointContents(this.exportSource(compiled)));
@@ -561,7 +583,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const binding = this.binding!;
     if (binding.needsAttach(this.options.settings.connectionType)) this.attachToDevice();
     binding.readyToRun(this.options.settings.connectionType);
-    if (!compiled.executable.hardware.memory.fits) throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
+    if (!compiled.executable.hardware.memory.fits)
+      throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.weights.sync(compiled);
     await this.instances.beforeStep(compiled.loaded, this.training);
     let result: ReturnType<LoadedExecutable['run']>;
@@ -603,7 +626,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const recovery = this.binding?.device.pendingRecovery;
     if (recovery !== undefined) {
       markHostWeightsCurrent(this);
-      log.warn(`the device of '${this.compiled?.executable.modelName ?? modelName(this.model)}' lost its weights in a fault (recover with ${recovery}); the host model keeps the weights last copied from it`);
+      log.warn(
+        `the device of '${this.compiled?.executable.modelName ?? modelName(this.model)}' lost its weights in a fault (recover with ${recovery}); the host model keeps the weights last copied from it`,
+      );
       return false;
     }
     this.copyWeightsToHost();

@@ -45,7 +45,9 @@ export function optionsOfExecutableFile(file: ExecutableFileContents, path: stri
       if (after[key] === undefined) delete merged[key];
       else merged[key] = after[key];
     } else {
-      log.warn(`load(${path}): editOpts changed '${key}', which is fixed when the executable is compiled; only run-time options (${RUNTIME_OPTION_KEYS.join(', ')}) apply, so the change is ignored`);
+      log.warn(
+        `load(${path}): editOpts changed '${key}', which is fixed when the executable is compiled; only run-time options (${RUNTIME_OPTION_KEYS.join(', ')}) apply, so the change is ignored`,
+      );
     }
   }
   return Options.fromJSON(merged);

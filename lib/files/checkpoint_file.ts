@@ -76,7 +76,11 @@ export function decodeCheckpointFile(bytes: Uint8Array, file: string): Checkpoin
     };
   } catch (error) {
     if (error instanceof PoptfjsError) throw error;
-    throw new PoptfjsError(`${file}: the checkpoint cannot be read (${error instanceof Error ? error.message : String(error)})`, { type: 'file', location: file, cause: error });
+    throw new PoptfjsError(`${file}: the checkpoint cannot be read (${error instanceof Error ? error.message : String(error)})`, {
+      type: 'file',
+      location: file,
+      cause: error,
+    });
   }
 }
 

@@ -216,11 +216,14 @@ function directoryFiles(dir: string): string[] {
     return readdirSync(dir).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new PoptfjsError(`cannot read the executable cache directory ${dir}: ${code === 'ENOENT' ? 'no such directory' : error instanceof Error ? error.message : String(error)}`, {
-      type: 'cache',
-      location: dir,
-      cause: error,
-    });
+    throw new PoptfjsError(
+      `cannot read the executable cache directory ${dir}: ${code === 'ENOENT' ? 'no such directory' : error instanceof Error ? error.message : String(error)}`,
+      {
+        type: 'cache',
+        location: dir,
+        cause: error,
+      },
+    );
   }
 }
 
@@ -277,7 +280,11 @@ export function clearExecutableCache(dir: string): CacheClearResult {
   let liveLocks = 0;
   const names = directoryFiles(dir);
   // Read after the names, so that it covers every temporary file among them.
-  const written = new Set(listCacheTemporaryFiles(dir).filter((temporary) => temporary.writerRuns).map((temporary) => temporary.file));
+  const written = new Set(
+    listCacheTemporaryFiles(dir)
+      .filter((temporary) => temporary.writerRuns)
+      .map((temporary) => temporary.file),
+  );
   sweepLockLeftovers(dir);
   for (const name of names) {
     const file = join(dir, name);

@@ -76,7 +76,9 @@ function exportedModelFromMessage(m: ExportedModelMessage, parameters: readonly 
     if (!spec) throw new PoptfjsError(`${where}: the exported model has a weight '${w.name}', which is not one of the file's parameters`, { type: 'file' });
     const data = tensorData(w.tensor, `${where} weight '${w.name}'`);
     if (data.dtype !== spec.dtype || data.shape.length !== spec.shape.length || data.shape.some((d, i) => d !== spec.shape[i])) {
-      throw new PoptfjsError(`${where}: weight '${w.name}' of the exported model is ${data.dtype}[${data.shape.join(',')}], but the parameter is ${describeParameter(spec)}`, { type: 'file' });
+      throw new PoptfjsError(`${where}: weight '${w.name}' of the exported model is ${data.dtype}[${data.shape.join(',')}], but the parameter is ${describeParameter(spec)}`, {
+        type: 'file',
+      });
     }
     weights.set(w.name, data);
   }
@@ -123,7 +125,11 @@ function decodePayload(payload: Uint8Array, file: string): ExecutableFileContent
     };
   } catch (error) {
     if (error instanceof PoptfjsError) throw error;
-    throw new PoptfjsError(`${file}: the executable cannot be read (${error instanceof Error ? error.message : String(error)})`, { type: 'file', location: file, cause: error });
+    throw new PoptfjsError(`${file}: the executable cannot be read (${error instanceof Error ? error.message : String(error)})`, {
+      type: 'file',
+      location: file,
+      cause: error,
+    });
   }
 }
 

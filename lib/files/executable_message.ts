@@ -15,7 +15,13 @@ import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
 import type { BatchFactors } from '../runtime/batch_plan.js';
 import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from '../runtime/executable.js';
 import {
-  ExecutableKind, PassMessage, type AnchorMessage, type BatchFactorsMessage, type ExecutableMessage, type PlacementMessage, type ScheduleMessage,
+  ExecutableKind,
+  PassMessage,
+  type AnchorMessage,
+  type BatchFactorsMessage,
+  type ExecutableMessage,
+  type PlacementMessage,
+  type ScheduleMessage,
   type TensorSignatureMessage,
 } from '../proto/executable_proto.js';
 import { checkedDtype, checkedShape } from '../proto/declared_tensor.js';
@@ -161,7 +167,13 @@ export function executableMessage(e: Executable): ExecutableMessage {
     placement: placementMessage(e.placement),
     schedule: scheduleMessage(e.schedule),
     streaming_transfers: e.streamingTransfers.map((t) => ({
-      step: t.step, when: t.when, ipu: t.ipu, direction: t.direction, kind: t.kind, bytes: t.bytes, overlaps_compute: t.overlapsCompute,
+      step: t.step,
+      when: t.when,
+      ipu: t.ipu,
+      direction: t.direction,
+      kind: t.kind,
+      bytes: t.bytes,
+      overlaps_compute: t.overlapsCompute,
     })),
     fired_patterns: Object.entries(e.firedPatterns).map(([pattern, count]) => ({ pattern, count })),
     replica_groupings: Object.entries(e.replicaGroupings).map(([param, g]) => ({ param, type: g.type, group_size: g.groupSize, retrieval: g.retrieval })),
@@ -191,7 +203,9 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
   inputSignature.forEach((s, i) => {
     const value = graph.values[graph.inputs[i]!]!;
     if (value.dtype !== s.dtype || value.shape.length !== s.shape.length || value.shape.some((d, k) => d !== s.shape[k])) {
-      throw new PoptfjsError(`${where}: input ${i} is ${s.dtype}[${s.shape.join(',')}] in the signature, but ${value.dtype}[${value.shape.join(',')}] in the graph`, { type: 'file' });
+      throw new PoptfjsError(`${where}: input ${i} is ${s.dtype}[${s.shape.join(',')}] in the signature, but ${value.dtype}[${value.shape.join(',')}] in the graph`, {
+        type: 'file',
+      });
     }
   });
   return {
@@ -241,7 +255,9 @@ function syncPatternFromMessage(pattern: string, where: string): HostSyncPattern
 
 function anchorsFromMessage(anchors: readonly AnchorMessage[], anchoredOutputs: number, where: string): ExecutableAnchor[] {
   if (anchors.length !== anchoredOutputs) {
-    throw new PoptfjsError(`${where}: the executable has ${anchors.length} anchor(s) but its graph returns ${anchoredOutputs} value(s) besides the model's outputs`, { type: 'file' });
+    throw new PoptfjsError(`${where}: the executable has ${anchors.length} anchor(s) but its graph returns ${anchoredOutputs} value(s) besides the model's outputs`, {
+      type: 'file',
+    });
   }
   return anchors.map((a) => {
     if (!['All', 'Final', 'Sum', 'EveryN'].includes(a.output_mode) || a.output_return_period < 1) {

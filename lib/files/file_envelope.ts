@@ -27,7 +27,11 @@ function contentName(code: number): FileContent | undefined {
 }
 
 function contentHash(version: string, contentType: number, payload: Uint8Array): Uint8Array {
-  return createHash('sha256').update(version, 'utf8').update(new Uint8Array([0, contentType])).update(payload).digest();
+  return createHash('sha256')
+    .update(version, 'utf8')
+    .update(new Uint8Array([0, contentType]))
+    .update(payload)
+    .digest();
 }
 
 /** The bytes of a file holding `payload`, stamped with `version` (this poptfjs's, unless testing compatibility). */
@@ -87,10 +91,13 @@ export function decodeFileEnvelope(bytes: Uint8Array, file: string, expected?: F
   const content = contentName(envelope.content_type);
   if (content === undefined) throw corrupted(file, `unknown content type ${envelope.content_type}`);
   if (expected !== undefined && content !== expected) {
-    throw new PoptfjsError(`${file} holds ${content === 'executable' ? 'an exported executable' : 'a checkpoint'}, not ${expected === 'executable' ? 'an exported executable' : 'a checkpoint'}`, {
-      type: 'file',
-      location: file,
-    });
+    throw new PoptfjsError(
+      `${file} holds ${content === 'executable' ? 'an exported executable' : 'a checkpoint'}, not ${expected === 'executable' ? 'an exported executable' : 'a checkpoint'}`,
+      {
+        type: 'file',
+        location: file,
+      },
+    );
   }
   return { content, version: envelope.poptfjs_version, payload: envelope.payload };
 }

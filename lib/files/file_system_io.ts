@@ -127,7 +127,10 @@ export function fileSystemHandler(path: string): tf.io.IOHandler {
         }
         const expected = manifestBytes(specs);
         if (expected !== undefined && expected !== data.length) {
-          throw ioError(modelFile, `the manifest describes ${expected} bytes of weights, but the weights files hold ${data.length}; they are truncated or belong to another model`);
+          throw ioError(
+            modelFile,
+            `the manifest describes ${expected} bytes of weights, but the weights files hold ${data.length}; they are truncated or belong to another model`,
+          );
         }
         return [specs, data.buffer];
       });

@@ -34,7 +34,8 @@ export function parameterSpecsFromMessages(messages: readonly ParameterSpecMessa
   return messages.map((p, i) => {
     const at = `${where} parameter '${p.name}'`;
     const earlier = seen.get(p.name);
-    if (earlier !== undefined) throw new PoptfjsError(`${where}: parameters ${earlier} and ${i} are both named '${p.name}'; each parameter needs a name of its own`, { type: 'file' });
+    if (earlier !== undefined)
+      throw new PoptfjsError(`${where}: parameters ${earlier} and ${i} are both named '${p.name}'; each parameter needs a name of its own`, { type: 'file' });
     seen.set(p.name, i);
     return { name: p.name, shape: checkedShape(p.shape, at), dtype: checkedDtype(p.dtype, at), trainable: p.trainable };
   });

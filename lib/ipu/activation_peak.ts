@@ -190,9 +190,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       if (from === ipu || from < 0) {
         // A view looks at what its node read: recomputed copies for a re-run or backward node, else the originals.
         const readsCopies = recomputedCopy || node?.annotations.pass === 'backward';
-        result = node && isView(graph, node)
-          ? distinctStorage(node.inputs, (input) => storageOn(readsCopies ? copyOf(input) : input, ipu))
-          : one();
+        result = node && isView(graph, node) ? distinctStorage(node.inputs, (input) => storageOn(readsCopies ? copyOf(input) : input, ipu)) : one();
       } else {
         result = one(storageOn(id, from));
       }

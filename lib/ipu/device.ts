@@ -145,10 +145,9 @@ export class Device {
     const loaded = this.programs.filter((p) => p.program === program);
     if (loaded.length === 0) {
       const known = [...new Set(this.programs.map((p) => p.program))];
-      throw new PoptfjsError(
-        `no program '${program}' is loaded on device ${this.id}${known.length ? `; loaded: ${known.join(', ')}` : ' (compile and load a model first)'}`,
-        { type: 'device' },
-      );
+      throw new PoptfjsError(`no program '${program}' is loaded on device ${this.id}${known.length ? `; loaded: ${known.join(', ')}` : ' (compile and load a model first)'}`, {
+        type: 'device',
+      });
     }
     const ipus = [...new Set(loaded.flatMap((p) => p.ipus))].sort((a, b) => a - b);
     if (tile === undefined) return ipus.map((ipu) => ({ program, ipu, tile: ipu * this.spec.tiles }));
@@ -188,10 +187,9 @@ export class Device {
       throw new UnrecoverableError(`device ${this.id} had an unrecoverable fault (${this.fault.unrecoverable})`);
     }
     if (this.fault) {
-      throw new PoptfjsError(
-        `device ${this.id} needs ${this.fault.action} after a fault: call detachFromDevice() and attachToDevice() before running again`,
-        { type: 'device' },
-      );
+      throw new PoptfjsError(`device ${this.id} needs ${this.fault.action} after a fault: call detachFromDevice() and attachToDevice() before running again`, {
+        type: 'device',
+      });
     }
   }
 

@@ -91,7 +91,9 @@ export class DeviceManager {
   acquireAvailableDevice(numIpus = 1, options: AcquireOptions = {}): Device {
     const device = this.availableDevice(numIpus, options, waitForIpus());
     if (device) return device;
-    const held = this.enumerateDevices().filter((d) => d.numIpus === numIpus).flatMap((d) => d.heldBy);
+    const held = this.enumerateDevices()
+      .filter((d) => d.numIpus === numIpus)
+      .flatMap((d) => d.heldBy);
     throw new PoptfjsError(
       `no device of ${numIpus} IPU(s) is free: ${[...new Set(held)].map((pid) => `process ${pid}`).join(', ')} hold(s) IPUs; ` +
         'detach there, or set POPTFJS_WAIT_FOR_IPU=1 to wait',
@@ -163,12 +165,24 @@ export class DeviceManager {
   /** An IPU Model device (a software emulation: no lock) of `numIpus` IPUs with the given hardware figures. */
   createIpuModelDevice(options: ModelDeviceOptions = {}): Device {
     const { numIpus = 1, ...spec } = options;
-    return new Device(-1, 'IpuModel', Array.from({ length: numIpus }, (_, i) => i), targetSpec(spec, 'createIpuModelDevice'), ConnectionType.Always);
+    return new Device(
+      -1,
+      'IpuModel',
+      Array.from({ length: numIpus }, (_, i) => i),
+      targetSpec(spec, 'createIpuModelDevice'),
+      ConnectionType.Always,
+    );
   }
 
   /** An offline IPU target of `numIpus` IPUs: models can be compiled for it, not run. */
   createOfflineIpuDevice(options: ModelDeviceOptions = {}): Device {
     const { numIpus = 1, ...spec } = options;
-    return new Device(-1, 'OfflineIpu', Array.from({ length: numIpus }, (_, i) => i), targetSpec(spec, 'createOfflineIpuDevice'), ConnectionType.Never);
+    return new Device(
+      -1,
+      'OfflineIpu',
+      Array.from({ length: numIpus }, (_, i) => i),
+      targetSpec(spec, 'createOfflineIpuDevice'),
+      ConnectionType.Never,
+    );
   }
 }

@@ -58,6 +58,6 @@ export interface InstanceAllReduce {
 /** The all-reduce of the gradients of `graph` across `instances` instances, `updatesPerCall` times a call, at `bandwidth` bytes/s. */
 export function instanceAllReduce(graph: Graph, instances: number, updatesPerCall: number, bandwidth: number): InstanceAllReduce {
   const gradientBytes = Object.values(graph.roles.gradients ?? {}).reduce((n, id) => n + valueBytes(graph, id), 0);
-  const secondsPerUpdate = ((2 * (instances - 1)) / instances) * gradientBytes / bandwidth;
+  const secondsPerUpdate = (((2 * (instances - 1)) / instances) * gradientBytes) / bandwidth;
   return { instances, bandwidth, gradientBytes, secondsPerUpdate, updatesPerCall, secondsPerCall: secondsPerUpdate * updatesPerCall };
 }

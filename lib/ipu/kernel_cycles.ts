@@ -48,22 +48,76 @@ export const LOCAL_COPY_BYTES_PER_CYCLE = 8;
  */
 const CYCLES_PER_ELEMENT: Record<string, readonly [float16: number, float32: number]> = {
   // ADD/SUBTRACT/MULTIPLY: 1 cycle per 64-bit vector + 2 of load/store.
-  Add: [0.75, 1.5], Sub: [0.75, 1.5], Multiply: [0.75, 1.5], AddN: [0.75, 1.5], SquaredDifference: [1.5, 3],
+  Add: [0.75, 1.5],
+  Sub: [0.75, 1.5],
+  Multiply: [0.75, 1.5],
+  AddN: [0.75, 1.5],
+  SquaredDifference: [1.5, 3],
   // MAXIMUM/MINIMUM {4, false, 4} half, {3, false, 2} float; comparisons store bytes (_st8).
-  Maximum: [1, 1.5], Minimum: [1, 1.5], Greater: [1.5, 2], GreaterEqual: [1.5, 2], Less: [1.5, 2], LessEqual: [1.5, 2], Equal: [1.5, 2], NotEqual: [1.5, 2],
-  LogicalAnd: [1.5, 2], LogicalOr: [1.5, 2], LogicalNot: [1.5, 2], Select: [1, 1.5], SelectV2: [1, 1.5],
+  Maximum: [1, 1.5],
+  Minimum: [1, 1.5],
+  Greater: [1.5, 2],
+  GreaterEqual: [1.5, 2],
+  Less: [1.5, 2],
+  LessEqual: [1.5, 2],
+  Equal: [1.5, 2],
+  NotEqual: [1.5, 2],
+  LogicalAnd: [1.5, 2],
+  LogicalOr: [1.5, 2],
+  LogicalNot: [1.5, 2],
+  Select: [1, 1.5],
+  SelectV2: [1, 1.5],
   // DIVIDE {21, false, 4} half, {10, false, 2} float.
-  RealDiv: [5.25, 5], Div: [5.25, 5], DivNoNan: [5.25, 5], FloorDiv: [5.25, 5], Reciprocal: [3.75, 3],
+  RealDiv: [5.25, 5],
+  Div: [5.25, 5],
+  DivNoNan: [5.25, 5],
+  FloorDiv: [5.25, 5],
+  Reciprocal: [3.75, 3],
   // RELU {2..3, false, 4/2}; NEGATE, ABSOLUTE, SQUARE, casts: one instruction.
-  Relu: [0.75, 1.5], Relu6: [1, 2], LeakyRelu: [1, 2], Prelu: [1, 2], Step: [1, 2], Neg: [0.5, 1], Abs: [0.5, 1], Square: [0.5, 1], Sign: [1.25, 2.5],
-  Cast: [1, 1], Floor: [0.5, 1], Ceil: [0.5, 1], Round: [0.5, 1], ClipByValue: [1, 2],
+  Relu: [0.75, 1.5],
+  Relu6: [1, 2],
+  LeakyRelu: [1, 2],
+  Prelu: [1, 2],
+  Step: [1, 2],
+  Neg: [0.5, 1],
+  Abs: [0.5, 1],
+  Square: [0.5, 1],
+  Sign: [1.25, 2.5],
+  Cast: [1, 1],
+  Floor: [0.5, 1],
+  Ceil: [0.5, 1],
+  Round: [0.5, 1],
+  ClipByValue: [1, 2],
   // EXPONENT {4, false, 4} half, {6, false, 2} float; LOGARITHM {4,..,4} / {12,..,2}; TANH, SIGMOID; SQRT, RSQRT.
-  Exp: [1, 3], Expm1: [1.25, 4], Log: [1, 6], Log1p: [4.5, 18], Tanh: [1, 6], Sigmoid: [1.5, 6], Softplus: [2, 9],
-  Sqrt: [5.75, 5], Rsqrt: [4.75, 4], Pow: [6, 12],
+  Exp: [1, 3],
+  Expm1: [1.25, 4],
+  Log: [1, 6],
+  Log1p: [4.5, 18],
+  Tanh: [1, 6],
+  Sigmoid: [1.5, 6],
+  Softplus: [2, 9],
+  Sqrt: [5.75, 5],
+  Rsqrt: [4.75, 4],
+  Pow: [6, 12],
   // ERF {13, false, 1} / {41, false, 1}; GELU_ERF {16, false, 1} / {22, false, 1}.
-  Erf: [13, 41], Elu: [1.5, 4], Selu: [1.5, 4],
-  Sin: [25, 100], Cos: [25, 100], Tan: [30, 120], Asin: [102, 102], Acos: [102, 102], Atan: [102, 102], Atan2: [144, 136],
-  Sinh: [6, 12], Cosh: [6, 12], Asinh: [6, 12], Acosh: [6, 12], Atanh: [6, 12], IsNan: [0.75, 1.5], IsInf: [1.25, 1.5], IsFinite: [1.25, 2.5],
+  Erf: [13, 41],
+  Elu: [1.5, 4],
+  Selu: [1.5, 4],
+  Sin: [25, 100],
+  Cos: [25, 100],
+  Tan: [30, 120],
+  Asin: [102, 102],
+  Acos: [102, 102],
+  Atan: [102, 102],
+  Atan2: [144, 136],
+  Sinh: [6, 12],
+  Cosh: [6, 12],
+  Asinh: [6, 12],
+  Acosh: [6, 12],
+  Atanh: [6, 12],
+  IsNan: [0.75, 1.5],
+  IsInf: [1.25, 1.5],
+  IsFinite: [1.25, 2.5],
 };
 /** Cycles per element of operations the table does not list (a few instructions per element). */
 const DEFAULT_CYCLES_PER_ELEMENT: readonly [number, number] = [1.5, 3];
@@ -72,8 +126,22 @@ const REDUCTION_CYCLES_PER_ELEMENT: readonly [number, number] = [0.25, 0.5];
 
 const REDUCTIONS = new Set(['Sum', 'Mean', 'Max', 'Min', 'Prod', 'All', 'Any', 'ArgMax', 'ArgMin', 'Cumsum', 'Cumprod', 'EuclideanNorm']);
 const MOVES = new Set([
-  'PadV2', 'MirrorPad', 'Tile', 'OneHot', 'Fill', 'ZerosLike', 'OnesLike', 'SpaceToBatchND', 'BatchToSpaceND', 'DepthToSpace', 'ResizeNearestNeighbor',
-  'ResizeNearestNeighborGrad', 'ResizeBilinear', 'ResizeBilinearGrad', 'Range', 'LinSpace',
+  'PadV2',
+  'MirrorPad',
+  'Tile',
+  'OneHot',
+  'Fill',
+  'ZerosLike',
+  'OnesLike',
+  'SpaceToBatchND',
+  'BatchToSpaceND',
+  'DepthToSpace',
+  'ResizeNearestNeighbor',
+  'ResizeNearestNeighborGrad',
+  'ResizeBilinear',
+  'ResizeBilinearGrad',
+  'Range',
+  'LinSpace',
 ]);
 const GATHERS = new Set(['GatherV2', 'GatherNd']);
 const SCATTERS = new Set(['ScatterNd', 'TensorScatterUpdate', 'UnsortedSegmentSum', 'SparseToDense']);
@@ -136,12 +204,15 @@ function reductionCost(elements: number, outputs: number, half: boolean, tiles: 
 }
 
 function sum(...costs: KernelCost[]): KernelCost {
-  return costs.reduce((a, b) => ({
-    compute: a.compute + b.compute,
-    exchange: a.exchange + b.exchange,
-    sync: a.sync + b.sync,
-    temporaryBytes: Math.max(a.temporaryBytes, b.temporaryBytes),
-  }), FREE);
+  return costs.reduce(
+    (a, b) => ({
+      compute: a.compute + b.compute,
+      exchange: a.exchange + b.exchange,
+      sync: a.sync + b.sync,
+      temporaryBytes: Math.max(a.temporaryBytes, b.temporaryBytes),
+    }),
+    FREE,
+  );
 }
 
 /**
@@ -153,7 +224,13 @@ function sum(...costs: KernelCost[]): KernelCost {
  */
 function serializedCost(step: KernelCost, serialization: SerializedMatMulAttrs, outputElements: number, half: boolean, tiles: number): KernelCost {
   const { mode, factor, keepPrecision } = serialization;
-  const steps: KernelCost = { compute: factor * step.compute, exchange: factor * step.exchange, sync: factor * step.sync, temporaryBytes: step.temporaryBytes, plan: step.plan! };
+  const steps: KernelCost = {
+    compute: factor * step.compute,
+    exchange: factor * step.exchange,
+    sync: factor * step.sync,
+    temporaryBytes: step.temporaryBytes,
+    plan: step.plan!,
+  };
   if (mode !== 'ReducingDim') return steps;
   const halfPartials = half && !keepPrecision;
   const additions = (factor - 1) * elementwiseCycles(outputElements, perElement(CYCLES_PER_ELEMENT.Add!, halfPartials), tiles);
@@ -184,7 +261,12 @@ function controlFlowCost(graph: Graph, node: Node, target: KernelTarget): Kernel
   if (node.kernel === POPTFJS_KERNELS.forLoop) {
     const count = node.attrs.count as number;
     const carriedBytes = node.outputs.reduce((n, id) => n + valueBytes(graph, id), 0);
-    const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(carriedBytes / target.tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    const copy: KernelCost = {
+      compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(carriedBytes / target.tiles) / LOCAL_COPY_BYTES_PER_CYCLE,
+      exchange: 0,
+      sync: TILE_SYNC_CYCLES,
+      temporaryBytes: 0,
+    };
     const iteration = sum(bodies[0]!.cost, copy);
     return { compute: count * iteration.compute, exchange: count * iteration.exchange, sync: count * iteration.sync, temporaryBytes: working };
   }
@@ -215,7 +297,13 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const proportion = availableMemoryProportionOf(graph, node) ?? target.availableMemoryProportion;
     const plan = planMatMul(serialization ? serializedStep(shape, serialization) : shape, { ...target, availableMemoryProportion: proportion });
     const supersteps = plan.split.depth > 1 ? 3 : 2;
-    const product: KernelCost = { compute: plan.cycles.compute + plan.cycles.reduction, exchange: plan.cycles.exchange, sync: supersteps * TILE_SYNC_CYCLES, temporaryBytes: plan.temporaryBytes, plan };
+    const product: KernelCost = {
+      compute: plan.cycles.compute + plan.cycles.reduction,
+      exchange: plan.cycles.exchange,
+      sync: supersteps * TILE_SYNC_CYCLES,
+      temporaryBytes: plan.temporaryBytes,
+      plan,
+    };
     if (serialization) return serializedCost(product, serialization, outputElements, half, tiles);
     // Fused kernels add the bias and the activation on the output.
     const fused = kernel.startsWith('Fused') || kernel === '_FusedMatMul' ? elementwise(DEFAULT_CYCLES_PER_ELEMENT) : FREE;
@@ -235,7 +323,8 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   }
   // Normalizing applies a per-channel scale and offset: two passes (popnn's channelMul and addToChannel).
   if (kernel === 'FusedBatchNorm') return sum(elementwise(CYCLES_PER_ELEMENT.Multiply!), elementwise(CYCLES_PER_ELEMENT.Add!));
-  if (kernel === 'LRN') return sum(elementwise(CYCLES_PER_ELEMENT.Square!), elementwise(CYCLES_PER_ELEMENT.Add!), elementwise(CYCLES_PER_ELEMENT.Pow!), elementwise(CYCLES_PER_ELEMENT.Multiply!));
+  if (kernel === 'LRN')
+    return sum(elementwise(CYCLES_PER_ELEMENT.Square!), elementwise(CYCLES_PER_ELEMENT.Add!), elementwise(CYCLES_PER_ELEMENT.Pow!), elementwise(CYCLES_PER_ELEMENT.Multiply!));
   if (kernel.includes('Pool')) {
     // Every output (or input gradient) element visits its window: one vector operation per window element.
     const size = (node.attrs.filterSize as number[] | number | undefined) ?? 1;
@@ -247,7 +336,10 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     // Rows are fetched from (or sent to) the tiles that hold them; scatters also add what lands on the same row.
     const perTile = Math.ceil((SCATTERS.has(kernel) ? node.inputs.reduce((n, id) => n + valueBytes(graph, id), 0) : bytesMoved) / tiles);
     return {
-      compute: ELEMENTWISE_VERTEX_CYCLES * 2 + perTile / LOCAL_COPY_BYTES_PER_CYCLE + (SCATTERS.has(kernel) ? Math.ceil(outputElements / tiles) * perElement(CYCLES_PER_ELEMENT.Add!, half) : 0),
+      compute:
+        ELEMENTWISE_VERTEX_CYCLES * 2 +
+        perTile / LOCAL_COPY_BYTES_PER_CYCLE +
+        (SCATTERS.has(kernel) ? Math.ceil(outputElements / tiles) * perElement(CYCLES_PER_ELEMENT.Add!, half) : 0),
       exchange: perTile / EXCHANGE_BYTES_PER_TILE_CYCLE,
       sync: 2 * TILE_SYNC_CYCLES,
       temporaryBytes: 0,
@@ -265,11 +357,21 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
     const sliceBytes = update ? valueBytes(graph, node.inputs[node.inputNames?.indexOf('src') ?? 1]!) : bytesMoved;
     const perTile = Math.ceil(sliceBytes / tiles);
     const copy = update ? Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE : 0;
-    return { compute: 2 * ELEMENTWISE_VERTEX_CYCLES + perTile / LOCAL_COPY_BYTES_PER_CYCLE + copy, exchange: perTile / EXCHANGE_BYTES_PER_TILE_CYCLE, sync: 2 * TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    return {
+      compute: 2 * ELEMENTWISE_VERTEX_CYCLES + perTile / LOCAL_COPY_BYTES_PER_CYCLE + copy,
+      exchange: perTile / EXCHANGE_BYTES_PER_TILE_CYCLE,
+      sync: 2 * TILE_SYNC_CYCLES,
+      temporaryBytes: 0,
+    };
   }
   if (kernel === POPTFJS_KERNELS.nop || kernel === POPTFJS_KERNELS.ipuPrintTensor) {
     // A copy of the input on each tile (PopART's Nop and PrintTensor output a copy); a print also sends the tensor to the host.
-    const copy: KernelCost = { compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    const copy: KernelCost = {
+      compute: ELEMENTWISE_VERTEX_CYCLES + Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE,
+      exchange: 0,
+      sync: TILE_SYNC_CYCLES,
+      temporaryBytes: 0,
+    };
     return kernel === POPTFJS_KERNELS.nop ? copy : { ...copy, exchange: bytesMoved / target.hostBytesPerCycle };
   }
   if (kernel === POPTFJS_KERNELS.ctcBeamSearchDecoder) {

@@ -128,7 +128,10 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
   const ipuCount = placement.ipusPerReplica;
   const capacity = (spec.tiles - storage.ioTiles) * spec.memoryPerTile;
   const items: MemoryItem[][] = Array.from({ length: ipuCount }, () => []);
-  const streamed: Array<Record<StreamedKind, number>> = Array.from({ length: ipuCount }, () => Object.fromEntries(STREAMED.map((k) => [k, 0])) as Record<StreamedKind, number>);
+  const streamed: Array<Record<StreamedKind, number>> = Array.from(
+    { length: ipuCount },
+    () => Object.fromEntries(STREAMED.map((k) => [k, 0])) as Record<StreamedKind, number>,
+  );
   const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
   const phasedLiveness = placement.phased?.liveness ?? 'AlwaysLive';
 
@@ -191,7 +194,8 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     if (weightOffChip(id, elements)) offChipWeights.push({ id, bytes, stages });
   }
   for (let ipu = 0; ipu < ipuCount; ipu++) {
-    if (largestStreamed.optimizer[ipu]! > 0) items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largestStreamed.optimizer[ipu]! });
+    if (largestStreamed.optimizer[ipu]! > 0)
+      items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largestStreamed.optimizer[ipu]! });
     if (largestStreamed.accumulator[ipu]! > 0) {
       items[ipu]!.push({ kind: 'gradient accumulators', name: 'accumulator being updated (streamed)', bytes: largestStreamed.accumulator[ipu]! });
     }

@@ -74,7 +74,11 @@ export function withMultiConvGroups(graph: Graph, costs: readonly KernelCost[], 
     if (nodes.length < 2) continue;
     nodes.sort((a, b) => a.annotations.multiConv!.index - b.annotations.multiConv!.index || a.id - b.id);
     const target = targetOf(nodes[0]!);
-    const shares = multiConvTileShares(nodes.map((n) => nodeFlops(graph, n)), target.tiles, nodes[0]!.annotations.multiConv!.perConvReservedTiles);
+    const shares = multiConvTileShares(
+      nodes.map((n) => nodeFlops(graph, n)),
+      target.tiles,
+      nodes[0]!.annotations.multiConv!.perConvReservedTiles,
+    );
     if (!shares) continue;
     const shared = nodes.map((n, i) => kernelCost(graph, n, { ...targetOf(n), tiles: shares[i]! }));
     const slowest = shared.reduce((a, b) => (kernelCycles(b) > kernelCycles(a) ? b : a));

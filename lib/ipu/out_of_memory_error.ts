@@ -11,10 +11,12 @@ function remedies(over: IpuMemoryUse, microBatch: number, ipusUsed: number): str
   const advice: string[] = [];
   advice.push(`split the model over more IPUs with Block/BeginBlock annotations and pipelining (it uses ${ipusUsed} now)`);
   if (byKind['optimizer state'] > 0) {
-    advice.push('keep the optimizer state off chip or shard it over the replicas (Options.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(false).useReplicatedTensorSharding(true)))');
+    advice.push(
+      'keep the optimizer state off chip or shard it over the replicas (Options.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(false).useReplicatedTensorSharding(true)))',
+    );
   }
   if (byKind.weights + byKind['optimizer state'] > byKind.activations) {
-    advice.push('use SerialPhasedExecution with Liveness.OffChipAfterEachPhase, so only one phase\'s weights are on chip at a time');
+    advice.push("use SerialPhasedExecution with Liveness.OffChipAfterEachPhase, so only one phase's weights are on chip at a time");
   }
   if (byKind.activations > 0) {
     const stash = over.peak.stashed > 0 ? ` (${formatBytes(over.peak.stashed)} of it is the stash of ${over.peak.microBatchesInFlight} micro-batch(es) in flight)` : '';
@@ -43,7 +45,9 @@ export class OutOfMemoryError extends PoptfjsError {
    */
   constructor(plan: MemoryPlan, microBatch: number, model: string) {
     const over = plan.ipus.find((m) => m.used > m.capacity)!;
-    const largest = over.items.slice(0, 5).map((i) => `${i.kind} ${i.name.startsWith('live') || i.name.includes(' ') ? `(${i.name})` : `'${i.name}'`} ${formatBytes(i.bytes)}`);
+    const largest = over.items
+      .slice(0, 5)
+      .map((i) => `${i.kind} ${i.name.startsWith('live') || i.name.includes(' ') ? `(${i.name})` : `'${i.name}'`} ${formatBytes(i.bytes)}`);
     super(
       `IPU ${over.ipu} is out of memory compiling model '${model}' at micro-batch ${microBatch}: it needs ${formatBytes(over.used)} of its ${formatBytes(over.capacity)} ` +
         `(${formatBytes(over.used - over.capacity)} over). Largest items: ${largest.join(', ')}. ` +

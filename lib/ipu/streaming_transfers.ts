@@ -61,7 +61,16 @@ interface StageTraffic {
 }
 
 function stageTraffic(graph: Graph, placement: Placement, storage: TensorStorage, trained: ReadonlySet<string>): StageTraffic[] {
-  const traffic = placement.stages.map(() => ({ weights: 0, offChipWeights: 0, gatheredWeights: 0, offChipAccumulators: 0, stash: 0, offChipStash: 0, incoming: 0, outgoing: 0 }));
+  const traffic = placement.stages.map(() => ({
+    weights: 0,
+    offChipWeights: 0,
+    gatheredWeights: 0,
+    offChipAccumulators: 0,
+    stash: 0,
+    offChipStash: 0,
+    incoming: 0,
+    outgoing: 0,
+  }));
   const producerStage = (id: ValueId) => {
     const s = graph.values[id]!.source;
     return s.kind === 'node' ? placement.nodeStages[s.node]! : -1;
@@ -133,7 +142,14 @@ export function streamingTransfers(graph: Graph, placement: Placement, schedule:
   const add = (step: number, when: 'before' | 'after', stage: number, kind: StreamingTransfer['kind'], bytes: number, overlapsCompute: boolean, gatheredBytes = 0) => {
     if (bytes <= 0) return;
     transfers.push({
-      step, when, ipu: placement.stages[stage]!.ipu, direction: when === 'before' ? 'load' : 'store', kind, bytes, ...(gatheredBytes > 0 ? { gatheredBytes } : {}), overlapsCompute,
+      step,
+      when,
+      ipu: placement.stages[stage]!.ipu,
+      direction: when === 'before' ? 'load' : 'store',
+      kind,
+      bytes,
+      ...(gatheredBytes > 0 ? { gatheredBytes } : {}),
+      overlapsCompute,
     });
   };
   const load = storage.weight.loadThroughIoTiles;

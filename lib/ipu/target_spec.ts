@@ -106,20 +106,22 @@ const positive = z.number().positive().finite();
 const nonNegative = z.number().nonnegative().finite();
 
 /** The schema of a (partial) spec: known keys only, each a finite number, `ipu` one of {@link IPU_TARGETS}. */
-export const targetSpecOverrides = z.strictObject({
-  ipu: z.enum(IPU_TARGETS),
-  tiles: z.number().int().positive(),
-  memoryPerTile: positive,
-  peakFlopsFp16: positive,
-  peakFlopsFp32: positive,
-  clockHz: positive,
-  ipuLinkBandwidth: positive,
-  ipuLinks: z.number().int().positive(),
-  streamingMemoryBandwidth: positive,
-  streamingMemoryCapacity: nonNegative,
-  hostLinkBandwidth: positive,
-  syncHopLatency: nonNegative,
-}).partial();
+export const targetSpecOverrides = z
+  .strictObject({
+    ipu: z.enum(IPU_TARGETS),
+    tiles: z.number().int().positive(),
+    memoryPerTile: positive,
+    peakFlopsFp16: positive,
+    peakFlopsFp32: positive,
+    clockHz: positive,
+    ipuLinkBandwidth: positive,
+    ipuLinks: z.number().int().positive(),
+    streamingMemoryBandwidth: positive,
+    streamingMemoryCapacity: nonNegative,
+    hostLinkBandwidth: positive,
+    syncHopLatency: nonNegative,
+  })
+  .partial();
 
 /**
  * A spec: the IPU named by `overrides.ipu` (default the GC200) with the other
@@ -131,7 +133,9 @@ export function targetSpec(overrides: Partial<IpuTargetSpec> = {}, where = 'IPU 
     const issue = parsed.error.issues[0]!;
     const key = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.join(', ') : '');
     throw new PoptfjsError(
-      `${where}: ${key ? `'${key}': ` : ''}${issue.message}; expected 'ipu' (${IPU_TARGETS.join(' or ')}) and keys ${Object.keys(GC200).filter((k) => k !== 'ipu').join(', ')} with positive numbers`,
+      `${where}: ${key ? `'${key}': ` : ''}${issue.message}; expected 'ipu' (${IPU_TARGETS.join(' or ')}) and keys ${Object.keys(GC200)
+        .filter((k) => k !== 'ipu')
+        .join(', ')} with positive numbers`,
       { type: 'device' },
     );
   }

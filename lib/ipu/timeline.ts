@@ -198,7 +198,11 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   const single = request.syncPattern === 'SinglePipeline';
   const stepped = (tr: HostTransfer) => single && !overlapHost && tr.perMicroBatch;
   const hostSeconds = (direction: HostTransfer['direction']) =>
-    allIpus.map((ipu) => request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) / spec.hostLinkBandwidth);
+    allIpus.map(
+      (ipu) =>
+        request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) /
+        spec.hostLinkBandwidth,
+    );
   const hostIn = hostSeconds('in');
   const hostOut = hostSeconds('out');
   for (const ipu of allIpus) push(ipu, 'host', now, hostIn[ipu]!, 'host → device');
@@ -367,7 +371,7 @@ function weightUpdate(
   const cyclesPerElement = 1.5 * (2 + 3 * request.optimizerSlotBytes.length);
   let longest = 0;
   for (let ipu = 0; ipu < ipuCount; ipu++) {
-    const reduce = R > 1 ? ((2 * (R - 1)) / R) * gradientBytes[ipu]! / collectiveBandwidth(spec) : 0;
+    const reduce = R > 1 ? (((2 * (R - 1)) / R) * gradientBytes[ipu]!) / collectiveBandwidth(spec) : 0;
     const load = stateBytes[ipu]! / spec.streamingMemoryBandwidth;
     const update = updatedElements[ipu]! > 0 ? (ELEMENTWISE_VERTEX_CYCLES + Math.ceil(updatedElements[ipu]! / tiles) * cyclesPerElement) / spec.clockHz : 0;
     push(ipu, 'all-reduce', start, reduce, R > 1 && storage.optimizer.sharded ? 'gradient reduce-scatter and weight all-gather' : 'gradient all-reduce');

@@ -11,8 +11,7 @@ export type MutationGuard = (method: string) => void;
 /** The error a setter of frozen options throws; `method` names the setter, e.g. `Options.deviceIterations`. */
 export function frozenOptionsError(method: string): PoptfjsError {
   return new PoptfjsError(
-    `${method}: these options are frozen (a wrapped model or a DataLoader uses them) and can no longer change; ` +
-      'call clone() on the options and change the copy instead',
+    `${method}: these options are frozen (a wrapped model or a DataLoader uses them) and can no longer change; call clone() on the options and change the copy instead`,
     { type: 'options' },
   );
 }

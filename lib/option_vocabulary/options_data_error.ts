@@ -10,9 +10,7 @@ export type OptionsDataPath = readonly (string | number)[];
 
 /** Writes a key path the way JavaScript would: `training.gradientAccumulation`, `stages[0].ipu`. */
 function formatDataPath(path: OptionsDataPath): string {
-  return path
-    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
-    .join('');
+  return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('');
 }
 
 /** Options data that could not be applied; `path` locates the offending key. */

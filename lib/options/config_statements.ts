@@ -310,7 +310,10 @@ class StatementRunner {
     const [member, extra] = members;
     const names = Object.keys(enumeration);
     if (member === undefined) {
-      throw new ConfigSourceError(enumSegment, `${enumSegment.name} is an enumeration; name one of its members: ${names.map((name) => `${enumSegment.name}.${name}`).join(', ')}`);
+      throw new ConfigSourceError(
+        enumSegment,
+        `${enumSegment.name} is an enumeration; name one of its members: ${names.map((name) => `${enumSegment.name}.${name}`).join(', ')}`,
+      );
     }
     if (!Object.hasOwn(enumeration, member.name)) {
       throw new ConfigSourceError(member, `${enumSegment.name} has no member ${member.name}; its members are ${names.join(', ')}${suggestion(member.name, names)}`);

@@ -95,10 +95,7 @@ function describeToken(token: ConfigToken): string {
 }
 
 function tooDeep(position: SourcePosition): ConfigSourceError {
-  return new ConfigSourceError(
-    position,
-    `nesting deeper than ${MAX_CONFIG_NESTING} levels (each bracket, call and ".name" counts one level); an option needs far fewer`,
-  );
+  return new ConfigSourceError(position, `nesting deeper than ${MAX_CONFIG_NESTING} levels (each bracket, call and ".name" counts one level); an option needs far fewer`);
 }
 
 class ConfigParser {

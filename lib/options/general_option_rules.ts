@@ -4,15 +4,7 @@
  */
 import { z } from 'zod';
 import { getLogger } from '../common/log.js';
-import {
-  type ArgumentRule,
-  checkArgument,
-  describeValue,
-  enumRule,
-  nonEmptyString,
-  oneOfValues,
-  positiveInteger,
-} from '../option_vocabulary/argument_rules.js';
+import { type ArgumentRule, checkArgument, describeValue, enumRule, nonEmptyString, oneOfValues, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { CommGroupType, ConnectionType, OutputMode, SyncPattern, TfjsBackendName } from '../option_vocabulary/enums.js';
 import { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';
 import { RecomputationType } from '../strategy/recomputation.js';

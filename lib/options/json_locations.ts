@@ -69,7 +69,11 @@ class JsonScanner {
       return value;
     }
     if (char === '"') return this.#parseString();
-    for (const [word, value] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, value] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (this.text.startsWith(word, this.#index)) {
         this.#index += word.length;
         return value;

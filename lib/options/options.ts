@@ -10,14 +10,7 @@ import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import { checkArgument, describeValue, flag, nonEmptyString, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
-import {
-  AutoStage,
-  type CommGroupType,
-  ConnectionType,
-  OutputMode,
-  type SyncPattern,
-  type TfjsBackendName,
-} from '../option_vocabulary/enums.js';
+import { AutoStage, type CommGroupType, ConnectionType, OutputMode, type SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import {
   backendRule,
@@ -35,13 +28,7 @@ import { applyOptionsData } from './options_data.js';
 import { applyEnvironmentOptions } from './options_environment.js';
 import type { OptionSetters } from './option_setters.js';
 import { formatOptionsReport } from './options_report.js';
-import {
-  type AnchoredTensor,
-  defaultGeneralSettings,
-  type GeneralSettings,
-  type OptionsData,
-  type OptionsSettings,
-} from './options_settings.js';
+import { type AnchoredTensor, defaultGeneralSettings, type GeneralSettings, type OptionsData, type OptionsSettings } from './options_settings.js';
 import { PrecisionOptions } from './precision_options.js';
 import { TensorLocationsOptions } from './tensor_locations_options.js';
 import { TrainingOptions } from './training_options.js';

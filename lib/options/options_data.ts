@@ -77,9 +77,7 @@ const optionsDataShape = z.strictObject({
   inputReplicaGrouping: z.strictObject({ size: leaf, type: leaf }).optional(),
   patterns: z.strictObject({ level: leaf, overrides: leaf }).optional(),
   availableMemoryProportion: leaf,
-  anchoredTensors: z
-    .record(z.string(), z.strictObject({ longName: leaf, outputMode: leaf, outputReturnPeriod: leaf }))
-    .optional(),
+  anchoredTensors: z.record(z.string(), z.strictObject({ longName: leaf, outputMode: leaf, outputReturnPeriod: leaf })).optional(),
   training: z.strictObject(shapeOf(Object.keys(TRAINING_SETTERS))).optional(),
   precision: z.strictObject(shapeOf(Object.keys(PRECISION_SETTERS))).optional(),
   tensorLocations: z
@@ -145,9 +143,7 @@ export function applyOptionsData(options: OptionSetters, data: unknown): void {
   const grouping = value.inputReplicaGrouping;
   if (grouping !== undefined) {
     const current = options.settings.inputReplicaGrouping;
-    at(['inputReplicaGrouping'], () =>
-      options.inputReplicaGrouping((grouping.size ?? current.size) as never, (grouping.type ?? current.type) as never),
-    );
+    at(['inputReplicaGrouping'], () => options.inputReplicaGrouping((grouping.size ?? current.size) as never, (grouping.type ?? current.type) as never));
   }
   if (value.availableMemoryProportion !== undefined) {
     const proportions = value.availableMemoryProportion as Record<string, number>;
@@ -163,9 +159,7 @@ export function applyOptionsData(options: OptionSetters, data: unknown): void {
     const mode = value.outputMode ?? current.outputMode;
     const keepsPeriod = mode === OutputMode.EveryN && current.outputMode === OutputMode.EveryN;
     const period = value.outputReturnPeriod ?? (keepsPeriod ? current.outputReturnPeriod : undefined);
-    at([value.outputMode !== undefined ? 'outputMode' : 'outputReturnPeriod'], () =>
-      options.outputMode(mode as never, periodArgument(mode, period) as never),
-    );
+    at([value.outputMode !== undefined ? 'outputMode' : 'outputReturnPeriod'], () => options.outputMode(mode as never, periodArgument(mode, period) as never));
   }
   if (value.executionStrategy !== undefined) {
     const strategyData = value.executionStrategy;
@@ -173,12 +167,7 @@ export function applyOptionsData(options: OptionSetters, data: unknown): void {
   }
   for (const [shortName, anchor] of Object.entries(value.anchoredTensors ?? {})) {
     at(['anchoredTensors', shortName], () =>
-      options.anchorTensor(
-        shortName,
-        anchor.longName as never,
-        anchor.outputMode as never,
-        periodArgument(anchor.outputMode, anchor.outputReturnPeriod) as never,
-      ),
+      options.anchorTensor(shortName, anchor.longName as never, anchor.outputMode as never, periodArgument(anchor.outputMode, anchor.outputReturnPeriod) as never),
     );
   }
 
@@ -201,10 +190,7 @@ export function applyOptionsData(options: OptionSetters, data: unknown): void {
   if (distributed !== undefined) {
     const current = options.settings.distributed;
     at(['distributed'], () =>
-      options.Distributed.configureProcessId(
-        (distributed.processId ?? current.processId) as never,
-        (distributed.numProcesses ?? current.numProcesses) as never,
-      ),
+      options.Distributed.configureProcessId((distributed.processId ?? current.processId) as never, (distributed.numProcesses ?? current.numProcesses) as never),
     );
   }
 }

@@ -67,7 +67,12 @@ const GENERAL_LINES: { readonly [K in keyof GeneralSettings]-?: (value: GeneralS
   },
   allowOutOfMemory: plain,
   autoRecomputation: plain,
-  availableMemoryProportion: (p) => (Object.keys(p).length === 0 ? 'default' : Object.entries(p).map(([ipu, v]) => `IPU${ipu} ${v}`).join(', ')),
+  availableMemoryProportion: (p) =>
+    Object.keys(p).length === 0
+      ? 'default'
+      : Object.entries(p)
+          .map(([ipu, v]) => `IPU${ipu} ${v}`)
+          .join(', '),
   patterns: (p) => {
     const overrides = Object.entries(p.overrides).map(([name, on]) => `${on ? '+' : '-'}${name}`);
     return [p.level, ...overrides].join(' ');

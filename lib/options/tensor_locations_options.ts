@@ -29,7 +29,12 @@ function copyOf(values: TensorLocationsSettings): TensorLocationsSettings {
 }
 
 const ioTilesRule: ArgumentRule<number> = {
-  schema: z.number().int().min(32).max(192).refine((tiles) => tiles % 2 === 0),
+  schema: z
+    .number()
+    .int()
+    .min(32)
+    .max(192)
+    .refine((tiles) => tiles % 2 === 0),
   jsType: 'number',
   expected: 'an even integer from 32 to 192',
 };

@@ -98,11 +98,7 @@ export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph
   for (const v of graph.values) {
     if (!isFloat(v)) continue;
     const source = v.source;
-    if (
-      v.precision === 'float16' ||
-      (source.kind === 'param' && declared.params.has(source.name)) ||
-      (source.kind === 'input' && declared.inputs.has(source.index))
-    ) {
+    if (v.precision === 'float16' || (source.kind === 'param' && declared.params.has(source.name)) || (source.kind === 'input' && declared.inputs.has(source.index))) {
       half.add(v.id);
     }
   }

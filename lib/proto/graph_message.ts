@@ -8,7 +8,13 @@
 import { PoptfjsError } from '../common/errors.js';
 import { constantData, type AttrValue, type Graph, type MultiConvMember, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
 import {
-  PassMessage, type AttrEntryMessage, type AttrValueMessage, type GraphMessage, type MultiConvMemberMessage, type NodeAnnotationsMessage, type ValueMessage,
+  PassMessage,
+  type AttrEntryMessage,
+  type AttrValueMessage,
+  type GraphMessage,
+  type MultiConvMemberMessage,
+  type NodeAnnotationsMessage,
+  type ValueMessage,
 } from './executable_proto.js';
 import { checkedDtype, checkedShape } from './declared_tensor.js';
 import { checkNodeShapes } from './graph_shape_check.js';
@@ -189,7 +195,8 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       source = { kind: 'constant', data: constant.data };
     } else if (v.node) {
       if (v.node.node >= nodeCount) throw fileError(where, `value %${i} is made by node #${v.node.node}, but the graph has ${nodeCount} nodes`);
-      if (message.nodes[v.node.node]!.outputs[v.node.output] !== i) throw fileError(where, `value %${i} is output ${v.node.output} of node #${v.node.node}, which does not make it`);
+      if (message.nodes[v.node.node]!.outputs[v.node.output] !== i)
+        throw fileError(where, `value %${i} is output ${v.node.output} of node #${v.node.node}, which does not make it`);
       source = { kind: 'node', node: v.node.node, output: v.node.output };
     } else throw fileError(where, `value %${i} has no source`);
     if (v.precision === undefined) return { id: i, shape, dtype, source };
@@ -239,9 +246,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
     roles: {
       outputs: roles.outputs.map((id, k) => valueRef(id, () => `output ${k}`)),
       ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, () => 'the loss') } : {}),
-      ...(roles.gradients
-        ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, () => `the gradient of '${e.param}'`)])) }
-        : {}),
+      ...(roles.gradients ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, () => `the gradient of '${e.param}'`)])) } : {}),
       ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, () => 'the loss scale') } : {}),
     },
     assignments: message.assignments.map((a) => ({ param: a.param, value: valueRef(a.value, () => `the assignment of '${a.param}'`) })),

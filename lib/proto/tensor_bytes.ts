@@ -61,7 +61,10 @@ export function tensorMessage(tensor: TensorData): TensorMessage {
 }
 
 function encodingName(encoding: number): string {
-  return Object.entries(ElementEncoding).find(([, code]) => code === encoding && code !== ElementEncoding.ELEMENT_ENCODING_UNSPECIFIED)?.[0] ?? `unknown element encoding ${encoding}`;
+  return (
+    Object.entries(ElementEncoding).find(([, code]) => code === encoding && code !== ElementEncoding.ELEMENT_ENCODING_UNSPECIFIED)?.[0] ??
+    `unknown element encoding ${encoding}`
+  );
 }
 
 /**

@@ -50,7 +50,10 @@ function deviceStateLines(state: DeviceState<TensorData>): string[] {
     const owner = record.groupedParam === undefined ? 'shared state' : `state of '${record.groupedParam}' replica group ${record.replicaGroup}`;
     const names = [...new Set([...record.slots.values()].flatMap((s) => Object.keys(s)))];
     lines.push(
-      row('optimizer', `${owner}: step ${record.step}, ${slots.length} slot tensor(s)${names.length ? ` (${names.join(', ')})` : ''}, ${formatBytes(slots.reduce((n, t) => n + tensorDataBytes(t), 0))}`),
+      row(
+        'optimizer',
+        `${owner}: step ${record.step}, ${slots.length} slot tensor(s)${names.length ? ` (${names.join(', ')})` : ''}, ${formatBytes(slots.reduce((n, t) => n + tensorDataBytes(t), 0))}`,
+      ),
     );
   }
   return lines;
@@ -76,11 +79,22 @@ function executableText(file: string, size: number, version: string, contents: E
     row('created', `${new Date(contents.createdUnixMs).toISOString()} on the tfjs '${contents.backend}' backend`),
     row('model', `'${e.modelName}', ${e.kind}`),
     row('inputs', signatureText('input', e.inputSignature)),
-    row('outputs', signatureText('output', e.graph.roles.outputs.map((id) => e.graph.values[id]!))),
+    row(
+      'outputs',
+      signatureText(
+        'output',
+        e.graph.roles.outputs.map((id) => e.graph.values[id]!),
+      ),
+    ),
     row('batching', `host batch ${hostBatchSize(e.factors, e.microBatchSize)} = ${batchFormula(e.factors, e.microBatchSize)}`),
     row('output mode', `${e.outputMode}${e.outputMode === 'EveryN' ? ` (every ${e.outputReturnPeriod})` : ''}`),
     row('graph', `${e.graph.nodes.length} nodes, ${e.graph.values.length} values, ${constants.length} constants (${formatBytes(constantBytes)})`),
-    row('patterns', Object.entries(e.firedPatterns).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none fired'),
+    row(
+      'patterns',
+      Object.entries(e.firedPatterns)
+        .map(([k, n]) => `${k} ×${n}`)
+        .join(', ') || 'none fired',
+    ),
     ...parameterLines(contents.parameters),
     row('optimizer', contents.optimizer ? describeOptimizer(contents.optimizer) : 'none'),
     ...optionLines(contents.options),

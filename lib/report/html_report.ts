@@ -81,18 +81,26 @@ function memoryBars(executable: Executable): string {
       const scale = Math.max(m.used, m.capacity);
       const parts = (Object.keys(MEMORY_COLOURS) as MemoryKind[])
         .filter((k) => m.byKind[k] > 0)
-        .map((k) => `<span class="part" style="width:${((100 * m.byKind[k]) / scale).toFixed(3)}%;background:${MEMORY_COLOURS[k]}" title="${escapeHtml(`${k}: ${formatBytes(m.byKind[k])}`)}"></span>`)
+        .map(
+          (k) =>
+            `<span class="part" style="width:${((100 * m.byKind[k]) / scale).toFixed(3)}%;background:${MEMORY_COLOURS[k]}" title="${escapeHtml(`${k}: ${formatBytes(m.byKind[k])}`)}"></span>`,
+        )
         .join('');
       const capacityAt = (100 * m.capacity) / scale;
-      return `<div class="memory-row"><span class="memory-name">IPU ${m.ipu}</span><div class="bar">${parts}<span class="capacity" style="left:${capacityAt.toFixed(3)}%"></span></div>` +
-        `<span class="memory-text${m.used > m.capacity ? ' over' : ''}">${formatBytes(m.used)} of ${formatBytes(m.capacity)}</span></div>`;
+      return (
+        `<div class="memory-row"><span class="memory-name">IPU ${m.ipu}</span><div class="bar">${parts}<span class="capacity" style="left:${capacityAt.toFixed(3)}%"></span></div>` +
+        `<span class="memory-text${m.used > m.capacity ? ' over' : ''}">${formatBytes(m.used)} of ${formatBytes(m.capacity)}</span></div>`
+      );
     })
     .join('');
 }
 
 function placementTable(executable: Executable): string {
   const rows = executable.placement.stages
-    .map((s) => `<tr><td>${s.index}</td><td>${s.stageId}</td><td>${s.ipu}</td><td>${s.phase ?? ''}</td><td>${escapeHtml(s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', '))}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${s.index}</td><td>${s.stageId}</td><td>${s.ipu}</td><td>${s.phase ?? ''}</td><td>${escapeHtml(s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', '))}</td></tr>`,
+    )
     .join('');
   return `<table class="placement"><thead><tr><th>stage</th><th>stage id</th><th>IPU</th><th>phase</th><th>blocks</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -40,10 +40,7 @@ export function batchFormula(f: BatchFactors, microBatch?: number): string {
 /** Checks the factors themselves (replication divisible by the input group size). */
 export function checkBatchFactors(f: BatchFactors): void {
   if (f.replicationFactor % f.inputGroupSize !== 0) {
-    throw new PoptfjsError(
-      `replicationFactor(${f.replicationFactor}) must be a multiple of the input replica group size (${f.inputGroupSize})`,
-      { type: 'batching' },
-    );
+    throw new PoptfjsError(`replicationFactor(${f.replicationFactor}) must be a multiple of the input replica group size (${f.inputGroupSize})`, { type: 'batching' });
   }
 }
 

@@ -87,10 +87,10 @@ function randomRunner(node: Node): NodeRun {
 function directRunner(node: Node): NodeRun {
   const kernel = tf.getKernel(node.kernel, tf.getBackend());
   if (!kernel) {
-    throw new PoptfjsError(
-      `${describeNode(node)}: kernel '${node.kernel}' is not registered for backend '${tf.getBackend()}'`,
-      { type: 'compile', location: node.annotations.layer ?? node.kernel },
-    );
+    throw new PoptfjsError(`${describeNode(node)}: kernel '${node.kernel}' is not registered for backend '${tf.getBackend()}'`, {
+      type: 'compile',
+      location: node.annotations.layer ?? node.kernel,
+    });
   }
   const eng = engine();
   const attrs = node.attrs as tf.NamedAttrMap;
@@ -149,9 +149,7 @@ function controlFlowRunner(node: Node, bodies: readonly GraphInterpreter[]): Nod
   const thenCount = thenBody.graph.inputs.length;
   return (inputs, feeds) => {
     const [condition, ...rest] = inputs;
-    return condition!.dataSync()[0]
-      ? runBody(thenBody, rest.slice(0, thenCount), feeds)
-      : runBody(elseBody, rest.slice(thenCount), feeds);
+    return condition!.dataSync()[0] ? runBody(thenBody, rest.slice(0, thenCount), feeds) : runBody(elseBody, rest.slice(thenCount), feeds);
   };
 }
 
@@ -252,7 +250,10 @@ export class GraphInterpreter {
   /** The interpreters of the control-flow nodes' bodies. */
   private readonly bodies: GraphInterpreter[] = [];
 
-  constructor(readonly graph: Graph, options: InterpreterOptions = {}) {
+  constructor(
+    readonly graph: Graph,
+    options: InterpreterOptions = {},
+  ) {
     this.beforeKernel = options.beforeKernel;
     for (const id of rootValues(graph)) this.rootTakes.set(id, (this.rootTakes.get(id) ?? 0) + 1);
     this.roots = [...this.rootTakes.keys()];

@@ -62,7 +62,8 @@ function remedies(context: HostMemoryContext, smaller: SmallerMicroBatches, work
   }
   if (workerAdvice) advice.push(workerAdvice);
   else if (context.ipusPerReplica > 1 && !context.parallelIpus) advice.push('worker IPUs, each with a heap of its own (opts.parallelIpus(true))');
-  else if (context.ipusPerReplica === 1) advice.push('pipelining the model over several IPUs computed on worker IPUs, each with a heap of its own (BeginBlock and opts.parallelIpus(true))');
+  else if (context.ipusPerReplica === 1)
+    advice.push('pipelining the model over several IPUs computed on worker IPUs, each with a heap of its own (BeginBlock and opts.parallelIpus(true))');
   advice.push('the cpu backend (POPTFJS_BACKEND=cpu, slower) or @tensorflow/tfjs-node, which set no heap limit');
   const none = smaller && 'noneFits' in smaller ? `no smaller micro-batch fits (micro-batch 1 needs about ${formatBytes(smaller.noneFits)}); ` : '';
   return none + advice.join('; ');
@@ -134,7 +135,8 @@ export function checkHostMemory(estimateAt: HostMemoryEstimator, heap: HostHeap,
 }
 
 /** Wasm and XNNPACK failures that mean the heap ran out. */
-const OUT_OF_MEMORY = /memory access out of bounds|out of memory|Cannot enlarge memory|Aborted\(|XNN status .* is not successful|Array buffer allocation failed|Invalid typed array length/i;
+const OUT_OF_MEMORY =
+  /memory access out of bounds|out of memory|Cannot enlarge memory|Aborted\(|XNN status .* is not successful|Array buffer allocation failed|Invalid typed array length/i;
 
 /** True if `error` is the backend's (not poptfjs's) and says its memory ran out. */
 function isOutOfMemory(error: unknown): boolean {

@@ -21,8 +21,14 @@ import { hostHeap } from '../backend/host_heap.js';
 import { withWasmThreads } from '../backend/wasm_thread_pool.js';
 import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
 import {
-  disposeOptimizerState, emptyOptimizerState, optimizerStateFromRecord, optimizerStateRecord,
-  type OptimizerState, type OptimizerStateData, type OptimizerStateRecord, type OptimizerStateStore,
+  disposeOptimizerState,
+  emptyOptimizerState,
+  optimizerStateFromRecord,
+  optimizerStateRecord,
+  type OptimizerState,
+  type OptimizerStateData,
+  type OptimizerStateRecord,
+  type OptimizerStateStore,
 } from '../../optim/optimizer_state.js';
 import { combineStatistics, gradientStatistics, nextLossScale, type GradientStatistics } from '../../optim/automatic_loss_scaling.js';
 import { DEFAULT_FLOAT16_ARITHMETIC } from './float16_arithmetic.js';
@@ -144,7 +150,12 @@ export class LoadedExecutable implements OptimizerStateStore {
   /** The values made from the weights alone, kept between calls until the weights change (in-process runs only). */
   private readonly weightDerived: WeightDerivedCache | undefined;
 
-  constructor(readonly executable: Executable, private optimizer: Optimizer | undefined, seed?: number, options: LoadOptions = {}) {
+  constructor(
+    readonly executable: Executable,
+    private optimizer: Optimizer | undefined,
+    seed?: number,
+    options: LoadOptions = {},
+  ) {
     const { graph, placement, schedule } = executable;
     const numerics = executable.numerics ?? { ...DEFAULT_FLOAT16_ARITHMETIC, automaticLossScaling: false };
     const heap = hostHeap();
@@ -468,7 +479,12 @@ export class LoadedExecutable implements OptimizerStateStore {
   private finishMicroBatch(env: GraphEnvironment, d: number, g: number, replica: number, collector: CallCollectors, gradients: Map<string, GroupGradients>): void {
     const roles = this.executable.graph.roles;
     const returned = this.returnedValues();
-    collector.outputs.add(d, g, replica, returned.outputs.map((id) => env.take(id)));
+    collector.outputs.add(
+      d,
+      g,
+      replica,
+      returned.outputs.map((id) => env.take(id)),
+    );
     returned.anchors.forEach((id, i) => collector.anchors[i]!.add(d, g, replica, [env.take(id)]));
     for (const [name, id] of Object.entries(roles.gradients ?? {})) this.accumulate(gradients, name, replica, env.take(id));
   }
@@ -490,9 +506,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     }
     const { reduction } = this.executable;
     const sum =
-      reduction.type === 'Mean' && reduction.strategy === 'Running'
-        ? tf.tidy(() => tf.add(previous, tf.div(tf.sub(grad, previous), count)))
-        : tf.add(previous, grad);
+      reduction.type === 'Mean' && reduction.strategy === 'Running' ? tf.tidy(() => tf.add(previous, tf.div(tf.sub(grad, previous), count))) : tf.add(previous, grad);
     entry.sums[k] = half ? this.rounding.replace(sum) : sum;
     previous.dispose();
     grad.dispose();
@@ -555,10 +569,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     for (const [key, batch] of batches) {
       let state = this.optimizerStates.get(key);
       if (!state) this.optimizerStates.set(key, (state = emptyOptimizerState()));
-      const updated = this.optimizer!.apply(
-        { weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding },
-        this.optimizerSettings!,
-      );
+      const updated = this.optimizer!.apply({ weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding }, this.optimizerSettings!);
       for (const [name, w] of updated) this.weights.setGroup(name, batch.members.get(name)!, w);
       for (const [name, g] of batch.grads) if (!gradients.get(name)!.sums.includes(g)) g.dispose();
     }
@@ -591,7 +602,11 @@ export class LoadedExecutable implements OptimizerStateStore {
     const replicas = this.executable.factors.replicationFactor;
     const weights = new Map<string, tf.Tensor[]>();
     if (options.weights) {
-      for (const name of this.weights.names()) weights.set(name, Array.from({ length: replicas }, (_, r) => tf.clone(this.weights.of(r).get(name)!)));
+      for (const name of this.weights.names())
+        weights.set(
+          name,
+          Array.from({ length: replicas }, (_, r) => tf.clone(this.weights.of(r).get(name)!)),
+        );
     }
     const optimizerStates = [...this.optimizerStates].map(([key, state]): OptimizerStateSnapshot<tf.Tensor> => {
       const split = key.lastIndexOf('#');
@@ -626,9 +641,12 @@ export class LoadedExecutable implements OptimizerStateStore {
       }
       const bad = values.find((t) => t.dtype !== param.dtype || t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i]));
       if (bad) {
-        throw new PoptfjsError(`the device state holds weight '${name}' as ${bad.dtype}[${bad.shape.join(',')}], but the executable has ${param.dtype}[${param.shape.join(',')}]`, {
-          type: 'runtime',
-        });
+        throw new PoptfjsError(
+          `the device state holds weight '${name}' as ${bad.dtype}[${bad.shape.join(',')}], but the executable has ${param.dtype}[${param.shape.join(',')}]`,
+          {
+            type: 'runtime',
+          },
+        );
       }
     }
     for (const record of state.optimizerStates) {
@@ -637,9 +655,12 @@ export class LoadedExecutable implements OptimizerStateStore {
         if (!param) throw new PoptfjsError(`the device state has optimizer state for '${name}', which the executable does not have`, { type: 'runtime' });
         for (const [slot, t] of Object.entries(slots)) {
           if (t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i])) {
-            throw new PoptfjsError(`the device state holds optimizer slot '${slot}' of '${name}' as ${t.dtype}[${t.shape.join(',')}], but the weight is ${param.dtype}[${param.shape.join(',')}]`, {
-              type: 'runtime',
-            });
+            throw new PoptfjsError(
+              `the device state holds optimizer slot '${slot}' of '${name}' as ${t.dtype}[${t.shape.join(',')}], but the weight is ${param.dtype}[${param.shape.join(',')}]`,
+              {
+                type: 'runtime',
+              },
+            );
           }
         }
       }

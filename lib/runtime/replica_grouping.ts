@@ -27,9 +27,7 @@ export function replicaGroups(type: CommGroupType, size: number, replicas: numbe
     throw new PoptfjsError(`replica groups of ${size} do not divide ${replicas} replica(s)`, { type: 'replication' });
   }
   const count = replicas / size;
-  return Array.from({ length: count }, (_, k) =>
-    Array.from({ length: size }, (_, i) => (type === 'Orthogonal' ? k + i * count : k * size + i)),
-  );
+  return Array.from({ length: count }, (_, k) => Array.from({ length: size }, (_, i) => (type === 'Orthogonal' ? k + i * count : k * size + i)));
 }
 
 /** The group index of each replica. */

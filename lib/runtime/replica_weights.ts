@@ -84,9 +84,7 @@ export class ReplicaWeights {
   hostValue(name: string): tf.Tensor {
     const grouping = this.groupings[name];
     if (!grouping) return tf.clone(this.perReplica[0]!.get(name)!);
-    const order = grouping.retrieval === 'AllReplicas'
-      ? this.perReplica.map((_, r) => r)
-      : this.groups(name).map((members) => members[0]!);
+    const order = grouping.retrieval === 'AllReplicas' ? this.perReplica.map((_, r) => r) : this.groups(name).map((members) => members[0]!);
     return tf.stack(order.map((r) => this.perReplica[r]!.get(name)!));
   }
 

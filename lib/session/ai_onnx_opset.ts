@@ -63,16 +63,19 @@ export function aiOnnxOpset(addNode: NodeAdder): AiOnnxOpset {
         : (inputs: readonly TensorId[], attributes: OnnxAttributes = {}, debugName?: string) => addNode(opType, inputs, 1, attributes, debugName)[0]!,
     );
   }
-  return new Proxy({}, {
-    get(_target, name) {
-      if (typeof name !== 'string') return undefined;
-      const operator = operators.get(name);
-      if (operator) return operator;
-      throw new PopartException(`builder.aiOnnx has no operator '${name}'; it has ${[...operators.keys()].join(', ')}`);
+  return new Proxy(
+    {},
+    {
+      get(_target, name) {
+        if (typeof name !== 'string') return undefined;
+        const operator = operators.get(name);
+        if (operator) return operator;
+        throw new PopartException(`builder.aiOnnx has no operator '${name}'; it has ${[...operators.keys()].join(', ')}`);
+      },
+      has: (_target, name) => typeof name === 'string' && operators.has(name),
+      ownKeys: () => [...operators.keys()],
+      getOwnPropertyDescriptor: (_target, name) =>
+        typeof name === 'string' && operators.has(name) ? { value: operators.get(name), enumerable: true, configurable: true } : undefined,
     },
-    has: (_target, name) => typeof name === 'string' && operators.has(name),
-    ownKeys: () => [...operators.keys()],
-    getOwnPropertyDescriptor: (_target, name) =>
-      typeof name === 'string' && operators.has(name) ? { value: operators.get(name), enumerable: true, configurable: true } : undefined,
-  }) as AiOnnxOpset;
+  ) as AiOnnxOpset;
 }

@@ -23,24 +23,22 @@ export const AnchorReturnTypeId = {
 export type AnchorReturnTypeId = (typeof AnchorReturnTypeId)[keyof typeof AnchorReturnTypeId];
 
 const IDS = Object.values(AnchorReturnTypeId);
-const argumentsSchema = z
-  .tuple([z.string(), z.number().int().positive().optional()])
-  .transform(([name, period], context) => {
-    const id = IDS.find((candidate) => candidate.toLowerCase() === name.toLowerCase());
-    if (!id) {
-      context.addIssue({ code: 'custom', message: `'${name}' is not a return type; expected one of ${IDS.join(', ')}`, path: [0] });
-      return z.NEVER;
-    }
-    if (id === 'EveryN' && period === undefined) {
-      context.addIssue({ code: 'custom', message: 'EveryN needs a return period (a positive integer)', path: [1] });
-      return z.NEVER;
-    }
-    if (id !== 'EveryN' && period !== undefined) {
-      context.addIssue({ code: 'custom', message: `a return period only applies to EveryN, not ${id}`, path: [1] });
-      return z.NEVER;
-    }
-    return { id, period: period ?? 1 };
-  });
+const argumentsSchema = z.tuple([z.string(), z.number().int().positive().optional()]).transform(([name, period], context) => {
+  const id = IDS.find((candidate) => candidate.toLowerCase() === name.toLowerCase());
+  if (!id) {
+    context.addIssue({ code: 'custom', message: `'${name}' is not a return type; expected one of ${IDS.join(', ')}`, path: [0] });
+    return z.NEVER;
+  }
+  if (id === 'EveryN' && period === undefined) {
+    context.addIssue({ code: 'custom', message: 'EveryN needs a return period (a positive integer)', path: [1] });
+    return z.NEVER;
+  }
+  if (id !== 'EveryN' && period !== undefined) {
+    context.addIssue({ code: 'custom', message: `a return period only applies to EveryN, not ${id}`, path: [1] });
+    return z.NEVER;
+  }
+  return { id, period: period ?? 1 };
+});
 
 /** A return type and its period. Build it with {@link AnchorReturnType}. */
 export class AnchorReturnTypeSpec {

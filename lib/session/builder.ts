@@ -97,7 +97,9 @@ export class Builder {
   private checkKnown(ids: readonly TensorId[], where: string): void {
     const unknown = ids.filter((id) => id !== '' && !this.names.has(id));
     if (unknown.length > 0) {
-      throw new PopartException(`${where}: no tensor(s) ${unknown.map((id) => `'${id}'`).join(', ')} in the model; add them first (addInputTensor, addInitializedInputTensor or an operator)`);
+      throw new PopartException(
+        `${where}: no tensor(s) ${unknown.map((id) => `'${id}'`).join(', ')} in the model; add them first (addInputTensor, addInitializedInputTensor or an operator)`,
+      );
     }
   }
 

@@ -35,8 +35,31 @@ export type AttributeValue = number | readonly number[] | string | readonly stri
 
 /** Attributes ONNX (and PopART) define as FLOAT or FLOATS. */
 const FLOAT_ATTRIBUTES = new Set([
-  'alpha', 'beta', 'gamma', 'bias', 'lambd', 'lambda', 'epsilon', 'momentum', 'ratio', 'max', 'min', 'spatial_scale', 'extrapolation_value',
-  'cubic_coeff_a', 'seed', 'mean', 'scale', 'high', 'low', 'value_float', 'value_floats', 'scales', 'activation_alpha', 'activation_beta', 'clip',
+  'alpha',
+  'beta',
+  'gamma',
+  'bias',
+  'lambd',
+  'lambda',
+  'epsilon',
+  'momentum',
+  'ratio',
+  'max',
+  'min',
+  'spatial_scale',
+  'extrapolation_value',
+  'cubic_coeff_a',
+  'seed',
+  'mean',
+  'scale',
+  'high',
+  'low',
+  'value_float',
+  'value_floats',
+  'scales',
+  'activation_alpha',
+  'activation_beta',
+  'clip',
 ]);
 
 const ELEMENT_TYPE_NAMES = Object.keys(OnnxElementType) as [ElementTypeName, ...ElementTypeName[]];

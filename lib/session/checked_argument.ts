@@ -36,9 +36,7 @@ export function checkedArgument<S extends z.ZodType>(schema: S, value: unknown, 
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(schema, issue.path);
     const at = field ? ` in ${field}` : '';
-    throw new PopartException(
-      `${where}: unknown field(s)${at} ${issue.keys.map((k) => `'${k}'`).join(', ')}${known.length ? `; the fields are ${known.join(', ')}` : ''}`,
-    );
+    throw new PopartException(`${where}: unknown field(s)${at} ${issue.keys.map((k) => `'${k}'`).join(', ')}${known.length ? `; the fields are ${known.join(', ')}` : ''}`);
   }
   const got = describeValue(valueAt(value, issue.path));
   throw new PopartException(`${where}: ${field ? `${field} = ` : ''}${got} is invalid: ${issue.message.replace(/^Invalid input: /, '')}`);

@@ -41,9 +41,7 @@ export class DataFlow {
       if (typeof name !== 'string' || name === '') throw new PopartException(`DataFlow: anchor names must be non-empty strings, got ${JSON.stringify(name)}`);
       const checked = checkedArgument(artSchema, art, `DataFlow: anchor '${name}'`);
       if (checked.id === 'EveryN' && this.#batchesPerStep % checked.period !== 0) {
-        throw new PopartException(
-          `DataFlow: anchor '${name}' is returned every ${checked.period} batches, which does not divide batchesPerStep (${this.#batchesPerStep})`,
-        );
+        throw new PopartException(`DataFlow: anchor '${name}' is returned every ${checked.period} batches, which does not divide batchesPerStep (${this.#batchesPerStep})`);
       }
       map.set(name, checked);
     }
@@ -73,7 +71,14 @@ export class DataFlow {
   /** The return type of the anchor `tensorId`. */
   art(tensorId: string): AnchorReturnTypeSpec {
     const art = this.#anchors.get(tensorId);
-    if (!art) throw new PopartException(`DataFlow: '${tensorId}' is not anchored; the anchors are ${this.anchors().map((a) => `'${a}'`).join(', ') || 'none'}`);
+    if (!art)
+      throw new PopartException(
+        `DataFlow: '${tensorId}' is not anchored; the anchors are ${
+          this.anchors()
+            .map((a) => `'${a}'`)
+            .join(', ') || 'none'
+        }`,
+      );
     return art;
   }
 }

@@ -81,7 +81,9 @@ export class Adaptive extends PopartOptimizer {
   protected override build(weights: TrainedWeights, groups: ReadonlyArray<{ params: tf.Variable[]; values: Map<string, number> }>, defaults: Map<string, number>): Optimizer {
     const decays = [defaults, ...groups.map((g) => g.values)].some((v) => v.get('defaultWeightDecay')! > 0);
     if (decays && this.weightDecayMode === 'Decay') {
-      throw new PopartException('Adaptive: a decoupled weight decay (WeightDecayMode.Decay) is not available (poptfjs\'s RMSprop adds it to the gradient); use WeightDecayMode.L2Regularization');
+      throw new PopartException(
+        "Adaptive: a decoupled weight decay (WeightDecayMode.Decay) is not available (poptfjs's RMSprop adds it to the gradient); use WeightDecayMode.L2Regularization",
+      );
     }
     const attributes = (values: Map<string, number>) => ({
       lr: values.get('defaultLearningRate')!,

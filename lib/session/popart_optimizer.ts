@@ -47,7 +47,9 @@ export const decayRate = z.number().min(0).lt(1);
 export type TrainedWeights = ReadonlyMap<string, tf.Variable>;
 
 function valueSchema(range: z.ZodNumber) {
-  return z.union([range, z.tuple([range, z.boolean()])]).transform((v): OptimizerValue => (typeof v === 'number' ? { value: v, isConst: true } : { value: v[0], isConst: v[1] }));
+  return z
+    .union([range, z.tuple([range, z.boolean()])])
+    .transform((v): OptimizerValue => (typeof v === 'number' ? { value: v, isConst: true } : { value: v[0], isConst: v[1] }));
 }
 
 function describe(v: OptimizerValue): string {

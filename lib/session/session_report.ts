@@ -37,7 +37,8 @@ function variableStorage(executable: Executable): string {
 function executionSteps(executable: Executable): string {
   const lines = ['Execution steps (simulated, per IPU):'];
   const ms = (s: number) => `${(s * 1e3).toFixed(4)} ms`;
-  for (const s of executable.hardware.timeline.segments) lines.push(`  IPU ${s.ipu}  ${ms(s.start).padStart(13)} - ${ms(s.end).padStart(13)}  ${s.kind.padEnd(10)} ${s.label}`);
+  for (const s of executable.hardware.timeline.segments)
+    lines.push(`  IPU ${s.ipu}  ${ms(s.start).padStart(13)} - ${ms(s.end).padStart(13)}  ${s.kind.padEnd(10)} ${s.label}`);
   return lines.join('\n');
 }
 

@@ -38,7 +38,9 @@ export function checkBuffer(buffer: HostArray, dtype: tf.DataType, size: number,
 export function stepInputs(stepio: StepIO, inputNames: readonly string[], info: ReadonlyMap<string, TensorInfo>, f: StepFactors): tf.Tensor[] {
   const unknown = [...stepio.inputs.keys()].filter((name) => !inputNames.includes(name));
   if (unknown.length > 0) {
-    throw new PopartException(`StepIO has input(s) ${unknown.map((n) => `'${n}'`).join(', ')} that the model does not take; its inputs are ${inputNames.map((n) => `'${n}'`).join(', ')}`);
+    throw new PopartException(
+      `StepIO has input(s) ${unknown.map((n) => `'${n}'`).join(', ')} that the model does not take; its inputs are ${inputNames.map((n) => `'${n}'`).join(', ')}`,
+    );
   }
   const missing = inputNames.filter((name) => !stepio.inputs.has(name));
   if (missing.length > 0) throw new PopartException(`StepIO has no buffer for input(s) ${missing.map((n) => `'${n}'`).join(', ')}`);

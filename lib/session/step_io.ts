@@ -20,10 +20,9 @@ export type HostArray = Float32Array | Int32Array | Uint8Array;
 /** Host buffers by tensor name. */
 export type HostArrays = Readonly<Record<string, HostArray>> | ReadonlyMap<string, HostArray>;
 
-const hostArray = z.custom<HostArray>(
-  (value) => value instanceof Float32Array || value instanceof Int32Array || value instanceof Uint8Array,
-  { message: 'expected a Float32Array, an Int32Array or a Uint8Array' },
-);
+const hostArray = z.custom<HostArray>((value) => value instanceof Float32Array || value instanceof Int32Array || value instanceof Uint8Array, {
+  message: 'expected a Float32Array, an Int32Array or a Uint8Array',
+});
 const buffersSchema = z.map(z.string().min(1), hostArray);
 
 function buffers(value: HostArrays, where: string): ReadonlyMap<string, HostArray> {

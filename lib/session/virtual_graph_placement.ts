@@ -69,7 +69,10 @@ function isModelNode(node: Node): boolean {
 
 function listed(labels: Iterable<string>): string {
   const all = [...new Set(labels)];
-  return `${all.slice(0, 5).map((l) => `'${l}'`).join(', ')}${all.length > 5 ? ` and ${all.length - 5} more` : ''}`;
+  return `${all
+    .slice(0, 5)
+    .map((l) => `'${l}'`)
+    .join(', ')}${all.length > 5 ? ` and ${all.length - 5} more` : ''}`;
 }
 
 /** The graph with each model node's block (and IPU) set by `blockOf`. */
@@ -155,14 +158,26 @@ function manualOrAuto(graph: Graph, placements: ReadonlyMap<string, NodePlacemen
   const staged = graph.nodes.some((node) => isModelNode(node) && placements.get(node.annotations.layer ?? '')?.stage !== undefined);
   const stageOf =
     settings.virtualGraphMode === 'Manual' && staged
-      ? requiredAttribute(graph, placements, 'stage', PIPELINE_STAGE_ATTRIBUTE, 'when some nodes have a pipeline stage, every node needs one: set it with builder.pipelineStage(...)')
+      ? requiredAttribute(
+          graph,
+          placements,
+          'stage',
+          PIPELINE_STAGE_ATTRIBUTE,
+          'when some nodes have a pipeline stage, every node needs one: set it with builder.pipelineStage(...)',
+        )
       : ipuOf;
   return pipelineStages(graph, ipuOf, stageOf);
 }
 
 function executionPhases(graph: Graph, placements: ReadonlyMap<string, NodePlacement>, settings: SessionSettings): VirtualGraphPlacement {
   const { phases, stages } = settings.executionPhaseSettings;
-  const phaseOf = requiredAttribute(graph, placements, 'phase', EXECUTION_PHASE_ATTRIBUTE, 'with VirtualGraphMode.ExecutionPhases every node needs one: set it with builder.executionPhase(...)');
+  const phaseOf = requiredAttribute(
+    graph,
+    placements,
+    'phase',
+    EXECUTION_PHASE_ATTRIBUTE,
+    'with VirtualGraphMode.ExecutionPhases every node needs one: set it with builder.executionPhase(...)',
+  );
   const ipuOf = new Map<number, number>();
   const ipusOfPhase = new Map<number, Set<number>>();
   for (const [id, phase] of phaseOf) {

@@ -14,10 +14,7 @@ export interface CallableConstructor<A extends unknown[], T> {
 }
 
 /** Wraps `cls` so that calling it, with or without `new`, builds a `T`; named `name`. */
-export function callableConstructor<A extends unknown[], T extends object>(
-  name: string,
-  cls: new (...args: A) => T,
-): CallableConstructor<A, T> {
+export function callableConstructor<A extends unknown[], T extends object>(name: string, cls: new (...args: A) => T): CallableConstructor<A, T> {
   const factory = function (...args: A): T {
     return new cls(...args);
   };

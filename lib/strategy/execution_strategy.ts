@@ -7,11 +7,7 @@ import { PhasedExecutionSpec, type ParallelPhasedExecutionSpec, type SerialPhase
 import { StagedExecutionSpec, type PipelinedExecutionSpec, type ShardedExecutionSpec } from './staged_execution.js';
 
 /** Any execution strategy. Switch on `type` to tell them apart. */
-export type ExecutionStrategy =
-  | PipelinedExecutionSpec
-  | ShardedExecutionSpec
-  | SerialPhasedExecutionSpec
-  | ParallelPhasedExecutionSpec;
+export type ExecutionStrategy = PipelinedExecutionSpec | ShardedExecutionSpec | SerialPhasedExecutionSpec | ParallelPhasedExecutionSpec;
 
 /** True when `value` is one of the four execution strategies. */
 export function isExecutionStrategy(value: unknown): value is ExecutionStrategy {

@@ -82,10 +82,7 @@ function strategyFromData(value: z.infer<typeof executionStrategyDataSchema>): E
     case 'SerialPhasedExecution':
     case 'ParallelPhasedExecution': {
       const phases = value.phases.map((phase) => new PhaseSpec(...phase.stages.map(stageFromData)));
-      const strategy =
-        value.type === 'SerialPhasedExecution'
-          ? new SerialPhasedExecutionSpec(...phases)
-          : new ParallelPhasedExecutionSpec(...phases);
+      const strategy = value.type === 'SerialPhasedExecution' ? new SerialPhasedExecutionSpec(...phases) : new ParallelPhasedExecutionSpec(...phases);
       return strategy.useSeparateBackwardPhase(value.separateBackwardPhase).setTensorsLiveness(value.tensorsLiveness);
     }
   }

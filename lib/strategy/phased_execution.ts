@@ -52,7 +52,10 @@ export abstract class PhasedExecutionSpec {
         throw new TypeError(`${type}: phase ${index} must be a Phase or an array of Stages, got ${describeValue(arg)}`);
       }),
     );
-    checkDistinctBlocks(type, this.phases.flatMap((phase) => phase.stages));
+    checkDistinctBlocks(
+      type,
+      this.phases.flatMap((phase) => phase.stages),
+    );
   }
 
   /** Whether the backward pass gets phases of its own (see {@link PhasedExecutionSpec.useSeparateBackwardPhase}). */
@@ -128,8 +131,7 @@ export abstract class PhasedExecutionSpec {
   /** The strategy as a config-file expression, with its settings as method calls. */
   toString(): string {
     const separate = this.#separateBackwardPhase ? '.useSeparateBackwardPhase(true)' : '';
-    const liveness =
-      this.#tensorsLiveness === Liveness.AlwaysLive ? '' : `.setTensorsLiveness(Liveness.${this.#tensorsLiveness})`;
+    const liveness = this.#tensorsLiveness === Liveness.AlwaysLive ? '' : `.setTensorsLiveness(Liveness.${this.#tensorsLiveness})`;
     return `${this.type}(${this.phases.map(String).join(', ')})${separate}${liveness}`;
   }
 }

@@ -194,7 +194,10 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
     phase.stages.forEach((stage, s) => {
       for (const block of stage.blocks) {
         if (!known.has(block)) {
-          throw placementError(`${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known.keys()].map((b) => `'${b}'`).join(', ')})`, block);
+          throw placementError(
+            `${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known.keys()].map((b) => `'${b}'`).join(', ')})`,
+            block,
+          );
         }
       }
       const stageIpus = stage.ipu !== undefined ? [stage.ipu] : blockIpus(data, stage.blocks, known, s, p);
@@ -215,12 +218,15 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
     });
     phaseIpus.push(ipus);
     if (ipus.length !== phaseIpus[0]!.length) {
-      throw placementError(
-        `${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`,
-      );
+      throw placementError(`${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`);
     }
-    const group = ipus.slice().sort((a, b) => a - b).join(',');
-    const reference = phaseIpus[parallel ? p % 2 : 0]!.slice().sort((a, b) => a - b).join(',');
+    const group = ipus
+      .slice()
+      .sort((a, b) => a - b)
+      .join(',');
+    const reference = phaseIpus[parallel ? p % 2 : 0]!.slice()
+      .sort((a, b) => a - b)
+      .join(',');
     if (group !== reference) {
       throw placementError(
         `${data.type}: phase ${p} runs on IPUs ${group} but phase ${parallel ? p % 2 : 0} on IPUs ${reference}; ` +
@@ -344,9 +350,13 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
   const groupOfStage = new Map<number, number>();
   groups.forEach((members, g) => members.forEach((stage) => groupOfStage.set(stage, g)));
   const unitOfGroup = (pass: Pass, group: number) => (pass === 'forward' ? group : 2 * groups.length - 1 - group);
-  const units: PlacedUnit[] = [...groups.map((g) => ['forward', g] as const), ...groups.slice().reverse().map((g) => ['backward', g] as const)].map(
-    ([pass, members]) => ({ pass, stages: members, ipus: members.map((m) => placedStages[m]!.ipu) }),
-  );
+  const units: PlacedUnit[] = [
+    ...groups.map((g) => ['forward', g] as const),
+    ...groups
+      .slice()
+      .reverse()
+      .map((g) => ['backward', g] as const),
+  ].map(([pass, members]) => ({ pass, stages: members, ipus: members.map((m) => placedStages[m]!.ipu) }));
   const { nodeUnits, nodeStages } = assignUnits(graph, {
     forwardStage: (node) =>
       node.annotations.pass === 'forward' && !node.annotations.loss

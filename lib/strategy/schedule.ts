@@ -151,12 +151,21 @@ export function scheduleTable(placement: Placement, schedule: Schedule): string 
     }
     return row.map((c) => c || '.');
   });
-  const headers = ['step', ...Array.from({ length: ipus }, (_, i) => `IPU${i}`), ...(schedule.steps.some((s) => s.ramp) ? ['ramp'] : []), ...(schedule.steps.some((s) => s.phase !== undefined) ? ['phase'] : [])];
+  const headers = [
+    'step',
+    ...Array.from({ length: ipus }, (_, i) => `IPU${i}`),
+    ...(schedule.steps.some((s) => s.ramp) ? ['ramp'] : []),
+    ...(schedule.steps.some((s) => s.phase !== undefined) ? ['phase'] : []),
+  ];
   const rows = cells.map((row, t) => {
     const step = schedule.steps[t]!;
     return [String(t), ...row, ...(step.ramp ? [step.ramp] : []), ...(step.phase !== undefined ? [String(step.phase)] : [])];
   });
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const format = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const format = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [format(headers), ...rows.map(format)].join('\n');
 }

@@ -52,9 +52,7 @@ export abstract class StagedExecutionSpec {
         if (arg instanceof StageSpec) return arg;
         if (typeof arg === 'string') return new StageSpec(arg);
         if (Array.isArray(arg) && arg.every((item) => typeof item === 'string')) return new StageSpec(...(arg as string[]));
-        throw new TypeError(
-          `${type}: argument ${index} must be a Stage, a block id or an array of block ids, got ${describeValue(arg)}`,
-        );
+        throw new TypeError(`${type}: argument ${index} must be a Stage, a block id or an array of block ids, got ${describeValue(arg)}`);
       }),
     );
     checkDistinctBlocks(type, this.stages);

@@ -13,9 +13,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import {
-  annotateLayer, checkBlockSpec, currentBlockTrace, removeLayerAnnotation, type BlockSpec,
-} from './block_scope.js';
+import { annotateLayer, checkBlockSpec, currentBlockTrace, removeLayerAnnotation, type BlockSpec } from './block_scope.js';
 import { allLayers, isLayersModel, type WrappableModel } from './model_function.js';
 
 export type { BlockSpec } from './block_scope.js';

@@ -204,7 +204,7 @@ export class KernelRecorder {
     if (madeIn !== undefined) {
       throw new TraceError(
         `a tensor computed inside ${madeIn} is used outside it: a body is traced once into a subgraph whose values exist only while it runs; ` +
-          'return the tensor from the body and use the op\'s output instead',
+          "return the tensor from the body and use the op's output instead",
       );
     }
     let id: ValueId;
@@ -301,7 +301,14 @@ export class KernelRecorder {
    */
   addControlFlowNode(kernel: string, inputs: readonly ValueId[], attrs: Record<string, AttrValue>, bodies: readonly Graph[], standIns: readonly tf.Tensor[]): tf.Tensor[] {
     const builder = this.builder;
-    const outIds = builder.addNode(kernel, null, inputs, attrs, standIns.map((t) => ({ shape: t.shape, dtype: t.dtype })), this.annotations());
+    const outIds = builder.addNode(
+      kernel,
+      null,
+      inputs,
+      attrs,
+      standIns.map((t) => ({ shape: t.shape, dtype: t.dtype })),
+      this.annotations(),
+    );
     builder.setBodies(builder.nodeCount - 1, bodies);
     return standIns.map((t, i) => {
       const out = this.unrecordedCopy(t);
@@ -506,7 +513,8 @@ export class KernelRecorder {
     }
     const where = described.layer ?? this.layerStack[this.layerStack.length - 1] ?? '';
     const read = `reads the values of ${described.what}${where ? ` in layer '${where}'` : ''} while it is being traced. `;
-    const instead = 'compute with tensor ops instead (tf.where, tf.maximum, ...); to see a value, use x = ops.ipuPrintTensor(x, title), which prints it each time the model runs';
+    const instead =
+      'compute with tensor ops instead (tf.where, tf.maximum, ...); to see a value, use x = ops.ipuPrintTensor(x, title), which prints it each time the model runs';
     const body = this.frame.body;
     if (body) {
       return new TraceError(

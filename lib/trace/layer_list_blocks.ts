@@ -17,10 +17,7 @@ import type * as tf from '@tensorflow/tfjs';
  * For each layer of `layers` at or after the first annotated one, the
  * annotated layer whose block it belongs to (itself, when annotated).
  */
-export function layerListBlockStarts(
-  layers: readonly tf.layers.Layer[],
-  isAnnotated: (layer: tf.layers.Layer) => boolean,
-): Map<tf.layers.Layer, tf.layers.Layer> {
+export function layerListBlockStarts(layers: readonly tf.layers.Layer[], isAnnotated: (layer: tf.layers.Layer) => boolean): Map<tf.layers.Layer, tf.layers.Layer> {
   const starts = new Map<tf.layers.Layer, tf.layers.Layer>();
   let start: tf.layers.Layer | undefined;
   for (const layer of layers) {

@@ -16,9 +16,20 @@ export type LossSpec = string | LossFunction;
 
 /** The names tfjs layers models accept as losses. */
 export const LOSS_NAMES = [
-  'meanSquaredError', 'meanAbsoluteError', 'meanAbsolutePercentageError', 'meanSquaredLogarithmicError',
-  'squaredHinge', 'hinge', 'categoricalHinge', 'logcosh', 'categoricalCrossentropy',
-  'sparseCategoricalCrossentropy', 'binaryCrossentropy', 'kullbackLeiblerDivergence', 'poisson', 'cosineProximity',
+  'meanSquaredError',
+  'meanAbsoluteError',
+  'meanAbsolutePercentageError',
+  'meanSquaredLogarithmicError',
+  'squaredHinge',
+  'hinge',
+  'categoricalHinge',
+  'logcosh',
+  'categoricalCrossentropy',
+  'sparseCategoricalCrossentropy',
+  'binaryCrossentropy',
+  'kullbackLeiblerDivergence',
+  'poisson',
+  'cosineProximity',
 ] as const;
 
 const byName = new Map<string, LossFunction>();
@@ -66,24 +77,17 @@ export type LossScope = <T>(fn: () => T) => T;
  * targets) and computes the loss; `lossScope` wraps the loss computed after
  * the model.
  */
-export function forwardWithLoss(
-  model: WrappableModel,
-  loss: LossSpec | undefined,
-  inputs: tf.Tensor[],
-  lossScope: LossScope = (fn) => fn(),
-): ForwardWithLoss {
+export function forwardWithLoss(model: WrappableModel, loss: LossSpec | undefined, inputs: tf.Tensor[], lossScope: LossScope = (fn) => fn()): ForwardWithLoss {
   const compiledModel = isLayersModel(model) ? compiledCore(model) : undefined;
   const compiled = compiledModel?.lossFunctions;
-  const lossFunctions: LossFunction[] | undefined =
-    loss !== undefined ? [typeof loss === 'string' ? lossByName(loss) : loss] : compiled;
+  const lossFunctions: LossFunction[] | undefined = loss !== undefined ? [typeof loss === 'string' ? lossByName(loss) : loss] : compiled;
   if (!lossFunctions) return ownLoss(model, inputs);
 
   const count = modelInputCount(model) ?? inputs.length - 1;
   if (count >= inputs.length || count < 0) {
-    throw new PoptfjsError(
-      `the training model '${modelName(model)}' takes ${count} input(s) and then one target per output, but got ${inputs.length} tensor(s) in all`,
-      { type: 'trace' },
-    );
+    throw new PoptfjsError(`the training model '${modelName(model)}' takes ${count} input(s) and then one target per output, but got ${inputs.length} tensor(s) in all`, {
+      type: 'trace',
+    });
   }
   const outputs = flattenOutputs(callModel(model, inputs.slice(0, count), true), `model '${modelName(model)}'`);
   const targets = inputs.slice(count);

@@ -63,10 +63,7 @@ export function flattenOutputs(result: unknown, what: string): tf.Tensor[] {
   list.forEach((t, i) => {
     if (!(t instanceof tf.Tensor)) {
       const got = t === null ? 'null' : Array.isArray(t) ? 'a nested array' : typeof t;
-      throw new PoptfjsError(
-        `${what} returned ${Array.isArray(result) ? `${got} at position ${i}` : got}; expected a tf.Tensor or an array of tf.Tensors`,
-        { type: 'trace' },
-      );
+      throw new PoptfjsError(`${what} returned ${Array.isArray(result) ? `${got} at position ${i}` : got}; expected a tf.Tensor or an array of tf.Tensors`, { type: 'trace' });
     }
   });
   return list as tf.Tensor[];

@@ -67,7 +67,9 @@ export function closeMultiConv(settings: MultiConvSettings, annotate: boolean): 
     if (node.annotations.pass === 'forward' && FORWARD_CONVOLUTIONS.has(node.kernel)) members.push(id);
   }
   if (members.length === 0) {
-    throw scopeError('Unexpected end_multi_conv: no convolution ran inside the scope; a MultiConv groups the convolutions (Conv2D, Conv3D, depthwise and fused ones) run inside it');
+    throw scopeError(
+      'Unexpected end_multi_conv: no convolution ran inside the scope; a MultiConv groups the convolutions (Conv2D, Conv3D, depthwise and fused ones) run inside it',
+    );
   }
   const lists = { availableMemoryProportions: settings.availableMemoryProportions, partialsTypes: settings.partialsTypes };
   for (const [name, values] of Object.entries(lists)) {

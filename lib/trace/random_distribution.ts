@@ -123,8 +123,6 @@ export function describeRandomTensor(scopeName: string, seed: number, tensor: tf
   }
   const kernel = RANDOM_KERNELS[kind];
   const attrs: Record<string, AttrValue> =
-    kind === 'randomUniform'
-      ? { shape: tensor.shape, minval: fit.offset, maxval: fit.offset + fit.scale }
-      : { shape: tensor.shape, mean: fit.offset, stddev: fit.scale };
+    kind === 'randomUniform' ? { shape: tensor.shape, minval: fit.offset, maxval: fit.offset + fit.scale } : { shape: tensor.shape, mean: fit.offset, stddev: fit.scale };
   return { kernel, attrs };
 }

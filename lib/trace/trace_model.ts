@@ -80,10 +80,10 @@ function withLayerHooks<T>(model: WrappableModel, recorder: KernelRecorder, bloc
 function checkBlockRules(model: WrappableModel, graph: Graph, blocks: BlockTrace): void {
   const unused = allLayers(model).filter((layer) => layerAnnotation(layer) && !blocks.begunLayers.has(layer));
   if (unused.length > 0) {
-    throw new PoptfjsError(
-      `layer '${unused[0]!.name}' is annotated with BeginBlock but the model never runs it; annotate only layers the model uses (or removeBlocks)`,
-      { type: 'annotation', location: unused[0]!.name },
-    );
+    throw new PoptfjsError(`layer '${unused[0]!.name}' is annotated with BeginBlock but the model never runs it; annotate only layers the model uses (or removeBlocks)`, {
+      type: 'annotation',
+      location: unused[0]!.name,
+    });
   }
   if (!blocks.usedScopedBlocks) return;
   const outside = graph.nodes.find((n) => n.annotations.pass === 'forward' && !n.annotations.loss && n.annotations.block === undefined);
@@ -115,10 +115,13 @@ function trace(
     const applied = new Set<tf.layers.Layer>();
     return withBlockTrace(layers, (blocks) =>
       withVariablesReplaced(options.replacements ?? new Map(), () => {
-        const { recorder, result } = KernelRecorder.record((recorder) => {
-          inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
-          return runningOnIpu(() => withLayerHooks(model, recorder, blocks, applied, () => body(recorder, blocks)));
-        }, { training, ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}) });
+        const { recorder, result } = KernelRecorder.record(
+          (recorder) => {
+            inputs.forEach((t, i) => recorder.bindInput(t, `input${i}`));
+            return runningOnIpu(() => withLayerHooks(model, recorder, blocks, applied, () => body(recorder, blocks)));
+          },
+          { training, ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}) },
+        );
         const graph = eliminateDeadCode(recorder.builder.build(result));
         checkBlockRules(model, graph, blocks);
         return { graph, variables: recorder.variables, weightNames: reportedWeightNames([...layers, ...applied], recorder.variables.values()) };
@@ -144,12 +147,7 @@ export function traceInference(model: WrappableModel, inputs: readonly tf.Tensor
  * forward pass once (a function may create its layers' variables on first
  * use, so they cannot be listed before it runs).
  */
-function discoverTrainableVariables(
-  model: WrappableModel,
-  loss: LossSpec | undefined,
-  inputs: readonly tf.Tensor[],
-  options: TraceOptions,
-): tf.Variable[] {
+function discoverTrainableVariables(model: WrappableModel, loss: LossSpec | undefined, inputs: readonly tf.Tensor[], options: TraceOptions): tf.Variable[] {
   const { variables } = trace(model, inputs, options, true, (recorder) =>
     tf.tidy(() => {
       const step = forwardWithLoss(model, loss, [...inputs], (fn) => recorder.inLoss(fn));
@@ -164,12 +162,7 @@ function discoverTrainableVariables(
  * targets, one micro-batch): outputs, loss, and gradients of
  * `sum(loss) * lossScale` with respect to every trainable weight.
  */
-export function traceTraining(
-  model: WrappableModel,
-  loss: LossSpec | undefined,
-  inputs: readonly tf.Tensor[],
-  options: TraceOptions = {},
-): TracedModel {
+export function traceTraining(model: WrappableModel, loss: LossSpec | undefined, inputs: readonly tf.Tensor[], options: TraceOptions = {}): TracedModel {
   const eng = engine();
   const variables = trainableVariables(model) ?? discoverTrainableVariables(model, loss, inputs, options);
   return trace(model, inputs, options, true, (recorder) => {

@@ -95,7 +95,14 @@ describe('AsynchronousDataAccessor', () => {
     await settle();
     expect(tf.memory().numTensors).toBe(before);
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
-    expect((await epoch(accessor)).map(([, ys]) => ys)).toEqual([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]);
+    expect((await epoch(accessor)).map(([, ys]) => ys)).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(tf.memory().numTensors).toBe(before);
     tf.dispose([x, y]);
   });

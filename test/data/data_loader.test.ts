@@ -181,9 +181,7 @@ describe('tf.data datasets', () => {
 
   it('refuses elements that are not tensors, or that change shape', async () => {
     const numbers = tf.data.array([1, 2, 3]) as unknown as tf.data.Dataset<tf.Tensor>;
-    await expect(epoch(new DataLoader(options(), numbers))).rejects.toThrow(
-      'DataLoader: each dataset element must be a tensor or an array of tensors, got 1',
-    );
+    await expect(epoch(new DataLoader(options(), numbers))).rejects.toThrow('DataLoader: each dataset element must be a tensor or an array of tensors, got 1');
     const before = tf.memory().numTensors;
     const ragged = tf.data.generator(function* () {
       yield tf.tensor1d([1, 2]);
@@ -199,9 +197,7 @@ describe('DataLoader argument checks', () => {
     const [x, y] = samples(10);
     const z = tf.zeros([8, 3]);
     const scalar = tf.scalar(1);
-    expect(() => new DataLoader(options(), [x, z])).toThrow(
-      'DataLoader: all tensors must share their first (sample) dimension; dataset[0] has 10 samples, dataset[1] has 8',
-    );
+    expect(() => new DataLoader(options(), [x, z])).toThrow('DataLoader: all tensors must share their first (sample) dimension; dataset[0] has 10 samples, dataset[1] has 8');
     expect(() => new DataLoader(options(), [])).toThrow('DataLoader: the dataset is empty');
     expect(() => new DataLoader(options(), [tf.zeros([0, 2])])).toThrow('DataLoader: the dataset is empty');
     expect(() => new DataLoader(options(), [x, [1, 2] as unknown as tf.Tensor])).toThrow(TypeError);

@@ -32,14 +32,23 @@ async function perProcess(count: number, dataset: () => DataLoaderDataset, loade
 }
 
 describe('DataLoader across processes (opts.Distributed)', () => {
-  it("gives each process its share of every global batch: process p the p-th combinedBatchSize samples of it", async () => {
+  it('gives each process its share of every global batch: process p the p-th combinedBatchSize samples of it', async () => {
     const y = tf.range(0, 26, 1, 'float32');
     const shares = await perProcess(3, () => [y], { batchSize: 2 });
     // Global batches of 3 × 4 samples: 0-11 and 12-23; 24 and 25 are dropped.
     expect(shares).toEqual([
-      [[0, 1, 2, 3], [12, 13, 14, 15]],
-      [[4, 5, 6, 7], [16, 17, 18, 19]],
-      [[8, 9, 10, 11], [20, 21, 22, 23]],
+      [
+        [0, 1, 2, 3],
+        [12, 13, 14, 15],
+      ],
+      [
+        [4, 5, 6, 7],
+        [16, 17, 18, 19],
+      ],
+      [
+        [8, 9, 10, 11],
+        [20, 21, 22, 23],
+      ],
     ]);
     expect(new DataLoader(processOptions(1, 3), [y], { batchSize: 2 }).length).toBe(2);
     tf.dispose(y);
@@ -62,7 +71,7 @@ describe('DataLoader across processes (opts.Distributed)', () => {
     const b = await epoch(new DataLoader(seeded(1), [y], { batchSize: 2, shuffle: true }));
     expect(new Set([...a.flat(), ...b.flat()]).size).toBe(16);
     expect(() => new DataLoader(processOptions(0, 2), [y], { shuffle: true })).toThrow(
-      'DataLoader: shuffling across 2 processes needs a seed all of them share (the loader\'s seed, or opts.randomSeed), so that every process shuffles into the same order and takes its own share of it',
+      "DataLoader: shuffling across 2 processes needs a seed all of them share (the loader's seed, or opts.randomSeed), so that every process shuffles into the same order and takes its own share of it",
     );
     tf.dispose(y);
   });
@@ -73,15 +82,21 @@ describe('DataLoader across processes (opts.Distributed)', () => {
     // One global batch of 3 × 2 = 6 samples twice, then 12 alone: process 0 takes it, the others have no third batch.
     expect(shares).toEqual([
       [[0, 1], [6, 7], [12]],
-      [[2, 3], [8, 9]],
-      [[4, 5], [10, 11]],
+      [
+        [2, 3],
+        [8, 9],
+      ],
+      [
+        [4, 5],
+        [10, 11],
+      ],
     ]);
     expect(new DataLoader(processOptions(0, 3), [y], { dropLast: false }).length).toBe(3);
     expect(new DataLoader(processOptions(2, 3), [y], { dropLast: false }).length).toBe(2);
     tf.dispose(y);
   });
 
-  it('splits a tf.data.Dataset the same way, disposing the other processes\' samples', async () => {
+  it("splits a tf.data.Dataset the same way, disposing the other processes' samples", async () => {
     const before = tf.memory().numTensors;
     const elements: tf.Tensor[][] = [];
     // tf.data.array hands out copies of its elements; the originals stay the test's.

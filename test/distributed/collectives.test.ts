@@ -91,7 +91,7 @@ describe('data-parallel training over instances', () => {
     }
   }
 
-  it('2 instances × 1 replica train as one process with replicationFactor(2), from instance 0\'s weights', async () => {
+  it("2 instances × 1 replica train as one process with replicationFactor(2), from instance 0's weights", async () => {
     await compare(2, 1, 2);
   }, 240_000);
 

@@ -30,10 +30,21 @@ function singleProcess(replicas: number): number[] {
 
 /** The example under `npx poptfjs run` with 2 instances and `replicas` replicas in all; the weights of each instance. */
 function twoInstances(replicas: number): number[][] {
-  const { status, stdout, stderr } = runProgram('bin/poptfjs.ts', ['run', '--num-instances', '2', '--num-replicas', String(replicas), '--', process.execPath, '--import', 'tsx', ...EXAMPLE]);
+  const { status, stdout, stderr } = runProgram('bin/poptfjs.ts', [
+    'run',
+    '--num-instances',
+    '2',
+    '--num-replicas',
+    String(replicas),
+    '--',
+    process.execPath,
+    '--import',
+    'tsx',
+    ...EXAMPLE,
+  ]);
   expect(status, stderr).toBe(0);
   // Instance 0 shows the gradient all-reduce of its summary report: Dense(8 → 16) and Dense(16 → 1) with biases, 161 float32 gradients.
-  expect(stdout).toContain('[0]   644 B of gradients per update, 2(2-1)/2 of them over each instance\'s link');
+  expect(stdout).toContain("[0]   644 B of gradients per update, 2(2-1)/2 of them over each instance's link");
   const weights = weightsByInstance(stdout);
   expect(weights).toHaveLength(2);
   return weights;

@@ -37,7 +37,12 @@ describe('faults in a run of 2 instances', () => {
   }, 120_000);
 
   it('npx poptfjs run reports an instance killed mid-training, ends the other and exits with 128 + SIGKILL', () => {
-    const { status, stdout, stderr } = runProgram('bin/poptfjs.ts', ['run', '--num-instances', '2', '--num-replicas', '2', '--', process.execPath, '--import', 'tsx', SCRIPT, 'killed'], {}, 120_000);
+    const { status, stdout, stderr } = runProgram(
+      'bin/poptfjs.ts',
+      ['run', '--num-instances', '2', '--num-replicas', '2', '--', process.execPath, '--import', 'tsx', SCRIPT, 'killed'],
+      {},
+      120_000,
+    );
     expect(stderr).toContain('poptfjs run: instance 1 was killed by signal SIGKILL; ending the other instances\n');
     expect(status).toBe(128 + 9);
     // Neither instance finished training.

@@ -27,7 +27,7 @@ describe('the failure of an iteration shared by the instances', () => {
     expect(onHealthy.cause).toBeUndefined();
   });
 
-  it('is the failed instance\'s own error when it is not recoverable, and an error naming it on the others', () => {
+  it("is the failed instance's own error when it is not recoverable, and an error naming it on the others", () => {
     const own = { error: new UnrecoverableError('simulated MEMORY_ERROR') };
     const statuses = [iterationStatus(undefined), iterationStatus(own), iterationStatus(fault('IPU_RESET'))];
     expect(iterationFailure(statuses, 3, own)).toBe(own.error);

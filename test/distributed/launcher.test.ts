@@ -121,7 +121,7 @@ describe('npx poptfjs run', () => {
   });
 
   it('ends the other instances when one exits with an error code, says which and how, and exits with its code', () => {
-    const { status, stdout, stderr } = run(['--num-instances', '2', '--num-replicas', '2', '--', ...pidProgram('code', { 1: "setTimeout(() => process.exit(3), 300);" })]);
+    const { status, stdout, stderr } = run(['--num-instances', '2', '--num-replicas', '2', '--', ...pidProgram('code', { 1: 'setTimeout(() => process.exit(3), 300);' })]);
     expect(stderr).toContain('poptfjs run: instance 1 exited with code 3; ending the other instances\n');
     expect(status).toBe(3);
     expect(linesOf(stdout, 0)).toEqual(['started']);
@@ -132,7 +132,14 @@ describe('npx poptfjs run', () => {
   });
 
   it('ends the other instances when one is killed by a signal, says which and by what, and exits with 128 + the signal', () => {
-    const { status, stderr } = run(['--num-instances', '2', '--num-replicas', '2', '--', ...pidProgram('signal', { 1: "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);" })]);
+    const { status, stderr } = run([
+      '--num-instances',
+      '2',
+      '--num-replicas',
+      '2',
+      '--',
+      ...pidProgram('signal', { 1: "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);" }),
+    ]);
     expect(stderr).toContain('poptfjs run: instance 1 was killed by signal SIGKILL; ending the other instances\n');
     expect(status).toBe(128 + 9);
     const started = pids('signal');
@@ -189,9 +196,12 @@ wait
 `,
     );
     chmodSync(join(bin, 'mpiexec'), 0o755);
-    const { status, stdout } = run(['--num-instances', '2', '--num-replicas', '4', '--ipus-per-replica', '2', '--mpi-args', '--tag-output --mca btl self', '--', ...LAYOUT_PROGRAM], {
-      PATH: `${bin}:${process.env.PATH}`,
-    });
+    const { status, stdout } = run(
+      ['--num-instances', '2', '--num-replicas', '4', '--ipus-per-replica', '2', '--mpi-args', '--tag-output --mca btl self', '--', ...LAYOUT_PROGRAM],
+      {
+        PATH: `${bin}:${process.env.PATH}`,
+      },
+    );
     expect(status).toBe(0);
     for (const i of [0, 1]) expect(linesOf(stdout, i).map((line) => JSON.parse(line))).toEqual([layoutOf(i)]);
     const args = readFileSync(argsFile, 'utf8').split('\n');

@@ -20,7 +20,9 @@ function hostMemory(args: string[]): { estimated: number; activations: number; h
 }
 
 describe('fine-tune-mobilenet.ts', () => {
-  it('fine-tunes at host batch 32 as micro-batches of 4, on one IPU and pipelined over 4 worker IPUs, each micro-batch loss as plain tfjs computes it', { timeout: 600_000 }, () => {
+  it('fine-tunes at host batch 32 as micro-batches of 4, on one IPU and pipelined over 4 worker IPUs, each micro-batch loss as plain tfjs computes it', {
+    timeout: 600_000,
+  }, () => {
     const out = run(['--image-size', '96', '--steps', '1']);
     const differences = [...out.matchAll(/largest relative difference: (\S+)/g)].map((m) => Number(m[1]));
     expect(differences).toHaveLength(2);
@@ -34,7 +36,7 @@ describe('fine-tune-mobilenet.ts', () => {
     expect(out).toMatch(/worker heaps: IPU 0 \d+ MiB, IPU 1 \d+ MiB, IPU 2 \d+ MiB, IPU 3 \d+ MiB/);
   });
 
-  it("takes the host memory of the micro-batch, not of the host batch", { timeout: 600_000 }, () => {
+  it('takes the host memory of the micro-batch, not of the host batch', { timeout: 600_000 }, () => {
     const micro4 = hostMemory(['--image-size', '96', '--host-batch', '4', '--micro-batch', '4']);
     const host32 = hostMemory(['--image-size', '96', '--host-batch', '32', '--micro-batch', '4']);
     const micro16 = hostMemory(['--image-size', '96', '--host-batch', '16', '--micro-batch', '16']);

@@ -27,7 +27,11 @@ describe('simulated IPU examples', () => {
       fits: m[5] === 'yes',
       loss: m[6],
     }));
-    expect(rows.map((r) => [r.label, r.fits])).toEqual([['None', false], ['Standard', true], ['RecomputeAll + checkpoint after layer 8', true]]);
+    expect(rows.map((r) => [r.label, r.fits])).toEqual([
+      ['None', false],
+      ['Standard', true],
+      ['RecomputeAll + checkpoint after layer 8', true],
+    ]);
     const [none, standard, checkpointed] = rows;
     expect(none!.loss).toBe('not run: does not fit');
     expect(standard!.loss).toMatch(/^\d\.\d{6}$/);
@@ -40,7 +44,12 @@ describe('simulated IPU examples', () => {
 
   it('pipeline-timeline.ts: throughput and bubble; more micro-batches shrink the bubble', () => {
     const out = run('pipeline-timeline');
-    const rows = [...out.matchAll(/^(\d)\s+(\d+)\s+(\d+)\s+([\d.]+)%/gm)].map((m) => ({ ipus: Number(m[1]), accumulation: Number(m[2]), throughput: Number(m[3]), bubble: Number(m[4]) }));
+    const rows = [...out.matchAll(/^(\d)\s+(\d+)\s+(\d+)\s+([\d.]+)%/gm)].map((m) => ({
+      ipus: Number(m[1]),
+      accumulation: Number(m[2]),
+      throughput: Number(m[3]),
+      bubble: Number(m[4]),
+    }));
     expect(rows).toHaveLength(5);
     const at = (ipus: number, accumulation: number) => rows.find((r) => r.ipus === ipus && r.accumulation === accumulation)!;
     expect(at(1, 8).bubble).toBe(0);

@@ -5,7 +5,9 @@ import { runProgram } from '../run_program.js';
 function curves(stdout: string, title: string): Record<string, number[]> {
   const lines = stdout.split('\n');
   const start = lines.findIndex((l) => l.startsWith(title));
-  const names = lines[start + 1]!.trim().split(/\s{2,}/).slice(1);
+  const names = lines[start + 1]!.trim()
+    .split(/\s{2,}/)
+    .slice(1);
   const rows: number[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!/^\s*\d+\s/.test(line)) break;

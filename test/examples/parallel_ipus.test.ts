@@ -12,7 +12,9 @@ describe('examples/parallel-ipus.ts', () => {
     expect(Number(losses[3]![2])).toBeLessThan(Number(losses[0]![2]));
     expect(stdout).toContain('identical losses: true');
     expect(stdout).toContain('PipelinedExecution: 2 stage(s) on 2 IPU(s) per replica');
-    expect(stdout).toMatch(/^Measured on the host, last call, IPUs on worker threads \(parallelIpus\):\n {2}wall: [\d.]+ ms, overlap [\d.]+ \(sum of busy time \/ wall time\)$/m);
+    expect(stdout).toMatch(
+      /^Measured on the host, last call, IPUs on worker threads \(parallelIpus\):\n {2}wall: [\d.]+ ms, overlap [\d.]+ \(sum of busy time \/ wall time\)$/m,
+    );
     expect(stdout).toMatch(/^ {2}0 +[\d.]+ ms +[\d.]+% +[\d.]+ ms +16 +[\d.]+%$/m);
     expect(stdout).toMatch(/^ {2}1 +[\d.]+ ms +[\d.]+% +[\d.]+ ms +16 +[\d.]+%$/m);
   });

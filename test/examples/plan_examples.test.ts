@@ -6,7 +6,9 @@ describe('planning examples', () => {
     const { status, stdout, stderr } = runProgram('examples/plan-bert-large.ts');
     expect(stderr).toBe('');
     expect(status).toBe(0);
-    const rows = [...stdout.matchAll(/^(\d+)\s+(\d)\s+(yes|no)\s+IPU \d [\d.]+ GiB (\d+)%\s+(\d+) seq\/s\s+[\d.]+ s\s+([\d.]+) M \(([\d.]+) M\)\s+[\d.]+ s\s+([\d.]+) GiB$/gm)].map((m) => ({
+    const rows = [
+      ...stdout.matchAll(/^(\d+)\s+(\d)\s+(yes|no)\s+IPU \d [\d.]+ GiB (\d+)%\s+(\d+) seq\/s\s+[\d.]+ s\s+([\d.]+) M \(([\d.]+) M\)\s+[\d.]+ s\s+([\d.]+) GiB$/gm),
+    ].map((m) => ({
       ipus: Number(m[1]),
       replicas: Number(m[2]),
       fits: m[3] === 'yes',
@@ -16,7 +18,11 @@ describe('planning examples', () => {
       parameters: Number(m[7]),
       rss: Number(m[8]),
     }));
-    expect(rows.map((r) => [r.ipus, r.replicas, r.fits])).toEqual([[1, 1, false], [4, 1, true], [16, 4, true]]);
+    expect(rows.map((r) => [r.ipus, r.replicas, r.fits])).toEqual([
+      [1, 1, false],
+      [4, 1, true],
+      [16, 4, true],
+    ]);
     for (const r of rows) {
       // BERT-Large: 336 M parameters, all of them held by some IPU.
       expect(r.parameters).toBeCloseTo(336.2, 1);

@@ -31,7 +31,7 @@ describe('Options.anchorTensor and getAnchoredTensor', () => {
     expectClose(output, model.predict(x) as tf.Tensor);
   });
 
-  it('returns a layer\'s output by the layer name', async () => {
+  it("returns a layer's output by the layer name", async () => {
     const model = mlp(2);
     const x = tf.randomNormal([2, 4], 0, 1, 'float32', 4);
     const executor = inferenceModel(model, { options: new Options().anchorTensor('hidden', 'fc1_2') });
@@ -60,7 +60,7 @@ describe('Options.anchorTensor and getAnchoredTensor', () => {
     expectClose(tf.reshape(executor.getAnchoredTensor('every2'), [2, 2, 2]), tf.gather(y, [1, 3]));
   });
 
-  it('returns a weight\'s gradient by PopART\'s name, new at each step', async () => {
+  it("returns a weight's gradient by PopART's name, new at each step", async () => {
     const model = mlp(4);
     const x = tf.randomNormal([2, 4], 0, 1, 'float32', 6);
     const y = tf.randomNormal([2, 2], 0, 1, 'float32', 7);
@@ -77,7 +77,7 @@ describe('Options.anchorTensor and getAnchoredTensor', () => {
     expect(Array.from(second.dataSync())).not.toEqual(Array.from(first.dataSync()));
   });
 
-  it('sends the anchored values to the host: the timeline\'s host transfer grows by their bytes', async () => {
+  it("sends the anchored values to the host: the timeline's host transfer grows by their bytes", async () => {
     const model = mlp(5);
     const x = tf.zeros([8, 4]);
     const plain = inferenceModel(model, { options: new Options().deviceIterations(4) });

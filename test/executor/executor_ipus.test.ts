@@ -5,7 +5,13 @@ import { Block, Options, getLogger, inferenceModel, ops, trainingModel } from 'p
 const double = (x: tf.Tensor) => tf.mul(x, 2);
 
 function twoIpuModel() {
-  return (x: tf.Tensor) => Block.run({ ipuId: 1 }, () => tf.mul(Block.run({ ipuId: 0 }, () => tf.add(x, 1)), 3));
+  return (x: tf.Tensor) =>
+    Block.run({ ipuId: 1 }, () =>
+      tf.mul(
+        Block.run({ ipuId: 0 }, () => tf.add(x, 1)),
+        3,
+      ),
+    );
 }
 
 // PopTorch: each model acquires the next available IPU, so models wrapped in one process run on IPUs 0, 1, 2, ...

@@ -8,7 +8,16 @@
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  BeginBlock, HostMemoryError, Options, OutOfMemoryError, hostMemoryPeak, inferenceModel, optim, resetHostMemoryPeak, trainingModel, type HostMemoryEstimate,
+  BeginBlock,
+  HostMemoryError,
+  Options,
+  OutOfMemoryError,
+  hostMemoryPeak,
+  inferenceModel,
+  optim,
+  resetHostMemoryPeak,
+  trainingModel,
+  type HostMemoryEstimate,
 } from 'poptfjs';
 import { HOST_MEMORY_LIMIT_VARIABLE, hostMemoryLimitFromEnvironment } from '../../lib/backend/host_heap.js';
 import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
@@ -52,8 +61,24 @@ function estimateFor(hostBatch: number, accumulation: number, configure: (o: Opt
 /** Four convolutions on 32×32 images and a classifier (activations far larger than weights), pipelined two per IPU or on one. */
 function convModel({ pipelined = true, parallelIpus = false, accumulation = 8 } = {}) {
   const conv = (seed: number, inputShape?: number[]) =>
-    tf.layers.conv2d({ filters: 16, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed }), ...(inputShape ? { inputShape } : {}) });
-  const model = tf.sequential({ layers: [conv(1, [32, 32, 3]), conv(2), conv(3), conv(4), tf.layers.flatten(), tf.layers.dense({ units: 10, kernelInitializer: tf.initializers.glorotUniform({ seed: 5 }) })] });
+    tf.layers.conv2d({
+      filters: 16,
+      kernelSize: 3,
+      padding: 'same',
+      activation: 'relu',
+      kernelInitializer: tf.initializers.glorotUniform({ seed }),
+      ...(inputShape ? { inputShape } : {}),
+    });
+  const model = tf.sequential({
+    layers: [
+      conv(1, [32, 32, 3]),
+      conv(2),
+      conv(3),
+      conv(4),
+      tf.layers.flatten(),
+      tf.layers.dense({ units: 10, kernelInitializer: tf.initializers.glorotUniform({ seed: 5 }) }),
+    ],
+  });
   if (pipelined) model.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: i < 2 ? 0 : 1 }));
   const opts = new Options().parallelIpus(parallelIpus);
   opts.Training.gradientAccumulation(accumulation);
@@ -115,7 +140,10 @@ describe('host memory estimate', () => {
       o.parallelIpus(true);
     });
     const layerWeights = (WIDTH * WIDTH + WIDTH) * 4;
-    expect(onWorkers.workers.map((w) => [w.ipu, w.weights])).toEqual([[0, 2 * layerWeights], [1, 2 * layerWeights]]);
+    expect(onWorkers.workers.map((w) => [w.ipu, w.weights])).toEqual([
+      [0, 2 * layerWeights],
+      [1, 2 * layerWeights],
+    ]);
     for (const w of onWorkers.workers) expect(w.total).toBe(w.weights + w.activations);
     expect(onWorkers.activations).toBe(0);
     expect(onWorkers.workers.every((w) => w.activations > 0)).toBe(true);
@@ -130,7 +158,10 @@ describe('host memory limits', () => {
     process.env[HOST_MEMORY_LIMIT_VARIABLE] = String(limit);
     const { model, executor } = convModel({ pipelined: false, accumulation: 1 });
     const [x, y] = imageBatch(64);
-    const error = await executor.compile(x, y).then(() => undefined, (e: unknown) => e);
+    const error = await executor.compile(x, y).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HostMemoryError);
     const message = (error as Error).message;
     expect(message).toMatch(
@@ -178,7 +209,7 @@ describe('host memory limits', () => {
     workers.model.dispose();
   });
 
-  it("a worker IPU checks its own heap, and its error names it", async () => {
+  it('a worker IPU checks its own heap, and its error names it', async () => {
     const { model, executor } = convModel({ parallelIpus: true });
     const [x, y] = imageBatch(64);
     await executor.compile(x, y);
@@ -197,7 +228,9 @@ describe('host memory limits', () => {
     expect(hostMemoryLimitFromEnvironment('1.5 GiB')).toBe(1.5 * 2 ** 30);
     expect(hostMemoryLimitFromEnvironment('4096')).toBe(4096);
     expect(hostMemoryLimitFromEnvironment(undefined)).toBeUndefined();
-    expect(() => hostMemoryLimitFromEnvironment('lots')).toThrow(`${HOST_MEMORY_LIMIT_VARIABLE}='lots' is not a memory size; expected bytes or a number with KiB, MiB or GiB (e.g. 512MiB)`);
+    expect(() => hostMemoryLimitFromEnvironment('lots')).toThrow(
+      `${HOST_MEMORY_LIMIT_VARIABLE}='lots' is not a memory size; expected bytes or a number with KiB, MiB or GiB (e.g. 512MiB)`,
+    );
   });
 });
 
@@ -235,7 +268,10 @@ describe('a backend that runs out of memory', () => {
     const opts = new Options().deviceIterations(2);
     const executor = inferenceModel(model, { options: opts });
     const x = tf.ones([6, 8]);
-    const error = await executor(x).then(() => undefined, (e: unknown) => e);
+    const error = await executor(x).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HostMemoryError);
     expect((error as Error).message).toMatch(
       /^model 'model' ran out of host memory on the main thread while tracing at micro-batch 3: the backend failed to allocate \(RuntimeError: memory access out of bounds\) with its tensors taking [\d.]+ [KMG]?i?B of the [\d.]+ GiB tensors may take of the wasm backend's 4 GiB heap \(wasm32\)\. What would help: smaller micro-batches from the same host batch \(opts\.deviceIterations\(4\) or more\)/,
@@ -251,7 +287,9 @@ describe('a backend that runs out of memory', () => {
     const { model, weight } = functionModel(kernel);
     const executor = inferenceModel(model);
     const x = tf.ones([6, 8]);
-    await expect(executor(x)).rejects.toThrow(/^model 'model' ran out of host memory on the main thread while running at micro-batch 6: .*What would help: smaller micro-batches from the same host batch \(opts\.deviceIterations\(2\) or more\)/);
+    await expect(executor(x)).rejects.toThrow(
+      /^model 'model' ran out of host memory on the main thread while running at micro-batch 6: .*What would help: smaller micro-batches from the same host batch \(opts\.deviceIterations\(2\) or more\)/,
+    );
     executor.destroy();
     tf.dispose([x, weight]);
     tf.unregisterKernel(kernel, tf.getBackend());
@@ -263,8 +301,17 @@ describe('MobileNetV2 at 224×224, wrapped with the default options', () => {
     const model = mobilenetV2({ classes: 10 });
     const executor = trainingModel(model, { loss: 'categoricalCrossentropy' });
     const x = tf.randomUniform([16, 224, 224, 3], -1, 1, 'float32', 1);
-    const y = tf.oneHot(tf.tensor1d(Array.from({ length: 16 }, (_, i) => i % 10), 'int32'), 10);
-    const error = await executor(x, y).then(() => undefined, (e: unknown) => e);
+    const y = tf.oneHot(
+      tf.tensor1d(
+        Array.from({ length: 16 }, (_, i) => i % 10),
+        'int32',
+      ),
+      10,
+    );
+    const error = await executor(x, y).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OutOfMemoryError);
     expect((error as Error).message).toMatch(
       /^IPU 0 is out of memory compiling model 'mobilenetv2_1\.00_224' at micro-batch 16: it needs [\d.]+ GiB of its 897\.0 MiB .*What would help: .*or use a smaller micro-batch \(it is 16 now\)/,

@@ -10,8 +10,18 @@ import { inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { LoadedExecutable } from '../../lib/runtime/loaded_executable.js';
 import { expectClose, variableOf } from '../helpers.js';
 
-const x = tf.tensor2d([[0.5, -1, 2], [1.5, 0.25, -0.5], [-1, 1, 1], [0.2, 0.4, -2]]);
-const y = tf.tensor2d([[1, 0], [0, 1], [1, 1], [-1, 0.5]]);
+const x = tf.tensor2d([
+  [0.5, -1, 2],
+  [1.5, 0.25, -0.5],
+  [-1, 1, 1],
+  [0.2, 0.4, -2],
+]);
+const y = tf.tensor2d([
+  [1, 0],
+  [0, 1],
+  [1, 1],
+  [-1, 0.5],
+]);
 const lr = 0.05;
 
 function dense(seed: number): tf.Sequential {
@@ -81,10 +91,12 @@ describe('host weights after training steps', () => {
     await executor(x, y);
     referenceStep(reference);
     let saved: tf.NamedTensorMap | undefined;
-    await model.save(tf.io.withSaveHandler(async (artifacts) => {
-      saved = tf.io.decodeWeights(artifacts.weightData as ArrayBuffer, artifacts.weightSpecs!);
-      return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
-    }));
+    await model.save(
+      tf.io.withSaveHandler(async (artifacts) => {
+        saved = tf.io.decodeWeights(artifacts.weightData as ArrayBuffer, artifacts.weightSpecs!);
+        return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
+      }),
+    );
     expect(copies).toHaveBeenCalledTimes(3);
     const savedWeights = Object.values(saved!);
     expect(savedWeights).toHaveLength(2);
@@ -146,7 +158,14 @@ describe('the tf.Variables of a trained function', () => {
       return [out, ops.identityLoss(tf.square(tf.sub(out, target)), 'mean')];
     };
     const executor = trainingModel(fn, { optimizer: new optim.SGD([w, b], { lr: 0.1 }) });
-    for (let s = 0; s < steps; s++) await executor(tf.tensor2d([[1, 0], [0, 1]]), tf.tensor2d([[1], [2]]));
+    for (let s = 0; s < steps; s++)
+      await executor(
+        tf.tensor2d([
+          [1, 0],
+          [0, 1],
+        ]),
+        tf.tensor2d([[1], [2]]),
+      );
     return { w, b, executor };
   }
 
@@ -174,7 +193,13 @@ describe('the tf.Variables of a trained function', () => {
     expect(Array.from(w.dataSync())).toEqual([5, 6]);
     expect(b.dataSync()[0]).toBeCloseTo(handTrained(2).b, 6);
     // The device keeps training from its own weights until they are copied to it.
-    await executor(tf.tensor2d([[1, 0], [0, 1]]), tf.tensor2d([[1], [2]]));
+    await executor(
+      tf.tensor2d([
+        [1, 0],
+        [0, 1],
+      ]),
+      tf.tensor2d([[1], [2]]),
+    );
     Array.from(w.dataSync()).forEach((v, i) => expect(v).toBeCloseTo(handTrained(3).w[i]!, 6));
   });
 });

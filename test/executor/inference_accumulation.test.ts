@@ -11,8 +11,7 @@ function accumulating(n: number, options = new Options()): Options {
 }
 
 // PopTorch's message (tests/batching_test.py, test_gradient_accumulation_inference), raised when the model is wrapped.
-const MESSAGE =
-  'inferenceModel: Options.Training.gradientAccumulation is 2; you must set it to 1 or leave it as its default value (1) when running an inferenceModel().';
+const MESSAGE = 'inferenceModel: Options.Training.gradientAccumulation is 2; you must set it to 1 or leave it as its default value (1) when running an inferenceModel().';
 const PIPELINE_ADVICE = ' Use Options.deviceIterations() to process a sufficient number of batches each run for pipelined execution instead.';
 
 describe('gradientAccumulation on an inference model', () => {

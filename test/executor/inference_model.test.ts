@@ -5,11 +5,7 @@ import { expectClose, liveTensors } from '../helpers.js';
 
 function classifier(): tf.Sequential {
   return tf.sequential({
-    layers: [
-      tf.layers.dense({ units: 16, inputShape: [8], activation: 'relu' }),
-      tf.layers.dropout({ rate: 0.3 }),
-      tf.layers.dense({ units: 4, activation: 'softmax' }),
-    ],
+    layers: [tf.layers.dense({ units: 16, inputShape: [8], activation: 'relu' }), tf.layers.dropout({ rate: 0.3 }), tf.layers.dense({ units: 4, activation: 'softmax' })],
   });
 }
 
@@ -61,8 +57,7 @@ describe('inferenceModel', () => {
     const model = classifier();
     const x = tf.randomNormal([8, 8]);
     const reference = model.predict(x) as tf.Tensor;
-    const run = async (configure: (o: Options) => Options) =>
-      (await inferenceModel(model, { options: configure(new Options().deviceIterations(4)) }).run(x)) as tf.Tensor;
+    const run = async (configure: (o: Options) => Options) => (await inferenceModel(model, { options: configure(new Options().deviceIterations(4)) }).run(x)) as tf.Tensor;
     expectClose(await run((o) => o.outputMode('Final')), reference.slice([6], [2]));
     const micro = [0, 1, 2, 3].map((i) => reference.slice([2 * i], [2]));
     expectClose(await run((o) => o.outputMode('Sum')), tf.addN(micro), 1e-5, 1e-5);

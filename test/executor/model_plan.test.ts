@@ -12,7 +12,12 @@ function mlp(): tf.Sequential {
   const model = tf.sequential({
     name: 'mlp',
     layers: WIDTHS.slice(1).map((units, i) =>
-      tf.layers.dense({ units, activation: i < 3 ? 'relu' : 'linear', inputShape: i === 0 ? [WIDTHS[0]!] : undefined, kernelInitializer: tf.initializers.glorotUniform({ seed: i + 1 }) }),
+      tf.layers.dense({
+        units,
+        activation: i < 3 ? 'relu' : 'linear',
+        inputShape: i === 0 ? [WIDTHS[0]!] : undefined,
+        kernelInitializer: tf.initializers.glorotUniform({ seed: i + 1 }),
+      }),
     ),
   });
   model.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: i }));
@@ -65,10 +70,13 @@ describe('plan()', () => {
     const backend = tf.getBackend();
     const before = tf.memory().numTensors;
     let builtOn = '';
-    await plan(() => {
-      builtOn = tf.getBackend();
-      return mlpOneIpu();
-    }, { inputs: [{ shape: [4, WIDTHS[0]!] }] });
+    await plan(
+      () => {
+        builtOn = tf.getBackend();
+        return mlpOneIpu();
+      },
+      { inputs: [{ shape: [4, WIDTHS[0]!] }] },
+    );
     expect(builtOn).toBe('poptfjs-shape-only');
     expect(tf.getBackend()).toBe(backend);
     expect(tf.memory().numTensors).toBe(before);
@@ -98,7 +106,9 @@ describe('plan()', () => {
   it('refuses malformed requests with what is expected', async () => {
     await expect(plan(undefined as never, { inputs: [] })).rejects.toThrow(/plan: expected a function that builds the model/);
     await expect(plan(mlpOneIpu, { inputs: [{ shape: [0, 4] }] })).rejects.toThrow(/plan: inputs\[0\] must be \{ shape: \[positive integers\], dtype\? \}/);
-    await expect(plan(mlpOneIpu, { inputs: [{ shape: [4, WIDTHS[0]!] }], optimizer: 'adagrad' as never })).rejects.toThrow(/unknown optimizer 'adagrad'; expected one of sgd, adam, adamw, rmsprop, lamb/);
+    await expect(plan(mlpOneIpu, { inputs: [{ shape: [4, WIDTHS[0]!] }], optimizer: 'adagrad' as never })).rejects.toThrow(
+      /unknown optimizer 'adagrad'; expected one of sgd, adam, adamw, rmsprop, lamb/,
+    );
     await expect(plan(() => 42 as never, { inputs: [{ shape: [4, 4] }] })).rejects.toThrow(/build\(\) must return a tf.LayersModel or a function of tensors, got number/);
   });
 

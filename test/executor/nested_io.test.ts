@@ -44,7 +44,7 @@ function expectSameNesting(actual: NestedOutput, expected: NestedOutput): void {
 }
 
 describe('nested inputs and outputs', () => {
-  it('takes arrays and objects of tensors and returns the model\'s own structure, per leaf over device iterations', async () => {
+  it("takes arrays and objects of tensors and returns the model's own structure, per leaf over device iterations", async () => {
     const w = tf.variable(tf.randomNormal([4, 3], 0, 1, 'float32', 5), true, 'nested_inference_w');
     const model = nestedModel(w);
     const executor = inferenceModel<NestedOutput>(model, { options: new Options().deviceIterations(3) });
@@ -54,7 +54,12 @@ describe('nested inputs and outputs', () => {
     // An object's keys may come in any order: they are taken by name.
     const reordered = { bias: extra.bias, scale: extra.scale };
     expectSameNesting(await executor(x, reordered), expected);
-    expect(executor.executable.inputSignature.map((s) => s.shape)).toEqual([[2, 4], [2, 1], [2, 3], [2, 2]]);
+    expect(executor.executable.inputSignature.map((s) => s.shape)).toEqual([
+      [2, 4],
+      [2, 1],
+      [2, 3],
+      [2, 2],
+    ]);
   });
 
   it('names the path of a call whose structure differs from the compiled one, and what was expected there', async () => {
@@ -62,21 +67,17 @@ describe('nested inputs and outputs', () => {
     const executor = inferenceModel(nestedModel(w));
     const [x, extra] = inputs(2);
     await executor(x, extra);
-    await expect(executor(x, { scale: extra.scale })).rejects.toThrow("input 1.bias is missing; the model was compiled with an array of 2 there");
+    await expect(executor(x, { scale: extra.scale })).rejects.toThrow('input 1.bias is missing; the model was compiled with an array of 2 there');
     await expect(executor(x, { ...extra, shift: x })).rejects.toThrow(
       "input 1.shift is not in the compiled model's inputs, which have an object with keys scale, bias at input 1",
     );
-    await expect(executor(x, { ...extra, bias: [...extra.bias, x] })).rejects.toThrow(
-      'input 1.bias is an array of 3, but the model was compiled with an array of 2 there',
-    );
+    await expect(executor(x, { ...extra, bias: [...extra.bias, x] })).rejects.toThrow('input 1.bias is an array of 3, but the model was compiled with an array of 2 there');
     await expect(executor(x, { ...extra, bias: [extra.bias[0], { b: extra.bias[1] }] })).rejects.toThrow(
       'input 1.bias[1] is an object with keys b, but the model was compiled with a tf.Tensor there',
     );
     await expect(executor(x, x)).rejects.toThrow('input 1 is a tf.Tensor, but the model was compiled with an object with keys scale, bias there');
     await expect(executor(x)).rejects.toThrow('expected 2 input(s) as at compile (input 0: a tf.Tensor, input 1: an object with keys scale, bias), got 1');
-    await expect(executor(x, { ...extra, bias: [extra.bias[0], tf.ones([3, 2])] })).rejects.toThrow(
-      'input 1.bias[1] has shape [3,2], but the model was compiled for [2,2]',
-    );
+    await expect(executor(x, { ...extra, bias: [extra.bias[0], tf.ones([3, 2])] })).rejects.toThrow('input 1.bias[1] has shape [3,2], but the model was compiled for [2,2]');
     await expect(executor(x, { ...extra, scale: new Float32Array(2) } as unknown as Extra)).rejects.toThrow(PoptfjsError);
   });
 

@@ -10,7 +10,7 @@ const hostSegments = (executor: { executable: { hardware: { timeline: { segments
   executor.executable.hardware.timeline.segments.filter((s) => s.kind === 'host').length;
 
 describe('Options.enableSyntheticData', () => {
-  it('returns zeros in the outputs\' shapes and has no host transfer on the timeline', async () => {
+  it("returns zeros in the outputs' shapes and has no host transfer on the timeline", async () => {
     const model = dense(1);
     const x = tf.randomNormal([8, 4]);
     const real = inferenceModel(model, { options: new Options().deviceIterations(2) });

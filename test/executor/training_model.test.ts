@@ -78,7 +78,10 @@ describe('trainingModel', () => {
       return [out, ops.identityLoss(tf.square(tf.sub(out, target)), 'mean')];
     };
     const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0.1 }) });
-    const x = tf.tensor2d([[1, 0], [0, 1]]);
+    const x = tf.tensor2d([
+      [1, 0],
+      [0, 1],
+    ]);
     const target = tf.tensor2d([[1], [2]]);
     let last = Infinity;
     for (let i = 0; i < 100; i++) {
@@ -209,9 +212,7 @@ describe('trainingModel', () => {
   it('refuses to wrap a model that a live executor trains, until it is destroyed', () => {
     const model = regressor(11);
     const first = trainingModel(model, { loss: 'meanSquaredError' });
-    expect(() => trainingModel(model, { loss: 'meanSquaredError' })).toThrow(
-      /already wrapped by a live trainingModel executor; call destroy\(\) on that executor/,
-    );
+    expect(() => trainingModel(model, { loss: 'meanSquaredError' })).toThrow(/already wrapped by a live trainingModel executor; call destroy\(\) on that executor/);
     first.destroy();
     expect(() => trainingModel(model, { loss: 'meanSquaredError' })).not.toThrow();
   });

@@ -55,8 +55,20 @@ async function race(processes: number, rounds: number, hangRound: number): Promi
   let killedAt: bigint | undefined;
   const racers = Array.from({ length: processes }, (_, i) => {
     const log = join(goDir, `racer-${i}.log`);
-    const args = ['--import', 'tsx', 'test/fixtures/executor/race_for_cache_entry.ts', cacheDir, executableFile, String(rounds), log, ...(i === 0 ? [firstGoDir, String(hangRound)] : [goDir])];
-    const command = i === 0 ? ['/usr/bin/python3', ['-c', 'import subprocess, sys, time; subprocess.Popen(sys.argv[1:]); time.sleep(600)', process.execPath, ...args]] as const : [process.execPath, args] as const;
+    const args = [
+      '--import',
+      'tsx',
+      'test/fixtures/executor/race_for_cache_entry.ts',
+      cacheDir,
+      executableFile,
+      String(rounds),
+      log,
+      ...(i === 0 ? [firstGoDir, String(hangRound)] : [goDir]),
+    ];
+    const command =
+      i === 0
+        ? (['/usr/bin/python3', ['-c', 'import subprocess, sys, time; subprocess.Popen(sys.argv[1:]); time.sleep(600)', process.execPath, ...args]] as const)
+        : ([process.execPath, args] as const);
     const child = spawn(command[0], command[1], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
     let output = '';
     let hanging = false;

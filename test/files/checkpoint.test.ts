@@ -38,11 +38,15 @@ function hostWeights(executor: PoplarExecutor): Float32Array[] {
 describe('checkpoints', () => {
   for (const [name, options, batch] of [
     ['one replica', () => new Options().randomSeed(3), 4],
-    ['two replicas, gradient accumulation, own buffers', () => {
-      const o = new Options().randomSeed(3).replicationFactor(2).deviceIterations(2).broadcastBuffers(false);
-      o.Training.gradientAccumulation(2);
-      return o;
-    }, 16],
+    [
+      'two replicas, gradient accumulation, own buffers',
+      () => {
+        const o = new Options().randomSeed(3).replicationFactor(2).deviceIterations(2).broadcastBuffers(false);
+        o.Training.gradientAccumulation(2);
+        return o;
+      },
+      16,
+    ],
   ] as const) {
     it(`resuming at step 3 of 7 reproduces the uninterrupted run bit for bit (${name}: weights, momentum, dropout RNG)`, async () => {
       const x = tf.randomNormal([batch, 8], 0, 1, 'float32', 11);
@@ -138,7 +142,11 @@ describe('checkpoints', () => {
       dirs.push(trialDir);
     });
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 128, inputShape: [128], activation: 'relu' }), tf.layers.dense({ units: 128 })] });
-    const resumed = trainingModel(model, { options: new Options().useIpuModel(true), loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.001, momentum: 0.9 }) });
+    const resumed = trainingModel(model, {
+      options: new Options().useIpuModel(true),
+      loss: 'meanSquaredError',
+      optimizer: new optim.SGD(model, { lr: 0.001, momentum: 0.9 }),
+    });
     await resumed.loadCheckpoint(join(dirs[0]!, 'state.ckpt'));
     const [output, loss] = (await resumed(tf.zeros([2, 128]), tf.zeros([2, 128]))) as [tf.Tensor, tf.Tensor];
     expect(Number.isFinite(loss.dataSync()[0]!)).toBe(true);

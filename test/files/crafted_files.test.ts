@@ -124,7 +124,9 @@ describe('crafted executables', () => {
     const rank = craftExecutable((m) => (m.executable!.graph!.values[0]!.shape = Array.from({ length: 17 }, () => 1)));
     expect(await refusal(() => load(rank))).toBe(`${rank} value %0: shape [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] has rank 17; at most 16 is allowed`);
     const huge = craftExecutable((m) => (m.parameters[0]!.shape = [4_000_000_000, 4_000_000_000]));
-    expect(await refusal(() => load(huge))).toMatch(new RegExp(`^${huge} parameter '[^']+': shape \\[4000000000,4000000000\\] has 16000000000000000000 elements, more than a tensor can hold \\(4294967295\\)$`));
+    expect(await refusal(() => load(huge))).toMatch(
+      new RegExp(`^${huge} parameter '[^']+': shape \\[4000000000,4000000000\\] has 16000000000000000000 elements, more than a tensor can hold \\(4294967295\\)$`),
+    );
     const encoding = craftExecutable((m) => (m.model!.weights[0]!.tensor!.encoding = 4));
     expect(await refusal(() => load(encoding))).toMatch(new RegExp(`^${encoding} weight '[^']+': a float32 tensor is stored as STRING; expected FLOAT32, INT32 or UINT8$`));
   });
@@ -173,16 +175,27 @@ describe('crafted executables', () => {
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((line) => (warnings.push(String(line)), true));
     const second = inferenceModel(linearModel(5), { options: options() });
     try {
-      await new ExecutableCache().obtain({ memory: 'none', disk: readdirSync(cacheDir).find((f) => f.endsWith('.poptfjs'))!.replace('.poptfjs', '') }, cacheDir, () => {
-        throw new Error('compiled');
-      });
+      await new ExecutableCache().obtain(
+        {
+          memory: 'none',
+          disk: readdirSync(cacheDir)
+            .find((f) => f.endsWith('.poptfjs'))!
+            .replace('.poptfjs', ''),
+        },
+        cacheDir,
+        () => {
+          throw new Error('compiled');
+        },
+      );
     } catch (error) {
       expect((error as Error).message).toBe('compiled');
     } finally {
       spy.mockRestore();
       second.destroy();
     }
-    expect(warnings.join('')).toContain(`discarding the executable cache entry ${entry}, which cannot be used (${entry} value %0: unknown dtype 'float64'; expected one of float32, int32, bool, string, complex64); compiling again`);
+    expect(warnings.join('')).toContain(
+      `discarding the executable cache entry ${entry}, which cannot be used (${entry} value %0: unknown dtype 'float64'; expected one of float32, int32, bool, string, complex64); compiling again`,
+    );
   });
 });
 
@@ -296,7 +309,7 @@ describe('crafted checkpoints', () => {
     }
   });
 
-  it("an input the model does not take is refused before the model is traced on it", async () => {
+  it('an input the model does not take is refused before the model is traced on it', async () => {
     const path = craftCheckpoint((m) => (m.input_signature[0]!.shape = [4, 90_000_000]));
     expect(await refusal(loadCheckpointInto(path))).toBe(`${path} does not match the wrapped model: input 0 is float32[4,90000000] in the file, but the model takes [any,10]`);
   });
@@ -308,9 +321,13 @@ describe('crafted checkpoints', () => {
       name = weight.param;
       weight.values[0]!.shape = [90_000_000, 10];
     });
-    expect(await refusal(loadCheckpointInto(size))).toBe(`${size} weight '${name}' value 0: a float32[90000000,10] tensor needs 900000000 element(s), but 400 byte(s) are stored`);
+    expect(await refusal(loadCheckpointInto(size))).toBe(
+      `${size} weight '${name}' value 0: a float32[90000000,10] tensor needs 900000000 element(s), but 400 byte(s) are stored`,
+    );
     const dtype = craftCheckpoint((m) => (m.device_state!.weights[0]!.values[0]!.dtype = 'float64'));
-    expect(await refusal(loadCheckpointInto(dtype))).toBe(`${dtype} weight '${name}' value 0: unknown dtype 'float64'; expected one of float32, int32, bool, string, complex64`);
+    expect(await refusal(loadCheckpointInto(dtype))).toBe(
+      `${dtype} weight '${name}' value 0: unknown dtype 'float64'; expected one of float32, int32, bool, string, complex64`,
+    );
   });
 
   it('an optimizer slot of another shape than its weight is refused at load, not when training broadcasts it', async () => {

@@ -64,11 +64,13 @@ describe('the executable cache in one process', () => {
 
   it('compiling the same model again is a memory hit; other inputs, compile options or constant optimizer attributes miss', async () => {
     const model = linearModel();
-    const compile = (options: Options, inputs: tf.Tensor[] = [x]) => async () => {
-      const executor = inferenceModel(model, { options });
-      await executor.compile(...inputs);
-      executor.destroy();
-    };
+    const compile =
+      (options: Options, inputs: tf.Tensor[] = [x]) =>
+      async () => {
+        const executor = inferenceModel(model, { options });
+        await executor.compile(...inputs);
+        executor.destroy();
+      };
     expect(await compileStats(compile(new Options()))).toMatchObject({ compilations: 1, memoryHits: 0 });
     expect(await compileStats(compile(new Options()))).toMatchObject({ compilations: 0, memoryHits: 1 });
     expect(await compileStats(compile(new Options().logDir(dir).modelName('renamed')))).toMatchObject({ compilations: 0, memoryHits: 1 });
@@ -138,9 +140,11 @@ describe('the executable cache in one process', () => {
       expect(readdirSync(secondDir)).toEqual([entry]);
       expect(readExecutableFile(join(secondDir, entry!)).executable).toStrictEqual(readExecutableFile(join(firstDir, entry!)).executable);
       // The entry loads in another cache: a fresh one finds it there without compiling.
-      expect(await new ExecutableCache().obtain({ memory: 'other', disk: entry!.replace('.poptfjs', '') }, secondDir, () => {
-        throw new Error('must not compile');
-      })).toMatchObject({ source: 'disk cache' });
+      expect(
+        await new ExecutableCache().obtain({ memory: 'other', disk: entry!.replace('.poptfjs', '') }, secondDir, () => {
+          throw new Error('must not compile');
+        }),
+      ).toMatchObject({ source: 'disk cache' });
     } finally {
       if (previous === undefined) delete process.env.POPTFJS_CACHE_DIR;
       else process.env.POPTFJS_CACHE_DIR = previous;
@@ -246,9 +250,11 @@ describe('the executable cache in one process', () => {
     expect(cache.statistics).toMatchObject({ compilations: 1, discardedEntries: 1, diskHits: 0 });
     expect(warnings.join('')).toMatch(/discarding the executable cache entry .*\.poptfjs, which cannot be used \(.*corrupted or truncated.*\); compiling again/);
     expect(readExecutableFile(entryPath(cacheDir, key)).executable).toStrictEqual(result.executable);
-    expect(await new ExecutableCache().obtain({ memory: key, disk: key }, cacheDir, () => {
-      throw new Error('must not compile');
-    })).toMatchObject({ source: 'disk cache' });
+    expect(
+      await new ExecutableCache().obtain({ memory: key, disk: key }, cacheDir, () => {
+        throw new Error('must not compile');
+      }),
+    ).toMatchObject({ source: 'disk cache' });
   });
 });
 

@@ -106,9 +106,15 @@ describe('the executable file format', () => {
     writeFileSync(join(dir, 'model.json'), '{"modelTopology": {}}');
     expect(() => readExecutableFile(join(dir, 'model.json'))).toThrow(/model\.json: not a poptfjs file/);
     const checkpoint = encodeCheckpointFile({
-      modelName: 'm', kind: 'training', inputSignature: [], microBatchSize: 1,
+      modelName: 'm',
+      kind: 'training',
+      inputSignature: [],
+      microBatchSize: 1,
       factors: { deviceIterations: 1, replicationFactor: 1, inputGroupSize: 1, inputGroupType: 'Consecutive' as never, gradientAccumulation: 1 },
-      parameters: [], deviceState: { optimizerStates: [], lossScale: 1, randomState: [1, 2, 3, 4], iterations: 0 }, backend: 'cpu', createdUnixMs: 0,
+      parameters: [],
+      deviceState: { optimizerStates: [], lossScale: 1, randomState: [1, 2, 3, 4], iterations: 0 },
+      backend: 'cpu',
+      createdUnixMs: 0,
     });
     writeFileSync(join(dir, 'checkpoint.ckpt'), checkpoint);
     expect(() => readExecutableFile(join(dir, 'checkpoint.ckpt'))).toThrow(/checkpoint\.ckpt holds a checkpoint, not an exported executable/);

@@ -53,7 +53,8 @@ export async function compiledVariants(): Promise<Array<{ name: string; executor
   const pipelineOptions = offline().deviceIterations(2).replicationFactor(2).syncPattern(SyncPattern.SinglePipeline);
   pipelineOptions.Training.gradientAccumulation(4);
   const pipelined = trainingModel(
-    (t: tf.Tensor) => Block.run({ userId: 'b1', ipuId: 1 }, () => layers[1]!.apply(Block.run({ userId: 'b0', ipuId: 0 }, () => tf.relu(layers[0]!.apply(t) as tf.Tensor))) as tf.Tensor),
+    (t: tf.Tensor) =>
+      Block.run({ userId: 'b1', ipuId: 1 }, () => layers[1]!.apply(Block.run({ userId: 'b0', ipuId: 0 }, () => tf.relu(layers[0]!.apply(t) as tf.Tensor))) as tf.Tensor),
     { options: pipelineOptions, loss: 'meanSquaredError' },
   );
   const batch = [tf.zeros([16, 10]), tf.zeros([16, 10])];
@@ -62,7 +63,8 @@ export async function compiledVariants(): Promise<Array<{ name: string; executor
 
   const phasedLayers = [0, 1].map((i) => tf.layers.dense({ units: 10, inputShape: [10], kernelInitializer: tf.initializers.glorotUniform({ seed: 10 + i }) }));
   const phased = trainingModel(
-    (t: tf.Tensor) => Block.run({ userId: 'B' }, () => tf.tanh(phasedLayers[1]!.apply(Block.run({ userId: 'A' }, () => tf.tanh(phasedLayers[0]!.apply(t) as tf.Tensor))) as tf.Tensor)),
+    (t: tf.Tensor) =>
+      Block.run({ userId: 'B' }, () => tf.tanh(phasedLayers[1]!.apply(Block.run({ userId: 'A' }, () => tf.tanh(phasedLayers[0]!.apply(t) as tf.Tensor))) as tf.Tensor)),
     { options: offline().setExecutionStrategy(phasedStrategy()), loss: 'meanSquaredError' },
   );
   await phased.compile(x, y);

@@ -121,17 +121,28 @@ describe('compileAndExport and load', () => {
   });
 
   it('load() rebuilds a model exported from an anonymous function', async () => {
-    const w = tf.variable(tf.tensor2d([[1, -1], [2, 0.5]]));
+    const w = tf.variable(
+      tf.tensor2d([
+        [1, -1],
+        [2, 0.5],
+      ]),
+    );
     const exporter = inferenceModel((t: tf.Tensor) => tf.relu(tf.matMul(t, w)), { options: new Options().useOfflineIpuTarget(2) });
     const path = join(dir, 'anonymous.poptfjs');
-    const x = tf.tensor2d([[1, 2], [3, -4]]);
+    const x = tf.tensor2d([
+      [1, 2],
+      [3, -4],
+    ]);
     await exporter.compileAndExport(path, x);
     exporter.destroy();
     w.dispose();
     const loaded = await load(path);
     expect(loaded.executable.modelName).toBe('anonymous function');
     // relu([1·1 + 2·2, 1·(-1) + 2·0.5]) = [5, 0]; relu([3 - 8, -3 - 2]) = [0, 0]
-    expect(await ((await loaded(x)) as tf.Tensor).array()).toEqual([[5, 0], [0, 0]]);
+    expect(await ((await loaded(x)) as tf.Tensor).array()).toEqual([
+      [5, 0],
+      [0, 0],
+    ]);
     loaded.destroy();
   });
 
@@ -192,14 +203,25 @@ describe('loadExecutable', () => {
 
     const cases: Array<[PoplarExecutor, string, RegExp]> = [
       [inferenceModel(linearModel()), path, /the file holds a training executable, but the model is wrapped for inference \(use trainingModel\)$/],
-      [trainingModel(tf.sequential({ layers: [tf.layers.dense({ units: 10, inputShape: [10], useBias: false })] }), { loss: 'meanSquaredError' }), path, /the file has 2 parameter\(s\), the model 1$/],
-      [trainingModel(twoLayers(7), { loss: 'meanSquaredError' }), twoLayerFile, /parameter 0 is float32\[10,5\] in the file \('[^']+'\) but float32\[10,7\] in the model \('[^']+'\)$/],
+      [
+        trainingModel(tf.sequential({ layers: [tf.layers.dense({ units: 10, inputShape: [10], useBias: false })] }), { loss: 'meanSquaredError' }),
+        path,
+        /the file has 2 parameter\(s\), the model 1$/,
+      ],
+      [
+        trainingModel(twoLayers(7), { loss: 'meanSquaredError' }),
+        twoLayerFile,
+        /parameter 0 is float32\[10,5\] in the file \('[^']+'\) but float32\[10,7\] in the model \('[^']+'\)$/,
+      ],
       [inferenceModel(tf.sequential({ layers: [dense(12, [10])] })), inferenceFile, /output 0 is float32\[1,10\] in the file but float32\[1,12\] in the model$/],
       [inferenceModel(tf.sequential({ layers: [dense(10, [12])] })), inferenceFile, /input 0 is float32\[1,10\] in the file, but the model takes \[any,12\]$/],
       [inferenceModel((t: tf.Tensor) => tf.matMul(t, tf.ones([12, 10]))), inferenceFile, /tracing it on the file's inputs \(input 0: float32\[1,10\]\) failed: /],
     ];
     for (const [executor, file, message] of cases) {
-      const error = await executor.loadExecutable(file).then(() => undefined, (e: unknown) => e);
+      const error = await executor.loadExecutable(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(PoptfjsError);
       expect((error as Error).message.startsWith(`${file} does not match the wrapped model: `)).toBe(true);
       expect((error as Error).message).toMatch(message);

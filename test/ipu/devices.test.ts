@@ -63,7 +63,7 @@ describe('device manager', () => {
     onDemand.detach();
     pair.detach();
     expect(() => manager.acquireAvailableDevice(3)).toThrow('a device has a power of two IPUs, at most 4; asked for 3');
-    expect(() => manager.acquireDeviceById(99)).toThrow('there is no device 99: the system\'s devices are 0 to 6');
+    expect(() => manager.acquireDeviceById(99)).toThrow("there is no device 99: the system's devices are 0 to 6");
     expect(manager.createIpuModelDevice({ numIpus: 2, tiles: 8 }).spec.tiles).toBe(8);
     expect(manager.createCpuDevice().kind).toBe('Cpu');
     const offline = manager.createOfflineIpuDevice();

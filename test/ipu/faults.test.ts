@@ -20,7 +20,14 @@ async function trainer(seed: number) {
   const { fn, layers } = model(seed);
   const opts = new Options();
   opts.Training.gradientAccumulation(3);
-  const executor = trainingModel(fn, { options: opts, loss: 'meanSquaredError', optimizer: new optim.SGD(layers.flatMap((l) => l.trainableWeights.map(variableOf)), { lr: 0.1 }) });
+  const executor = trainingModel(fn, {
+    options: opts,
+    loss: 'meanSquaredError',
+    optimizer: new optim.SGD(
+      layers.flatMap((l) => l.trainableWeights.map(variableOf)),
+      { lr: 0.1 },
+    ),
+  });
   await executor.compile(tf.ones([3, 4]), tf.ones([3, 4]));
   return { executor, layers };
 }
@@ -68,7 +75,9 @@ describe('simulated faults', () => {
         stderr.length = 0;
         if (read) {
           expect(Array.from(layers[0]!.getWeights()[0]!.dataSync())).toEqual(Array.from(initial));
-          expect(stderr.join('')).toMatch(/W: the device of '.*' lost its weights in a fault \(recover with IPU_RESET\); the host model keeps the weights last copied from it\n$/);
+          expect(stderr.join('')).toMatch(
+            /W: the device of '.*' lost its weights in a fault \(recover with IPU_RESET\); the host model keeps the weights last copied from it\n$/,
+          );
         } else {
           executor.detachFromDevice();
           executor.attachToDevice();

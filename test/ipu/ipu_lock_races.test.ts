@@ -203,13 +203,20 @@ describe('IPU locks between processes', () => {
     for (const n of [0, 1]) ageBy(join(dir, `ipu-${n}.lock`), 60);
     inLockDir(dir, () => {
       const manager = new DeviceManager(4);
-      expect(() => manager.acquireDeviceById(0)).toThrow(`IPU 0 is in use by process ${live}; detach it there, choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`);
+      expect(() => manager.acquireDeviceById(0)).toThrow(
+        `IPU 0 is in use by process ${live}; detach it there, choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`,
+      );
       expect(readFileSync(join(dir, 'ipu-0.lock'), 'utf8')).toBe(`{"pid":${live},"sta`);
       expect(() => manager.acquireDeviceById(2)).toThrow(
         `IPU 2 is in use: its lock file ${join(dir, 'ipu-2.lock')} cannot be parsed (it is reclaimed once it is 10 s old and no running process wrote it); choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`,
       );
       expect(manager.tryAcquireDeviceById(3)).toBeUndefined();
-      expect(manager.enumerateDevices().slice(0, 4).map((d) => d.heldBy)).toEqual([[live], [], [], []]);
+      expect(
+        manager
+          .enumerateDevices()
+          .slice(0, 4)
+          .map((d) => d.heldBy),
+      ).toEqual([[live], [], [], []]);
       const reclaimed = manager.acquireDeviceById(1);
       expect(JSON.parse(readFileSync(join(dir, 'ipu-1.lock'), 'utf8')).pid).toBe(process.pid);
       reclaimed.detach();

@@ -40,7 +40,9 @@ describe('memory: will it fit', () => {
     const oom = error as OutOfMemoryError;
     expect(oom.ipu).toBe(0);
     expect(oom.bytesOver).toBeGreaterThan(0);
-    expect(oom.message).toMatch(/^IPU 0 is out of memory compiling model '[^']+' at micro-batch \d+: it needs [\d.]+ KiB of its 512\.0 KiB \([\d.]+ KiB over\)\. Largest items: .*weights 'dense_Dense\d+\/kernel' 64\.0 KiB/);
+    expect(oom.message).toMatch(
+      /^IPU 0 is out of memory compiling model '[^']+' at micro-batch \d+: it needs [\d.]+ KiB of its 512\.0 KiB \([\d.]+ KiB over\)\. Largest items: .*weights 'dense_Dense\d+\/kernel' 64\.0 KiB/,
+    );
     expect(oom.message).toContain('split the model over more IPUs with Block/BeginBlock annotations and pipelining (it uses 1 now)');
     expect(oom.message).toContain('Options.allowOutOfMemory(true)');
   });

@@ -9,9 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import {
-  BeginBlock, GC200, Options, PipelinedExecution, type RecomputationType, TensorLocationSettings, half, optim, trainingModel, type IpuMemoryUse,
-} from 'poptfjs';
+import { BeginBlock, GC200, Options, PipelinedExecution, type RecomputationType, TensorLocationSettings, half, optim, trainingModel, type IpuMemoryUse } from 'poptfjs';
 
 const D = [32, 64, 96, 128, 16];
 const MB = 2;
@@ -50,7 +48,10 @@ async function plan(c: Case): Promise<readonly IpuMemoryUse[]> {
   model.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: Math.floor((i * c.ipus) / 4) }));
   if (c.float16) half(model);
   const replicas = c.optimizer === 'sharded' ? 2 : 1;
-  const opts = new Options().ipuTarget(ONE_TILE).autoRecomputation(c.recomputation ?? 'None').replicationFactor(replicas);
+  const opts = new Options()
+    .ipuTarget(ONE_TILE)
+    .autoRecomputation(c.recomputation ?? 'None')
+    .replicationFactor(replicas);
   opts.Training.gradientAccumulation(GA);
   opts.setExecutionStrategy(PipelinedExecution());
   if (c.optimizer === 'sharded') opts.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useReplicatedTensorSharding(true));

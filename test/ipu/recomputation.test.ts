@@ -38,7 +38,14 @@ async function compiled(recomputation: RecomputationType, options: { checkpointA
   const opts = new Options().autoRecomputation(recomputation);
   opts.Training.gradientAccumulation(8);
   opts.setExecutionStrategy(options.pipelined ? PipelinedExecution(...BLOCKS.map((b, i) => Stage(b).ipu(i))) : PipelinedExecution(Stage(...BLOCKS).ipu(0)));
-  const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError', optimizer: new optim.SGD(layers.flatMap((l) => l.trainableWeights.map((w) => w.read() as tf.Variable)), { lr: 0.01 }) });
+  const executor = trainingModel(model, {
+    options: opts,
+    loss: 'meanSquaredError',
+    optimizer: new optim.SGD(
+      layers.flatMap((l) => l.trainableWeights.map((w) => w.read() as tf.Variable)),
+      { lr: 0.01 },
+    ),
+  });
   const x = tf.randomNormal([8 * 256, WIDTH], 0, 1, 'float32', 1);
   const y = tf.randomNormal([8 * 256, WIDTH], 0, 1, 'float32', 2);
   await executor.compile(x, y);
@@ -101,7 +108,9 @@ describe('recomputation', () => {
   });
 
   it('rejects an unknown recomputation type, naming the choices', () => {
-    expect(() => new Options().autoRecomputation('Sometimes' as RecomputationType)).toThrow(/^Options\.autoRecomputation: expected one of RecomputationType\.None, .*RecomputationType\.RecomputeAll, got "Sometimes"$/);
+    expect(() => new Options().autoRecomputation('Sometimes' as RecomputationType)).toThrow(
+      /^Options\.autoRecomputation: expected one of RecomputationType\.None, .*RecomputationType\.RecomputeAll, got "Sometimes"$/,
+    );
   });
 
   it('shows in the summary report', async () => {

@@ -48,7 +48,7 @@ const computeOf = (timeline: Timeline, label: string) => timeline.segments.find(
 const overlaps = (a: TimelineSegment, b: TimelineSegment) => a.start < b.end && b.start < a.end;
 
 describe('Options.syncPattern on the simulated timeline', () => {
-  it('Full (the default) makes both IPUs wait for the whole call\'s inputs before the pipeline and its outputs after it', async () => {
+  it("Full (the default) makes both IPUs wait for the whole call's inputs before the pipeline and its outputs after it", async () => {
     const executor = await compiled();
     const full = await compiled(SyncPattern.Full);
     const { timeline } = full.executable.hardware;
@@ -57,7 +57,10 @@ describe('Options.syncPattern on the simulated timeline', () => {
     const [w0, w1] = [stepWork(timeline, 0), stepWork(timeline, 1)];
     // M·H in; step 0 runs F0 only, steps 1..M-1 both stages, step M F1 only; M·H out.
     expect(timeline.duration).toBeCloseTo(M * H + w0 + (M - 1) * Math.max(w0, w1) + w1 + M * H, 12);
-    for (const [label, start] of [['host → device', 0], ['device → host', timeline.duration - M * H]] as const) {
+    for (const [label, start] of [
+      ['host → device', 0],
+      ['device → host', timeline.duration - M * H],
+    ] as const) {
       const segments = hostSegments(timeline, label);
       expect(segments.map((s) => s.ipu)).toEqual([0, 1]);
       for (const s of segments) {
@@ -70,7 +73,7 @@ describe('Options.syncPattern on the simulated timeline', () => {
     full.destroy();
   });
 
-  it('SinglePipeline moves each micro-batch\'s inputs to IPU 0 and outputs from IPU 1 in their own steps, saving (M-1) transfers', async () => {
+  it("SinglePipeline moves each micro-batch's inputs to IPU 0 and outputs from IPU 1 in their own steps, saving (M-1) transfers", async () => {
     const full = await compiled(SyncPattern.Full);
     const single = await compiled(SyncPattern.SinglePipeline);
     const timeline = single.executable.hardware.timeline;

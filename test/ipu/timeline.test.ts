@@ -21,7 +21,11 @@ function balancedModel(stages: number) {
 
 describe('simulated timeline', () => {
   it('idles (S-1)/(M+S-1) of the time in a balanced S-stage pipeline over M micro-batches', async () => {
-    for (const [S, M] of [[2, 4], [4, 8], [4, 4]] as const) {
+    for (const [S, M] of [
+      [2, 4],
+      [4, 8],
+      [4, 4],
+    ] as const) {
       const executor = inferenceModel(balancedModel(S), { options: new Options().deviceIterations(M).ipuTarget(COMPUTE_ONLY) });
       await executor.compile(tf.ones([M, 64]));
       const { timeline } = executor.executable.hardware;
@@ -56,7 +60,7 @@ describe('simulated timeline', () => {
     const one = await duration(1);
     const two = await duration(2);
     const gradientBytes = 32 * 32 * 4;
-    expect(two.duration - one.duration).toBeCloseTo(((2 * (2 - 1)) / 2) * gradientBytes / (link * (2 / 10)), 12);
+    expect(two.duration - one.duration).toBeCloseTo((((2 * (2 - 1)) / 2) * gradientBytes) / (link * (2 / 10)), 12);
     expect(two.segments.filter((s) => s.kind === 'all-reduce')).toHaveLength(1);
     expect(two.throughput).toBeCloseTo(4 / two.duration, 6);
   });

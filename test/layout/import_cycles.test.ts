@@ -66,7 +66,18 @@ describe('importCycles', () => {
       ['e', ['f']],
       ['f', ['e']],
     ]);
-    expect(importCycles(cyclic)).toEqual([['a', 'b', 'c'], ['e', 'f']]);
-    expect(importCycles(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([]);
+    expect(importCycles(cyclic)).toEqual([
+      ['a', 'b', 'c'],
+      ['e', 'f'],
+    ]);
+    expect(
+      importCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

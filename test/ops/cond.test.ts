@@ -12,17 +12,34 @@ import { kernelCost, kernelCycles } from '../../lib/ipu/kernel_cycles.js';
 import { bodyWorkingBytes } from '../../lib/ipu/body_memory.js';
 import { expectClose } from '../helpers.js';
 
-const W = [[0.5, -1], [2, 0.25]];
+const W = [
+  [0.5, -1],
+  [2, 0.25],
+];
 
 /** then: x·W + y; else: x * y. */
 function branchModel() {
   const w = tf.variable(tf.tensor2d(W), false);
   return (condition: tf.Tensor, x: tf.Tensor, y: tf.Tensor) =>
-    ops.cond(condition, (a, b) => tf.add(tf.matMul(a!, w), b!), [x, y], (a, b) => tf.mul(a!, b!), [x, y])[0]!;
+    ops.cond(
+      condition,
+      (a, b) => tf.add(tf.matMul(a!, w), b!),
+      [x, y],
+      (a, b) => tf.mul(a!, b!),
+      [x, y],
+    )[0]!;
 }
 
-const X = () => tf.tensor2d([[1, 2], [3, -4]]);
-const Y = () => tf.tensor2d([[0.5, -1], [2, 3]]);
+const X = () =>
+  tf.tensor2d([
+    [1, 2],
+    [3, -4],
+  ]);
+const Y = () =>
+  tf.tensor2d([
+    [0.5, -1],
+    [2, 3],
+  ]);
 const TRUE = () => tf.tensor1d([true], 'bool');
 const FALSE = () => tf.tensor1d([false], 'bool');
 
@@ -50,8 +67,20 @@ describe('ops.cond', () => {
 
   it('takes branches of different inputs, none, outer tensors read implicitly and several outputs, as PopTorch test_multi_outs', async () => {
     const fn = (condition: tf.Tensor, x: tf.Tensor, y: tf.Tensor) => [
-      ...ops.cond(condition, (a) => [a!, tf.add(x, y), y], [x], (b) => [tf.mul(b!, y), y, tf.sub(x, y)], [y]),
-      ...ops.cond(condition, () => tf.mul(x, y), [], (a) => a!, [x]),
+      ...ops.cond(
+        condition,
+        (a) => [a!, tf.add(x, y), y],
+        [x],
+        (b) => [tf.mul(b!, y), y, tf.sub(x, y)],
+        [y],
+      ),
+      ...ops.cond(
+        condition,
+        () => tf.mul(x, y),
+        [],
+        (a) => a!,
+        [x],
+      ),
     ];
     const executor = inferenceModel(fn);
     const x = tf.tensor1d([0.25]);
@@ -65,8 +94,22 @@ describe('ops.cond', () => {
 
   it('nests, as PopTorch test_nested_cond', async () => {
     const fn = (condition: tf.Tensor, nested: tf.Tensor, x: tf.Tensor, y: tf.Tensor) => {
-      const thenBody = () => ops.cond(nested, (a, b) => tf.add(a!, b!), [x, y], () => tf.sub(x, y), [])[0]!;
-      const elseBody = (n: tf.Tensor) => ops.cond(tf.logicalNot(n), (b) => tf.mul(x, b!), [y], () => tf.mul(x, 2), [])[0]!;
+      const thenBody = () =>
+        ops.cond(
+          nested,
+          (a, b) => tf.add(a!, b!),
+          [x, y],
+          () => tf.sub(x, y),
+          [],
+        )[0]!;
+      const elseBody = (n: tf.Tensor) =>
+        ops.cond(
+          tf.logicalNot(n),
+          (b) => tf.mul(x, b!),
+          [y],
+          () => tf.mul(x, 2),
+          [],
+        )[0]!;
       const first = ops.cond(condition, thenBody, [], elseBody, [nested])[0]!;
       const second = ops.cond(condition, thenBody, [], elseBody, [nested])[0]!;
       return tf.add(first, second);
@@ -90,12 +133,19 @@ describe('ops.cond', () => {
     expectClose((await loaded.run(FALSE(), X(), Y())) as tf.Tensor, tf.mul(X(), Y()));
   });
 
-  it('costs the longer branch and a sync, and takes the larger branch\'s memory', async () => {
+  it("costs the longer branch and a sync, and takes the larger branch's memory", async () => {
     const executor = inferenceModel(branchModel());
     await executor.compile(TRUE(), X(), Y());
     const graph = executor.executable.graph;
     const node = graph.nodes[0]!;
-    const target = { tiles: 8, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      tiles: 8,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     const [thenBody, elseBody] = node.bodies!;
     const costs = [thenBody!, elseBody!].map((body) => body.nodes.map((n) => kernelCost(body, n, target)));
     const cycles = costs.map((list) => list.reduce((n, c) => n + kernelCycles(c), 0));
@@ -114,25 +164,60 @@ describe('ops.cond', () => {
     const message = 'ops.cond: the condition must be a scalar boolean tensor (one element, of shape [] or [1]), got ';
     await expect(inferenceModel(branchModel()).run(tf.tensor1d([true, false], 'bool'), X(), Y())).rejects.toThrow(`${message}bool[2]`);
     await expect(inferenceModel(branchModel()).run(tf.tensor1d([1]), X(), Y())).rejects.toThrow(`${message}float32[1]`);
-    expect(() => ops.cond(true as unknown as tf.Tensor, (a) => a!, [X()], (a) => a!, [X()])).toThrow(`${message}boolean`);
+    expect(() =>
+      ops.cond(
+        true as unknown as tf.Tensor,
+        (a) => a!,
+        [X()],
+        (a) => a!,
+        [X()],
+      ),
+    ).toThrow(`${message}boolean`);
   });
 
   it('refuses branches whose outputs differ, and inputs that are not lists, as PopTorch does', async () => {
-    const shapes = (c: tf.Tensor, x: tf.Tensor) => ops.cond(c, (a) => tf.sum(a!, 0), [x], (a) => a!, [x])[0]!;
+    const shapes = (c: tf.Tensor, x: tf.Tensor) =>
+      ops.cond(
+        c,
+        (a) => tf.sum(a!, 0),
+        [x],
+        (a) => a!,
+        [x],
+      )[0]!;
     await expect(inferenceModel(shapes).run(TRUE(), X())).rejects.toThrow(
       'ops.cond: output 0 is float32[2] in the then body but float32[2,2] in the else body; both branches must return tensors of the same shapes and dtypes',
     );
-    const counts = (c: tf.Tensor, x: tf.Tensor) => ops.cond(c, (a) => [a!, a!], [x], (a) => a!, [x])[0]!;
+    const counts = (c: tf.Tensor, x: tf.Tensor) =>
+      ops.cond(
+        c,
+        (a) => [a!, a!],
+        [x],
+        (a) => a!,
+        [x],
+      )[0]!;
     await expect(inferenceModel(counts).run(TRUE(), X())).rejects.toThrow(
       'ops.cond: the then body returns 2 tensor(s) and the else body 1; both must return the same number of tensors',
     );
-    expect(() => ops.cond(TRUE(), (a) => a!, X() as unknown as tf.Tensor[], (a) => a!, [X()])).toThrow(
-      'ops.cond expects thenInputs and elseInputs tensors to be a list of tensors. (Object is not list)',
-    );
+    expect(() =>
+      ops.cond(
+        TRUE(),
+        (a) => a!,
+        X() as unknown as tf.Tensor[],
+        (a) => a!,
+        [X()],
+      ),
+    ).toThrow('ops.cond expects thenInputs and elseInputs tensors to be a list of tensors. (Object is not list)');
   });
 
   it('refuses a branch that reads values while it is traced', async () => {
-    const reading = (c: tf.Tensor, x: tf.Tensor) => ops.cond(c, (a) => (a!.dataSync()[0]! > 0 ? a! : tf.neg(a!)), [x], (a) => a!, [x])[0]!;
+    const reading = (c: tf.Tensor, x: tf.Tensor) =>
+      ops.cond(
+        c,
+        (a) => (a!.dataSync()[0]! > 0 ? a! : tf.neg(a!)),
+        [x],
+        (a) => a!,
+        [x],
+      )[0]!;
     await expect(inferenceModel(reading).run(TRUE(), X())).rejects.toThrow(
       'the then body of ops.cond reads the values of input 0 of the then body of ops.cond while it is being traced. ' +
         'The body is traced once into a subgraph that the device runs only when the condition is true',

@@ -21,7 +21,10 @@ describe('control flow on several IPUs', () => {
     const [out] = (await executor.run(x, y)) as tf.Tensor[];
     expectClose(out!, x.add(y.mul(10)));
     const graph = executor.executable.graph;
-    expect(graph.nodes.map((n) => [n.kernel, n.annotations.block])).toEqual([['poptfjs.ForLoop', '0'], ['poptfjs.ForLoop', '1']]);
+    expect(graph.nodes.map((n) => [n.kernel, n.annotations.block])).toEqual([
+      ['poptfjs.ForLoop', '0'],
+      ['poptfjs.ForLoop', '1'],
+    ]);
   });
 
   it('runs a cond in each of two blocks on their IPUs', async () => {

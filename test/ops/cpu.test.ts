@@ -34,11 +34,19 @@ describe('ops.CPU', () => {
       },
       { options: new Options().deviceIterations(3) },
     );
-    const x = tf.tensor2d([[1, 2], [3, 4], [5, 6]]);
+    const x = tf.tensor2d([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     await executor.compile(x);
     seen.length = 0;
     const [negated, totals] = (await executor.run(x)) as tf.Tensor[];
-    expect(seen).toEqual([[2, 3], [4, 5], [6, 7]]);
+    expect(seen).toEqual([
+      [2, 3],
+      [4, 5],
+      [6, 7],
+    ]);
     expectClose(negated!, tf.neg(tf.mul(tf.add(x, 1), 2)));
     expectClose(totals!, tf.tensor1d([5, 9, 13]));
   });

@@ -87,7 +87,11 @@ describe('ops.ctcBeamSearchDecoder', () => {
     const expected = [0, 1].map((n) => exactDecoding(probs, n, lengths[n]!, 0).slice(0, 3));
     const executor = inferenceModel((p: tf.Tensor, l: tf.Tensor) => ops.ctcBeamSearchDecoder(p, l, 0, 100, 3));
     const outputs = (await executor.run(tf.tensor3d(probs), tf.tensor1d(lengths, 'int32'))) as tf.Tensor[];
-    expect(outputs.map((t) => [t.dtype, t.shape])).toEqual([['float32', [2, 3]], ['int32', [2, 3]], ['int32', [2, 3, 4]]]);
+    expect(outputs.map((t) => [t.dtype, t.shape])).toEqual([
+      ['float32', [2, 3]],
+      ['int32', [2, 3]],
+      ['int32', [2, 3, 4]],
+    ]);
     expectDecoded(outputs, expected, 4);
     expect(executor.executable.graph.nodes.map((n) => n.kernel)).toEqual(['poptfjs.CtcBeamSearchDecoder']);
   });
@@ -103,7 +107,11 @@ describe('ops.ctcBeamSearchDecoder', () => {
   it("returns PopTorch's shapes with its defaults, and -Infinity for paths an entry does not have", () => {
     // PopTorch's test: 9 steps, batch 3, 10 classes, one path of a beam of 100.
     const [probs, lengths, paths] = ops.ctcBeamSearchDecoder(tf.tensor3d(randomLogProbs(9, 3, 10, 42)), tf.tensor1d([5, 8, 6], 'int32'));
-    expect([probs.shape, lengths.shape, paths.shape]).toEqual([[3, 1], [3, 1], [3, 1, 9]]);
+    expect([probs.shape, lengths.shape, paths.shape]).toEqual([
+      [3, 1],
+      [3, 1],
+      [3, 1, 9],
+    ]);
     // An entry of length 0 decodes to the empty sequence, of probability 1, and nothing else.
     const [p0, l0] = ops.ctcBeamSearchDecoder(tf.tensor3d(randomLogProbs(2, 1, 3, 1)), tf.tensor1d([0], 'int32'), 0, 4, 2);
     expect(p0.arraySync()).toEqual([[0, -Infinity]]);
@@ -115,7 +123,14 @@ describe('ops.ctcBeamSearchDecoder', () => {
     await executor.compile(tf.zeros([10, 2, 8]), tf.zeros([2], 'int32'));
     const graph = executor.executable.graph;
     const node = graph.nodes[0]!;
-    const target = { tiles: 16, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 2 };
+    const target = {
+      tiles: 16,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 2,
+    };
     // 2 entries × 4 beams × 8 classes = 64 candidates, 4 a tile: 170 + 4 × 3 cycles, one sync. Reduced to 8 beams: 8 candidates
     // each, spread over 8 tiles (170 + 4 × 0.5), partial sums 8 × 8 = 64, 4 a tile of 4 bytes exchanged at 4 bytes a cycle,
     // added (170 + 4 × 0.5), two syncs. Ten steps.
@@ -132,10 +147,16 @@ describe('ops.ctcBeamSearchDecoder', () => {
   it('refuses inputs it cannot decode, saying what is expected', () => {
     const probs = tf.zeros([4, 2, 3]);
     const lengths = tf.tensor1d([4, 4], 'int32');
-    expect(() => ops.ctcBeamSearchDecoder(tf.zeros([4, 3]), lengths)).toThrow('ctcBeamSearchDecoder: probs must be float32 log-probabilities of shape [input length, batch size, classes], got float32[4,3]');
-    expect(() => ops.ctcBeamSearchDecoder(probs, tf.tensor1d([4, 4]))).toThrow('ctcBeamSearchDecoder: lengths must be int32 of shape [2] (one per batch entry), got float32[2]');
+    expect(() => ops.ctcBeamSearchDecoder(tf.zeros([4, 3]), lengths)).toThrow(
+      'ctcBeamSearchDecoder: probs must be float32 log-probabilities of shape [input length, batch size, classes], got float32[4,3]',
+    );
+    expect(() => ops.ctcBeamSearchDecoder(probs, tf.tensor1d([4, 4]))).toThrow(
+      'ctcBeamSearchDecoder: lengths must be int32 of shape [2] (one per batch entry), got float32[2]',
+    );
     expect(() => ops.ctcBeamSearchDecoder(probs, lengths, 3)).toThrow('ctcBeamSearchDecoder: blank must be an integer in [0, 2], got 3');
     expect(() => ops.ctcBeamSearchDecoder(probs, lengths, 0, 2, 3)).toThrow('ctcBeamSearchDecoder: topPaths must be an integer in [1, 2], got 3');
-    expect(() => ops.ctcBeamSearchDecoder(probs, tf.tensor1d([4, 5], 'int32'))).toThrow('ctcBeamSearchDecoder: length 5 of batch entry 1 is outside [0, 4] (the input length)');
+    expect(() => ops.ctcBeamSearchDecoder(probs, tf.tensor1d([4, 5], 'int32'))).toThrow(
+      'ctcBeamSearchDecoder: length 5 of batch entry 1 is outside [0, 4] (the input length)',
+    );
   });
 });

@@ -48,8 +48,14 @@ describe('ops.customOp', () => {
     expectClose(eager0!, tf.fill([1, 8], 12));
     expectClose(eager1!, tf.fill([1, 8], 8));
     const executor = inferenceModel((a: tf.Tensor, b: tf.Tensor) => cube(a, b));
-    const v = tf.tensor2d([[1, -2, 0.5], [3, 0, -1]]);
-    const b = tf.tensor2d([[0.5, 1, -1], [2, 0, 3]]);
+    const v = tf.tensor2d([
+      [1, -2, 0.5],
+      [3, 0, -1],
+    ]);
+    const b = tf.tensor2d([
+      [0.5, 1, -1],
+      [2, 0, 3],
+    ]);
     const [out0, out1] = (await executor.run(v, b)) as tf.Tensor[];
     expectClose(out0!, tf.add(tf.pow(v, 3), b));
     expectClose(out1!, tf.pow(v, 3));
@@ -59,7 +65,13 @@ describe('ops.customOp', () => {
 
   it('trains through the op with its gradient kernel, as plain tfjs does with the same formula', async () => {
     const train = async (useCustomOp: boolean) => {
-      const w = tf.variable(tf.tensor2d([[0.5, -0.25], [0.125, 0.75]]), true);
+      const w = tf.variable(
+        tf.tensor2d([
+          [0.5, -0.25],
+          [0.125, 0.75],
+        ]),
+        true,
+      );
       const fn = (x: tf.Tensor, bias: tf.Tensor) => {
         const h = tf.matMul(x, w);
         const [y0, y1] = useCustomOp ? cube(h, bias) : [tf.add(tf.pow(h, 3), bias), tf.pow(h, 3)];
@@ -68,7 +80,16 @@ describe('ops.customOp', () => {
       const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0.01 }) });
       const losses: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const [, loss] = (await executor.run(tf.tensor2d([[1, 0.5], [-1, 2]]), tf.tensor2d([[0.1, 0.2], [0.3, 0.4]]))) as tf.Tensor[];
+        const [, loss] = (await executor.run(
+          tf.tensor2d([
+            [1, 0.5],
+            [-1, 2],
+          ]),
+          tf.tensor2d([
+            [0.1, 0.2],
+            [0.3, 0.4],
+          ]),
+        )) as tf.Tensor[];
         losses.push(loss!.dataSync()[0]!);
       }
       executor.copyWeightsToHost();
@@ -90,9 +111,14 @@ describe('ops.customOp', () => {
     try {
       // PopTorch's test_many_attributes_examples.
       const attributes = {
-        float_one: 1.0, float_minus_two: -2.0, int_zero: 0, int_minus_five: -5,
-        floats_one_two_three: [1.0, 2.0, 3.0], ints_minus_one_two_three: [-1, -2, -3],
-        a_string: 'string with quotes and slash " \' \\ end', strs: ['abc', 'def', 'ghi'],
+        float_one: 1.0,
+        float_minus_two: -2.0,
+        int_zero: 0,
+        int_minus_five: -5,
+        floats_one_two_three: [1.0, 2.0, 3.0],
+        ints_minus_one_two_three: [-1, -2, -3],
+        a_string: 'string with quotes and slash " \' \\ end',
+        strs: ['abc', 'def', 'ghi'],
       };
       const many = inferenceModel((x: tf.Tensor) => ops.customOp([x], 'ManyAttributeOp', 'test.poptfjs', 1, [x], attributes)[0]!);
       await many.run(tf.ones([2]));
@@ -142,7 +168,9 @@ describe('ops.customOp', () => {
     const x = tf.ones([2]);
     expect(() => ops.customOp([x], '', 'com.acme', 1, [x])).toThrow('customOp: the name must be a non-empty string, got ""');
     expect(() => ops.customOp([x], 'Cube', 'com.acme', 1.5, [x])).toThrow('customOp: the domain version must be a non-negative integer, got 1.5');
-    expect(() => ops.customOp([x], 'Cube', 'com.acme', 1, [])).toThrow('customOp: exampleOutputs must be a non-empty array of tf.Tensors, one with the shape and dtype of each output');
+    expect(() => ops.customOp([x], 'Cube', 'com.acme', 1, [])).toThrow(
+      'customOp: exampleOutputs must be a non-empty array of tf.Tensors, one with the shape and dtype of each output',
+    );
     expect(() => ops.customOp([x], 'LeakyRelu', 'com.acme', 1, [x], { alpha: true } as never)).toThrow(
       "customOp: attribute 'alpha' must be a number, a string, or an array of only numbers or only strings, got boolean",
     );
@@ -150,7 +178,9 @@ describe('ops.customOp', () => {
       "customOp: attribute 'mixed' must be a number, a string, or an array of only numbers or only strings, got an array of mixed types",
     );
     expect(() => ops.customOp([x], 'LeakyRelu', 'com.acme', 1, [x], { name: 'café' })).toThrow(`customOp: attribute 'name' "café" contains non-ASCII characters`);
-    expect(() => ops.registerCustomOp({ name: 'Op', domain: 'd' } as never)).toThrow("registerCustomOp: custom op 'Op' (domain 'd') needs a forward(inputs, attributes) function");
+    expect(() => ops.registerCustomOp({ name: 'Op', domain: 'd' } as never)).toThrow(
+      "registerCustomOp: custom op 'Op' (domain 'd') needs a forward(inputs, attributes) function",
+    );
   });
 
   it('costs an element-wise pass over its outputs; its outputs take memory; it plans with shapes only', async () => {
@@ -158,11 +188,18 @@ describe('ops.customOp', () => {
     await executor.compile(tf.zeros([8, 16]), tf.zeros([16]));
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.CustomOp')!;
-    const target = { tiles: 4, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 2 };
+    const target = {
+      tiles: 4,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 2,
+    };
     // Two outputs of 8 × 16: 256 elements, 64 a tile at 3 cycles after a vertex's 170. Each input has fewer elements
     // than the outputs and is sent to the tiles: of x (128) a tile's 64 elements, of the bias all 16, 320 bytes at
     // 4 bytes a cycle (EXCHANGE_BYTES_PER_TILE_CYCLE); one sync of 90.
-    expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 64 * 3, exchange: (64 + 16) * 4 / 4, sync: 90, temporaryBytes: 0 });
+    expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 64 * 3, exchange: ((64 + 16) * 4) / 4, sync: 90, temporaryBytes: 0 });
     // At its peak, while the op runs: its inputs (512 + 64 bytes) and its two outputs of 512 bytes.
     expect(executor.executable.hardware.memory.ipus[0]!.peak).toMatchObject({ working: 512 + 64 + 2 * 512, temporary: 0, during: 'poptfjs.CustomOp in F0:0' });
     const result = await plan(() => (a: tf.Tensor) => ops.customOp([a], 'LeakyRelu', 'com.acme', 1, [tf.zeros([4, 8])], { alpha: 0.1 })[0]!, { inputs: [{ shape: [4, 8] }] });

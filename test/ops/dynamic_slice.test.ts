@@ -10,7 +10,10 @@ import { expectClose } from '../helpers.js';
 
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
 const X = tf.tensor1d([2, 2, 3, 4, 5, 6, 7, 8]);
-const X2 = tf.tensor2d([[2, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1]]);
+const X2 = tf.tensor2d([
+  [2, 2, 3, 4, 5, 6, 7, 8],
+  [8, 7, 6, 5, 4, 3, 2, 1],
+]);
 
 /** Plain tfjs's `x[start : start + size : step]` along `dim`, as a gather (which tfjs can differentiate). */
 function reference(x: tf.Tensor, dim: number, start: number, size: number, step: number): tf.Tensor {
@@ -58,7 +61,10 @@ describe('ops.dynamicSlice', () => {
   });
 
   it('has the gradient of the plain tfjs slice', () => {
-    const weights = tf.tensor2d([[1, -2, 3, 0.5, 2, 1, -1, 4], [0.25, 3, -2, 1, 1, 2, 5, -3]]);
+    const weights = tf.tensor2d([
+      [1, -2, 3, 0.5, 2, 1, -1, 4],
+      [0.25, 3, -2, 1, 1, 2, 5, -3],
+    ]);
     for (const step of [1, 2, 3]) {
       const loss = (slice: (x: tf.Tensor) => tf.Tensor) => (x: tf.Tensor) => tf.sum(tf.mul(tf.square(slice(tf.mul(x, weights))), 0.5));
       const grad = tf.grad(loss((x) => ops.dynamicSlice(x, 1, tf.scalar(2, 'int32'), 4, step)))(X2);
@@ -110,7 +116,14 @@ describe('ops.dynamicSlice', () => {
     await executor.compile(tf.zeros([64, 32]), tf.scalar(0, 'int32'));
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.DynamicSlice')!;
-    const target = { tiles: 8, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      tiles: 8,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     // The slice: 32 × 32 float32 = 4096 bytes, 512 a tile: exchanged at 4 bytes a cycle and copied at 8, after two vertices of 170; two syncs.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 2 * 170 + 512 / 8, exchange: 512 / 4, sync: 2 * 90, temporaryBytes: 0 });
     // The slice is a copy, not a view: the input (8192 bytes), the offset (4) and the slice (4096) are live as it runs, the peak.

@@ -10,13 +10,21 @@ import { expectClose } from '../helpers.js';
 
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
 const X = tf.tensor1d([2, 2, 3, 4, 5, 6, 7, 8]);
-const X2 = tf.tensor2d([[2, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1]]);
+const X2 = tf.tensor2d([
+  [2, 2, 3, 4, 5, 6, 7, 8],
+  [8, 7, 6, 5, 4, 3, 2, 1],
+]);
 
 /** Plain tfjs: `x` with `src` in place of the `src.shape[dim]` elements from `start` along `dim`, as a concatenation. */
 function reference(x: tf.Tensor, src: tf.Tensor, dim: number, start: number): tf.Tensor {
   const size = src.shape[dim]!;
   const length = x.shape[dim]!;
-  const part = (from: number, to: number) => tf.slice(x, x.shape.map((_, d) => (d === dim ? from : 0)), x.shape.map((n, d) => (d === dim ? to - from : n)));
+  const part = (from: number, to: number) =>
+    tf.slice(
+      x,
+      x.shape.map((_, d) => (d === dim ? from : 0)),
+      x.shape.map((n, d) => (d === dim ? to - from : n)),
+    );
   return tf.concat([part(0, start), src, part(start + size, length)], dim);
 }
 
@@ -40,7 +48,10 @@ describe('ops.dynamicUpdate', () => {
     await executor.compile(tf.randomNormal([2, 8]), tf.randomNormal([2, 2]), tf.scalar(0, 'int32'));
     const compiled = executor.executable;
     expect(compiled.graph.nodes.map((n) => n.kernel)).toEqual(['Neg', 'poptfjs.DynamicUpdate']);
-    const src = tf.tensor2d([[10, 20], [30, 40]]);
+    const src = tf.tensor2d([
+      [10, 20],
+      [30, 40],
+    ]);
     for (const start of [0, 3, 6]) {
       const out = (await executor.run(X2, src, tf.scalar(start, 'int32'))) as tf.Tensor;
       expectClose(out, reference(X2, tf.neg(src), 1, start));
@@ -60,8 +71,14 @@ describe('ops.dynamicUpdate', () => {
   });
 
   it('has the gradients of the plain tfjs update, for the tensor and the slice', () => {
-    const src = tf.tensor2d([[0.5, -1], [2, 3]]);
-    const weights = tf.tensor2d([[1, -2, 3, 0.5, 2, 1, -1, 4], [0.25, 3, -2, 1, 1, 2, 5, -3]]);
+    const src = tf.tensor2d([
+      [0.5, -1],
+      [2, 3],
+    ]);
+    const weights = tf.tensor2d([
+      [1, -2, 3, 0.5, 2, 1, -1, 4],
+      [0.25, 3, -2, 1, 1, 2, 5, -3],
+    ]);
     const loss = (update: (x: tf.Tensor, s: tf.Tensor) => tf.Tensor) => (x: tf.Tensor, s: tf.Tensor) => tf.sum(tf.mul(tf.square(update(x, s)), weights));
     const grads = tf.grads(loss((x, s) => ops.dynamicUpdate(x, s, 1, tf.scalar(3, 'int32'), 2)))([X2, src]);
     const expected = tf.grads(loss((x, s) => reference(x, s, 1, 3)))([X2, src]);
@@ -101,9 +118,7 @@ describe('ops.dynamicUpdate', () => {
     expect(() => ops.dynamicUpdate(X, tf.tensor1d([1, 2]), 0, start, -2)).toThrow(
       'dynamicUpdate: Taking a slice of a tensor with the end less than the start is not supported.',
     );
-    expect(() => ops.dynamicUpdate(X2, tf.ones([2, 3]), 1, start, 2)).toThrow(
-      "dynamicUpdate: src must have shape [2, 2] (the input's, with 2 along dimension 1), got [2, 3]",
-    );
+    expect(() => ops.dynamicUpdate(X2, tf.ones([2, 3]), 1, start, 2)).toThrow("dynamicUpdate: src must have shape [2, 2] (the input's, with 2 along dimension 1), got [2, 3]");
     expect(() => ops.dynamicUpdate(X, tf.tensor1d([1]), 0, tf.scalar(0), 1)).toThrow('dynamicUpdate: start must be an int32 tensor of one element');
   });
 
@@ -114,7 +129,14 @@ describe('ops.dynamicUpdate', () => {
     await executor.compile(tf.zeros([64, 32]), tf.zeros([16, 32]), tf.scalar(0, 'int32'));
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.DynamicUpdate')!;
-    const target = { tiles: 8, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      tiles: 8,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     // The slice: 16 × 32 float32 = 2048 bytes, 256 a tile, exchanged at 4 bytes a cycle and copied at 8; the tensor, 8192
     // bytes, 1024 a tile, copied at 8; after two vertices of 170; two syncs.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 2 * 170 + 256 / 8 + 1024 / 8, exchange: 256 / 4, sync: 2 * 90, temporaryBytes: 0 });

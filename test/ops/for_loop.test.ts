@@ -14,7 +14,12 @@ import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose, liveTensors } from '../helpers.js';
 
-const W = [[0.5, -0.25, 0.125, 0], [0.25, 0.5, -0.5, 0.125], [0, 0.25, 0.5, -0.25], [-0.125, 0, 0.25, 0.5]];
+const W = [
+  [0.5, -0.25, 0.125, 0],
+  [0.25, 0.5, -0.5, 0.125],
+  [0, 0.25, 0.5, -0.25],
+  [-0.125, 0, 0.25, 0.5],
+];
 const B = [0.1, -0.2, 0.3, -0.4];
 
 /** A model running `count` steps of h = h·W + b in an on-device loop. */
@@ -33,7 +38,11 @@ function plainLoop(count: number, x: tf.Tensor): tf.Tensor {
   });
 }
 
-const X = () => tf.tensor2d([[1, 2, 3, 4], [-1, 0.5, 2, -3]]);
+const X = () =>
+  tf.tensor2d([
+    [1, 2, 3, 4],
+    [-1, 0.5, 2, -3],
+  ]);
 
 describe('ops.forLoop', () => {
   it('runs N matmul+add steps on the device as a plain tfjs loop does', async () => {
@@ -75,7 +84,14 @@ describe('ops.forLoop', () => {
   it('loops over constants only without folding them away, and over a layer of the model (its weights read by the body)', async () => {
     const dense = tf.layers.dense({ units: 4, inputShape: [4], kernelInitializer: 'glorotUniform' });
     const fn = (x: tf.Tensor) => {
-      const [t1, t2] = ops.forLoop(5, (a, b) => { const a2 = tf.mul(a!, 2); return [a2, tf.mul(b!, a2)]; }, [tf.tensor1d([1, 2]), tf.tensor1d([3, 4])]);
+      const [t1, t2] = ops.forLoop(
+        5,
+        (a, b) => {
+          const a2 = tf.mul(a!, 2);
+          return [a2, tf.mul(b!, a2)];
+        },
+        [tf.tensor1d([1, 2]), tf.tensor1d([3, 4])],
+      );
       const layered = ops.forLoop(2, (h) => dense.apply(h) as tf.Tensor, [x])[0]!;
       return [t1!, t2!, layered];
     };
@@ -123,7 +139,14 @@ describe('ops.forLoop', () => {
     };
     const once = await graphOf(1);
     const ten = await graphOf(10);
-    const target = { tiles: 8, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      tiles: 8,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     const cost = (e: typeof once) => kernelCost(e.graph, e.graph.nodes[0]!, target);
     const body = once.graph.nodes[0]!.bodies![0]!;
     const bodyCost = body.nodes.map((n) => kernelCost(body, n, target));
@@ -148,14 +171,15 @@ describe('ops.forLoop', () => {
   it('refuses bodies whose outputs do not match their inputs', async () => {
     const x = X();
     const wrongShape = (v: tf.Tensor) => ops.forLoop(3, (h) => tf.sum(h, 1), [v])[0]!;
-    const message = 'ops.forLoop: the body\'s output 0 is float32[2] but its input 0 is float32[2,4]; each iteration\'s outputs are the next one\'s inputs, so they must have the same shapes and dtypes';
+    const message =
+      "ops.forLoop: the body's output 0 is float32[2] but its input 0 is float32[2,4]; each iteration's outputs are the next one's inputs, so they must have the same shapes and dtypes";
     expect(() => wrongShape(x)).toThrow(message);
     await expect(inferenceModel(wrongShape).run(x)).rejects.toThrow(message);
     await expect(inferenceModel((v: tf.Tensor) => ops.forLoop(3, (h) => tf.cast(h, 'int32'), [v])[0]!).run(x)).rejects.toThrow(
       "ops.forLoop: the body's output 0 is int32[2,4] but its input 0 is float32[2,4]",
     );
     await expect(inferenceModel((v: tf.Tensor) => ops.forLoop(3, (h) => [h, h], [v])[0]!).run(x)).rejects.toThrow(
-      'ops.forLoop: the body returns 2 tensor(s) for 1 input(s); it must return one tensor per input, as each iteration\'s outputs are the next one\'s inputs',
+      "ops.forLoop: the body returns 2 tensor(s) for 1 input(s); it must return one tensor per input, as each iteration's outputs are the next one's inputs",
     );
   });
 
@@ -179,7 +203,14 @@ describe('ops.forLoop', () => {
     await expect(inferenceModel(readingInput).run(X(), tf.scalar(1))).rejects.toThrow("the body of ops.forLoop reads the values of model input 'input1'");
     const escaping = (x: tf.Tensor) => {
       let inside: tf.Tensor | undefined;
-      const out = ops.forLoop(2, (h) => { inside = tf.relu(h); return tf.neg(h); }, [x])[0]!;
+      const out = ops.forLoop(
+        2,
+        (h) => {
+          inside = tf.relu(h);
+          return tf.neg(h);
+        },
+        [x],
+      )[0]!;
       return tf.add(out, inside!);
     };
     await expect(inferenceModel(escaping).run(X())).rejects.toThrow(
@@ -189,7 +220,15 @@ describe('ops.forLoop', () => {
 
   it("refuses a body that assigns a weight, leaving the weight's value as it was", async () => {
     const w = tf.variable(tf.tensor2d(W), false, 'loop_counter_w');
-    const assigning = (x: tf.Tensor) => ops.forLoop(3, (h) => { w.assign(tf.add(w, 1)); return tf.matMul(h, w); }, [x])[0]!;
+    const assigning = (x: tf.Tensor) =>
+      ops.forLoop(
+        3,
+        (h) => {
+          w.assign(tf.add(w, 1));
+          return tf.matMul(h, w);
+        },
+        [x],
+      )[0]!;
     await expect(inferenceModel(assigning).run(X())).rejects.toThrow(
       "the body of ops.forLoop assigns weight 'loop_counter_w': a body runs on the device as a subgraph that cannot write the model's weights; return the new value from the body instead",
     );

@@ -10,7 +10,10 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { ops, optim, trainingModel, type ModelOutput } from 'poptfjs';
 
-const x = tf.tensor2d([[1, 1], [2, -1]]);
+const x = tf.tensor2d([
+  [1, 1],
+  [2, -1],
+]);
 const t = tf.tensor2d([[1], [0]]);
 
 function weight(name: string): tf.Variable {

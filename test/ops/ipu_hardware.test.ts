@@ -13,7 +13,9 @@ describe('IPU hardware', () => {
 
   it('has no version: asking raises as PopTorch does without hardware, naming the simulated targets', () => {
     expect(() => ops.ipuHardwareVersion()).toThrow(PoptfjsError);
-    expect(() => ops.ipuHardwareVersion()).toThrow(/^ipuHardwareVersion: no IPU hardware is available on this system: poptfjs runs on simulated IPUs\. Choose the IPU they simulate with Options\.ipuTarget\('GC200'\) \(ipu2, the default\) or Options\.ipuTarget\('Bow'\) \(ipu21\)/);
+    expect(() => ops.ipuHardwareVersion()).toThrow(
+      /^ipuHardwareVersion: no IPU hardware is available on this system: poptfjs runs on simulated IPUs\. Choose the IPU they simulate with Options\.ipuTarget\('GC200'\) \(ipu2, the default\) or Options\.ipuTarget\('Bow'\) \(ipu21\)/,
+    );
   });
 
   it('the simulated devices report the architectures the message names', () => {

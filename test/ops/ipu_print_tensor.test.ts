@@ -33,14 +33,22 @@ async function printed(fn: () => Promise<unknown> | unknown): Promise<string[]> 
 }
 
 /** PopTorch's test values (tests/ipu_print_tensor_test.py: torch.rand((2, 2)) + 1 with seed 0). */
-const X = [[0.4962566, 0.7682219], [0.0884774, 0.1320305]];
+const X = [
+  [0.4962566, 0.7682219],
+  [0.0884774, 0.1320305],
+];
 
 afterEach(() => configureLoggingFromEnv({}));
 
 describe('ops.ipuPrintTensor', () => {
   it('returns its input and prints it with its title once per micro-batch, only when the device runs', async () => {
     const fn = (x: tf.Tensor) => tf.mul(ops.ipuPrintTensor(tf.add(x, 1), 'sum', { digits: 3 }), 2);
-    const x = tf.tensor2d([[1, 2], [3, 4], [5, 6], [7, 8]]);
+    const x = tf.tensor2d([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+      [7, 8],
+    ]);
     // Eagerly it is the identity and prints nothing, as PopTorch's op on the CPU.
     expect(await printed(() => expectClose(fn(x), tf.mul(tf.add(x, 1), 2)))).toEqual([]);
     const executor = inferenceModel(fn, { options: new Options().deviceIterations(2) });
@@ -53,9 +61,18 @@ describe('ops.ipuPrintTensor', () => {
 
   it.each([
     // PopTorch's three cases: title, summarise threshold, edge items, line width, digits, float format, separator, brackets.
-    [{ summariseThreshold: 1000, edgeItems: 3, maxLineWidth: 75, digits: 8, floatFormat: 'auto', separator: ' ', openBracket: '{', closeBracket: '}' }, 'title: {\n {1.4962566 1.7682219}\n {1.0884774 1.1320305}\n}'],
-    [{ summariseThreshold: 500, edgeItems: 2, maxLineWidth: 15, digits: 8, floatFormat: 'scientific', separator: ',', openBracket: '[', closeBracket: ']' }, 'title: [\n [1.4962566e+00,\n   1.7682219e+00]\n [1.0884774e+00,\n   1.1320305e+00]\n]'],
-    [{ summariseThreshold: 1500, edgeItems: 1, maxLineWidth: 125, digits: 8, floatFormat: 'fixed', separator: ';', openBracket: '(', closeBracket: ')' }, 'title: (\n (1.4962566;1.7682219)\n (1.0884774;1.1320305)\n)'],
+    [
+      { summariseThreshold: 1000, edgeItems: 3, maxLineWidth: 75, digits: 8, floatFormat: 'auto', separator: ' ', openBracket: '{', closeBracket: '}' },
+      'title: {\n {1.4962566 1.7682219}\n {1.0884774 1.1320305}\n}',
+    ],
+    [
+      { summariseThreshold: 500, edgeItems: 2, maxLineWidth: 15, digits: 8, floatFormat: 'scientific', separator: ',', openBracket: '[', closeBracket: ']' },
+      'title: [\n [1.4962566e+00,\n   1.7682219e+00]\n [1.0884774e+00,\n   1.1320305e+00]\n]',
+    ],
+    [
+      { summariseThreshold: 1500, edgeItems: 1, maxLineWidth: 125, digits: 8, floatFormat: 'fixed', separator: ';', openBracket: '(', closeBracket: ')' },
+      'title: (\n (1.4962566;1.7682219)\n (1.0884774;1.1320305)\n)',
+    ],
   ] as const)('prints as PopTorch does with %j', async (format, expected) => {
     const bias = tf.variable(tf.zeros([]), true);
     const executor = inferenceModel((x: tf.Tensor) => tf.add(ops.ipuPrintTensor(tf.add(x, 1), 'title', format), bias));
@@ -64,13 +81,26 @@ describe('ops.ipuPrintTensor', () => {
 
   it('prints the gradient in training, titled <title>_gradient, unless printGradient is false', async () => {
     const run = async (printGradient: boolean) => {
-      const w = tf.variable(tf.tensor2d([[1, 2], [3, 4]]), true);
+      const w = tf.variable(
+        tf.tensor2d([
+          [1, 2],
+          [3, 4],
+        ]),
+        true,
+      );
       const fn = (x: tf.Tensor) => {
         const h = ops.ipuPrintTensor(tf.matMul(x, w), 'h', { printGradient, digits: 2, floatFormat: 'none' });
         return [h, ops.identityLoss(tf.sum(tf.square(h)), 'sum')];
       };
       const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0 }) });
-      return printed(() => executor.run(tf.tensor2d([[1, 0], [0, 2]])));
+      return printed(() =>
+        executor.run(
+          tf.tensor2d([
+            [1, 0],
+            [0, 2],
+          ]),
+        ),
+      );
     };
     // h = x·w = [[1, 2], [6, 8]]; d(sum h²)/dh = 2h.
     expect(await run(true)).toEqual(['h: (\n (1,2)\n (6,8)\n)', 'h_gradient: (\n ( 2, 4)\n (12,16)\n)']);
@@ -82,7 +112,9 @@ describe('ops.ipuPrintTensor', () => {
     const executor = inferenceModel(fn);
     const x = tf.tensor1d([1, -2]);
     await executor.compile(x);
-    expect(executor.irText()).toMatch(/= poptfjs\.IpuPrintTensor\(x=%\d+\) \{title="negated", printGradient=true, summariseThreshold=1000, edgeItems=3, maxLineWidth=80, digits=1, floatFormat="auto", separator=",", openBracket="\(", closeBracket="\)"\}/);
+    expect(executor.irText()).toMatch(
+      /= poptfjs\.IpuPrintTensor\(x=%\d+\) \{title="negated", printGradient=true, summariseThreshold=1000, edgeItems=3, maxLineWidth=80, digits=1, floatFormat="auto", separator=",", openBracket="\(", closeBracket="\)"\}/,
+    );
     const graph = executor.executable.graph;
     expect(graphFromMessage(graphMessage(graph), 'test').nodes.find((n) => n.kernel === 'poptfjs.IpuPrintTensor')!.attrs.title).toBe('negated');
     const file = join(mkdtempSync(join(tmpdir(), 'poptfjs-print-')), 'print.poptfjs');
@@ -97,7 +129,14 @@ describe('ops.ipuPrintTensor', () => {
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.IpuPrintTensor')!;
     expect(isViewNode(graph, node)).toBe(false);
-    const target = { tiles: 4, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 2 };
+    const target = {
+      tiles: 4,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 2,
+    };
     // 8 × 16 float32 = 512 bytes: 128 a tile copied at 8 bytes a cycle after a vertex's 170; 512 bytes to the host at 2 a cycle; one sync of 90.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 128 / 8, exchange: 512 / 2, sync: 90, temporaryBytes: 0 });
   });
@@ -147,7 +186,9 @@ describe('ops.ipuPrintTensor', () => {
     expect(() => ops.ipuPrintTensor(x, 3 as unknown as string)).toThrow('ipuPrintTensor: the title must be a string, got number');
     expect(() => ops.ipuPrintTensor(x, 't', { digts: 3 } as never)).toThrow(/unknown option 'digts'; expected one of printGradient, summariseThreshold, edgeItems/);
     expect(() => ops.ipuPrintTensor(x, 't', { edgeItems: -1 })).toThrow('ipuPrintTensor: edgeItems must be a non-negative integer, got -1');
-    expect(() => ops.ipuPrintTensor(x, 't', { floatFormat: 'hex' as never })).toThrow(`ipuPrintTensor: floatFormat must be one of 'auto', 'fixed', 'scientific', 'none', got "hex"`);
+    expect(() => ops.ipuPrintTensor(x, 't', { floatFormat: 'hex' as never })).toThrow(
+      `ipuPrintTensor: floatFormat must be one of 'auto', 'fixed', 'scientific', 'none', got "hex"`,
+    );
     expect(() => ops.ipuPrintTensor(x, 't', { separator: ', ' })).toThrow('ipuPrintTensor: separator must be one character (Poplar prints one), got ", "');
     expect(() => ops.ipuPrintTensor(x, 't', { printGradient: 'yes' as never })).toThrow('ipuPrintTensor: printGradient must be a boolean, got string');
     expect(() => ops.ipuPrintTensor(tf.tensor(['a']))).toThrow('ipuPrintTensor: cannot print a string tensor');

@@ -74,7 +74,9 @@ describe('ops.MultiConv', () => {
     expect(loaded.executable.hardware.timeline.duration).toBe(scoped.executable.hardware.timeline.duration);
     expect(scoped.executable.hardware.timeline.duration).toBeLessThan(plain.executable.hardware.timeline.duration);
     // Outside a model the scope groups nothing and changes nothing.
-    expect(Array.from(tf.add(tf.sub(...(multiConv.run(() => convs(x)).slice(0, 2) as [tf.Tensor, tf.Tensor])), convs(x)[2]).dataSync())).toEqual(Array.from(reference.dataSync()));
+    expect(Array.from(tf.add(tf.sub(...(multiConv.run(() => convs(x)).slice(0, 2) as [tf.Tensor, tf.Tensor])), convs(x)[2]).dataSync())).toEqual(
+      Array.from(reference.dataSync()),
+    );
   });
 
   it('numbers each group of a model and each convolution in it, in tracing order, also in a `using` block', async () => {
@@ -93,12 +95,11 @@ describe('ops.MultiConv', () => {
     };
     const executor = inferenceModel(fn);
     await executor.compile(tf.zeros([1, 4, 4, 2]));
-    expect(convolutions(executor.executable.graph).map((n) => n.annotations.multiConv && [n.annotations.multiConv.group, n.annotations.multiConv.index, n.annotations.multiConv.planType])).toEqual([
-      [0, 0, 'Parallel'],
-      [1, 0, 'Serial'],
-      [1, 1, 'Serial'],
-      undefined,
-    ]);
+    expect(
+      convolutions(executor.executable.graph).map(
+        (n) => n.annotations.multiConv && [n.annotations.multiConv.group, n.annotations.multiConv.index, n.annotations.multiConv.planType],
+      ),
+    ).toEqual([[0, 0, 'Parallel'], [1, 0, 'Serial'], [1, 1, 'Serial'], undefined]);
   });
 
   it('changes no number in a training step, and its backward convolutions join the group', async () => {
@@ -124,7 +125,11 @@ describe('ops.MultiConv', () => {
     expect(scoped.weights).toEqual(plain.weights);
 
     const graph = scoped.executor.executable.graph;
-    const grouped = convolutions(graph).map((n) => [n.kernel, n.annotations.multiConv?.index, n.annotations.gradOf !== undefined ? graph.nodes[n.annotations.gradOf]!.annotations.multiConv?.index : undefined]);
+    const grouped = convolutions(graph).map((n) => [
+      n.kernel,
+      n.annotations.multiConv?.index,
+      n.annotations.gradOf !== undefined ? graph.nodes[n.annotations.gradOf]!.annotations.multiConv?.index : undefined,
+    ]);
     // The first convolution is outside the group; the data and weight gradients of the two inside carry their forward's index.
     expect(grouped).toEqual(
       expect.arrayContaining([
@@ -206,7 +211,8 @@ describe('ops.MultiConv', () => {
     const graph = serial.executable.graph;
     const [first, second] = convolutions(graph);
     const shape: MatMulShape = { groups: 1, rows: 256, depth: 576, columns: 64, leftReuse: 1 / 9, rightResident: true, precision: 'float32', partials: 'float32' };
-    const planned = (proportion: number, tiles = SMALL.tiles) => planMatMul(shape, { tiles, memoryPerTile: SMALL.memoryPerTile, availableMemoryProportion: proportion, macsPerCycle: ampMacsPerCycle(spec) });
+    const planned = (proportion: number, tiles = SMALL.tiles) =>
+      planMatMul(shape, { tiles, memoryPerTile: SMALL.memoryPerTile, availableMemoryProportion: proportion, macsPerCycle: ampMacsPerCycle(spec) });
     const target = targetOf(spec);
     expect(kernelCost(graph, first!, target).temporaryBytes).toBe(planned(0.6).temporaryBytes);
     expect(kernelCost(graph, second!, target).temporaryBytes).toBe(planned(0.05).temporaryBytes);
@@ -224,7 +230,12 @@ describe('ops.MultiConv', () => {
     const f1 = half(tf.variable(tf.tensor4d(small, [1, 1, K, 1]), true, 'mc_partials_f1'));
     const f2 = half(tf.variable(tf.tensor4d(small, [1, 1, K, 1]), true, 'mc_partials_f2'));
     const fn = (x: tf.Tensor) =>
-      tf.concat(new MultiConv().partialsTypes(['half', 'float']).run(() => [tf.conv2d(x as tf.Tensor4D, f1 as unknown as tf.Tensor4D, 1, 'valid'), tf.conv2d(x as tf.Tensor4D, f2 as unknown as tf.Tensor4D, 1, 'valid')]), 3);
+      tf.concat(
+        new MultiConv()
+          .partialsTypes(['half', 'float'])
+          .run(() => [tf.conv2d(x as tf.Tensor4D, f1 as unknown as tf.Tensor4D, 1, 'valid'), tf.conv2d(x as tf.Tensor4D, f2 as unknown as tf.Tensor4D, 1, 'valid')]),
+        3,
+      );
     const executor = inferenceModel(fn);
     const out = (await executor.run(half(tf.ones([1, 1, 1, K])))) as tf.Tensor;
     // In float16 each 2^-11 added to 1 is a tie that rounds back to 1; in float32 the sum is exact, then rounded.
@@ -235,15 +246,19 @@ describe('ops.MultiConv', () => {
     expect(Array.from(((await inferenceModel(fn, { options }).run(half(tf.ones([1, 1, 1, K])))) as tf.Tensor).dataSync())).toEqual(Array.from(out.dataSync()));
 
     // The planner treats a convolution's own 'half' as it treats Precision.setPartialsType('half').
-    const big = (await (async () => {
-      const g1 = half(tf.variable(tf.randomNormal([1, 1, 256, 256], 0, 1, 'float32', 50), true, 'mc_partials_g1'));
-      const g2 = half(tf.variable(tf.randomNormal([1, 1, 256, 256], 0, 1, 'float32', 51), true, 'mc_partials_g2'));
-      const e = inferenceModel((x: tf.Tensor) =>
-        new MultiConv().partialsTypes(['half', 'float']).run(() => tf.add(tf.conv2d(x as tf.Tensor4D, g1 as unknown as tf.Tensor4D, 1, 'valid'), tf.conv2d(x as tf.Tensor4D, g2 as unknown as tf.Tensor4D, 1, 'valid'))),
-      );
-      await e.compile(half(tf.zeros([8, 16, 16, 256])));
-      return e;
-    })()).executable;
+    const big = (
+      await (async () => {
+        const g1 = half(tf.variable(tf.randomNormal([1, 1, 256, 256], 0, 1, 'float32', 50), true, 'mc_partials_g1'));
+        const g2 = half(tf.variable(tf.randomNormal([1, 1, 256, 256], 0, 1, 'float32', 51), true, 'mc_partials_g2'));
+        const e = inferenceModel((x: tf.Tensor) =>
+          new MultiConv()
+            .partialsTypes(['half', 'float'])
+            .run(() => tf.add(tf.conv2d(x as tf.Tensor4D, g1 as unknown as tf.Tensor4D, 1, 'valid'), tf.conv2d(x as tf.Tensor4D, g2 as unknown as tf.Tensor4D, 1, 'valid'))),
+        );
+        await e.compile(half(tf.zeros([8, 16, 16, 256])));
+        return e;
+      })()
+    ).executable;
     const [halfConv, floatConv] = convolutions(big.graph) as [Node, Node];
     const target = (halfPartials: boolean) => targetOf(big.hardware.spec, { tiles: 16, halfPartials });
     const unannotated = (n: Node): Node => ({ ...n, annotations: { pass: n.annotations.pass } });
@@ -254,7 +269,9 @@ describe('ops.MultiConv', () => {
 
   it("refuses PopTorch's invalid arguments, nesting and an empty scope, and the settings the simulated planner does not model", async () => {
     const mc = new MultiConv();
-    expect(() => mc.partialsTypes('half16' as never)).toThrow(`MultiConv: Invalid partials types. Expecting 'float' or 'half' (PartialsType.Float, PartialsType.Half) or a non-empty list of them, got "half16"`);
+    expect(() => mc.partialsTypes('half16' as never)).toThrow(
+      `MultiConv: Invalid partials types. Expecting 'float' or 'half' (PartialsType.Float, PartialsType.Half) or a non-empty list of them, got "half16"`,
+    );
     expect(() => mc.partialsTypes([])).toThrow('MultiConv: Invalid partials types.');
     expect(() => mc.planType('parallel' as never)).toThrow('MultiConv: Invalid plan type! Expected MultiConvPlanType.Parallel or MultiConvPlanType.Serial, got "parallel"');
     for (const bad of [0, 1.5, [0.5, 2], [], '0.5']) {

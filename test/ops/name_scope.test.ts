@@ -15,7 +15,13 @@ const { NameScope } = ops;
 
 describe('ops.NameScope', () => {
   it('names the nodes traced inside, nested scopes joined by /, and changes no number', async () => {
-    const w = tf.variable(tf.tensor2d([[1, 2], [3, 4]]), true);
+    const w = tf.variable(
+      tf.tensor2d([
+        [1, 2],
+        [3, 4],
+      ]),
+      true,
+    );
     const fn = (x: tf.Tensor) =>
       NameScope.run('encoder', () => {
         const h = NameScope.run('attention', () => tf.matMul(x, w));
@@ -23,7 +29,10 @@ describe('ops.NameScope', () => {
       });
     const outside = (x: tf.Tensor) => tf.neg(fn(x));
     const executor = inferenceModel(outside);
-    const x = tf.tensor2d([[1, -1], [0, 2]]);
+    const x = tf.tensor2d([
+      [1, -1],
+      [0, 2],
+    ]);
     expectClose((await executor.run(x)) as tf.Tensor, tf.neg(tf.relu(tf.add(tf.matMul(x, w), 1))));
     const scopes = executor.executable.graph.nodes.map((n) => [n.kernel, n.annotations.scope]);
     expect(scopes).toEqual([
@@ -45,7 +54,9 @@ describe('ops.NameScope', () => {
     const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0.1 }) });
     await executor.compile(tf.ones([2, 2]), tf.ones([2, 1]));
     const graph = executor.executable.graph;
-    const backwardOfHead = graph.nodes.filter((n) => n.annotations.pass === 'backward' && n.annotations.gradOf !== undefined && graph.nodes[n.annotations.gradOf]!.annotations.scope === 'head');
+    const backwardOfHead = graph.nodes.filter(
+      (n) => n.annotations.pass === 'backward' && n.annotations.gradOf !== undefined && graph.nodes[n.annotations.gradOf]!.annotations.scope === 'head',
+    );
     expect(backwardOfHead.length).toBeGreaterThan(0);
     expect(backwardOfHead.every((n) => n.annotations.scope === 'head')).toBe(true);
     expect(graph.nodes.filter((n) => n.kernel === 'Sub' && n.annotations.pass === 'forward').map((n) => n.annotations.scope)).toEqual([undefined]);
@@ -77,7 +88,11 @@ describe('ops.NameScope', () => {
       using _inner = new NameScope('inner');
       expect(tf.tidy(() => tf.ones([1]).shape)).toEqual([1]);
     }
-    expect(() => NameScope.run('failing', () => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      NameScope.run('failing', () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     const a = new NameScope('a');
     const b = new NameScope('b');
     expect(() => a[Symbol.dispose]()).toThrow("NameScope 'a' was closed while scope 'b' was the innermost open one; scopes close in the order opposite to their opening");

@@ -17,7 +17,10 @@ async function compiled(fn: (x: tf.Tensor) => tf.Tensor, x: tf.Tensor) {
 
 describe('ops.nop', () => {
   it('returns its input, eagerly and on the device', async () => {
-    const x = tf.tensor2d([[1, -2], [3, -4]]);
+    const x = tf.tensor2d([
+      [1, -2],
+      [3, -4],
+    ]);
     expectClose(ops.nop(x), x);
     const executor = await compiled((v) => tf.relu(ops.nop(tf.neg(v))), x);
     expectClose((await executor.run(x)) as tf.Tensor, tf.relu(tf.neg(x)));
@@ -35,14 +38,30 @@ describe('ops.nop', () => {
 
   it('passes its gradient through: training through a nop equals training without', async () => {
     const train = async (useNop: boolean) => {
-      const w = tf.variable(tf.tensor2d([[0.5, -1], [2, 0.25]]), true);
+      const w = tf.variable(
+        tf.tensor2d([
+          [0.5, -1],
+          [2, 0.25],
+        ]),
+        true,
+      );
       const fn = (x: tf.Tensor, y: tf.Tensor) => {
         const h = tf.matMul(x, w);
         const out = useNop ? ops.nop(h) : h;
         return [out, ops.identityLoss(tf.sum(tf.square(tf.sub(out, y))), 'sum')];
       };
       const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0.05 }) });
-      for (let i = 0; i < 3; i++) await executor.run(tf.tensor2d([[1, 2], [3, 4]]), tf.tensor2d([[0, 1], [1, 0]]));
+      for (let i = 0; i < 3; i++)
+        await executor.run(
+          tf.tensor2d([
+            [1, 2],
+            [3, 4],
+          ]),
+          tf.tensor2d([
+            [0, 1],
+            [1, 0],
+          ]),
+        );
       executor.copyWeightsToHost();
       return w;
     };
@@ -51,11 +70,24 @@ describe('ops.nop', () => {
 
   it('costs a copy on each tile and takes the memory of its output', async () => {
     const x = tf.zeros([16, 32]);
-    const withNop = await compiled((v) => { const n = tf.neg(v); return tf.add(ops.nop(n), n); }, x);
-    const without = await compiled((v) => { const n = tf.neg(v); return tf.add(n, n); }, x);
+    const withNop = await compiled((v) => {
+      const n = tf.neg(v);
+      return tf.add(ops.nop(n), n);
+    }, x);
+    const without = await compiled((v) => {
+      const n = tf.neg(v);
+      return tf.add(n, n);
+    }, x);
     const graph = withNop.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.Nop')!;
-    const target = { tiles: 8, memoryPerTile: 1 << 20, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      tiles: 8,
+      memoryPerTile: 1 << 20,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     // 16 × 32 float32 = 2048 bytes, 256 a tile at 8 bytes a cycle, after a vertex's 170 cycles; one sync.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 256 / 8, exchange: 0, sync: 90, temporaryBytes: 0 });
     // Without the nop, Add reads Neg's output twice and writes its own: two values of 2048 bytes working.

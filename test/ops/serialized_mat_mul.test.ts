@@ -11,7 +11,13 @@ import { expectClose } from '../helpers.js';
 
 const { MatMulSerializationMode: Mode } = ops;
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
-const TARGET = { ...ONE_TILE, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+const TARGET = {
+  ...ONE_TILE,
+  availableMemoryProportion: 0.6,
+  macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+  halfPartials: false,
+  hostBytesPerCycle: 4,
+};
 const MODES = [Mode.InputChannels, Mode.ReducingDim, Mode.OutputChannels] as const;
 
 async function compiledGraph(fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, a: tf.Tensor, b: tf.Tensor): Promise<Graph> {
@@ -26,7 +32,7 @@ function productCost(graph: Graph) {
 }
 
 describe('ops.serializedMatMul', () => {
-  it('has the numbers of tf.matMul in every mode, eagerly and on the device (PopTorch\'s blas test)', async () => {
+  it("has the numbers of tf.matMul in every mode, eagerly and on the device (PopTorch's blas test)", async () => {
     const lhs = tf.randomUniform([1, 10, 200]);
     for (const mode of [...MODES, Mode.Disabled]) {
       for (const factor of [2, 5, 10]) {
@@ -63,25 +69,44 @@ describe('ops.serializedMatMul', () => {
     });
     await executor.compile(a);
     const serialized = executor.executable.graph.nodes.filter((n) => n.kernel === 'poptfjs.SerializedMatMul');
-    expect(serialized.map((n) => [n.annotations.pass, n.attrs.mode])).toEqual([['forward', 'InputChannels'], ['backward', 'ReducingDim']]);
+    expect(serialized.map((n) => [n.annotations.pass, n.attrs.mode])).toEqual([
+      ['forward', 'InputChannels'],
+      ['backward', 'ReducingDim'],
+    ]);
   });
 
   it('trains as with tf.matMul', async () => {
     const train = async (serialize: boolean) => {
-      const w = tf.variable(tf.tensor2d([[0.5, -1, 2, 0.25], [1, -0.5, 0.75, 1.5]]), true);
+      const w = tf.variable(
+        tf.tensor2d([
+          [0.5, -1, 2, 0.25],
+          [1, -0.5, 0.75, 1.5],
+        ]),
+        true,
+      );
       const fn = (x: tf.Tensor, y: tf.Tensor) => {
         const out = serialize ? ops.serializedMatMul(x, w, Mode.ReducingDim, 2) : tf.matMul(x, w);
         return [out, ops.identityLoss(tf.sum(tf.square(tf.sub(out, y))), 'sum')];
       };
       const executor = trainingModel(fn, { optimizer: new optim.SGD([w], { lr: 0.05 }) });
-      for (let i = 0; i < 3; i++) await executor.run(tf.tensor2d([[1, 2], [3, 4]]), tf.tensor2d([[0, 1, 0, 1], [1, 0, 1, 0]]));
+      for (let i = 0; i < 3; i++)
+        await executor.run(
+          tf.tensor2d([
+            [1, 2],
+            [3, 4],
+          ]),
+          tf.tensor2d([
+            [0, 1, 0, 1],
+            [1, 0, 1, 0],
+          ]),
+        );
       executor.copyWeightsToHost();
       return w;
     };
     expectClose(await train(true), await train(false));
   });
 
-  it('holds one step\'s operands at a time: the temporary memory drops by about the factor', async () => {
+  it("holds one step's operands at a time: the temporary memory drops by about the factor", async () => {
     const a = tf.zeros([4, 256]);
     const b = tf.zeros([256, 256]);
     const plain = await compiledGraph((x, y) => tf.matMul(x, y), a, b);
@@ -132,8 +157,12 @@ describe('ops.serializedMatMul', () => {
   it('refuses a factor that does not divide the dimension split, and other bad arguments', () => {
     const a = tf.zeros([6, 4]);
     const b = tf.zeros([4, 8]);
-    expect(() => ops.serializedMatMul(a, b, Mode.InputChannels, 4)).toThrow('serializedMatMul: the factor (4) must divide the input channels (the rows of lhs), 6, to split it into equal steps');
-    expect(() => ops.serializedMatMul(a, b, Mode.ReducingDim, 3)).toThrow('serializedMatMul: the factor (3) must divide the reducing dimension, 4, to split it into equal steps');
+    expect(() => ops.serializedMatMul(a, b, Mode.InputChannels, 4)).toThrow(
+      'serializedMatMul: the factor (4) must divide the input channels (the rows of lhs), 6, to split it into equal steps',
+    );
+    expect(() => ops.serializedMatMul(a, b, Mode.ReducingDim, 3)).toThrow(
+      'serializedMatMul: the factor (3) must divide the reducing dimension, 4, to split it into equal steps',
+    );
     expect(() => ops.serializedMatMul(a, b, Mode.OutputChannels, 0)).toThrow('serializedMatMul: the factor (0) must divide the output channels (the columns of rhs), 8');
     expect(() => ops.serializedMatMul(a, b, 'Rows' as never, 2)).toThrow(
       "serializedMatMul: mode must be one of MatMulSerializationMode's 'InputChannels', 'ReducingDim', 'OutputChannels', 'Disabled', got \"Rows\"",

@@ -39,7 +39,13 @@ describe('ops.setAvailableMemory', () => {
     const node = limited.executable.graph.nodes.find((n) => n.kernel === 'BatchMatMul')!;
     expect(node.annotations.availableMemoryProportion).toBe(0.1);
     expect(limited.irText()).toMatch(/BatchMatMul\(.*# .*availableMemoryProportion 0\.1/);
-    const target = { ...SMALL_TILE, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+    const target = {
+      ...SMALL_TILE,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+      halfPartials: false,
+      hostBytesPerCycle: 4,
+    };
     const cost = kernelCost(limited.executable.graph, node, target);
     expect(cost.plan!.split.serial).toBe(3);
     // Two more steps, each a vertex call (162 cycles) and two syncs (90 each), make it slower.
@@ -63,10 +69,20 @@ describe('ops.setAvailableMemory', () => {
       await executor.compile(tf.zeros([256, 256]));
       const graph = executor.executable.graph;
       // Costed on the small tile, where 0.1 binds.
-      const target = { ...SMALL_TILE, availableMemoryProportion: 0.6, macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 }, halfPartials: false, hostBytesPerCycle: 4 };
+      const target = {
+        ...SMALL_TILE,
+        availableMemoryProportion: 0.6,
+        macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+        halfPartials: false,
+        hostBytesPerCycle: 4,
+      };
       const products = graph.nodes.filter((n) => n.kernel === 'BatchMatMul');
       const first = products[0]!.id;
-      return products.map((n) => ({ backwardOfFirst: n.annotations.gradOf === first, ofFirst: n.id === first || n.annotations.gradOf === first, bytes: kernelCost(graph, n, target).temporaryBytes }));
+      return products.map((n) => ({
+        backwardOfFirst: n.annotations.gradOf === first,
+        ofFirst: n.id === first || n.annotations.gradOf === first,
+        bytes: kernelCost(graph, n, target).temporaryBytes,
+      }));
     };
     const plain = await backwardTemporary();
     const limited = await backwardTemporary(0.1);

@@ -30,7 +30,7 @@ async function train(model: tf.LayersModel, optimizer: optim.Optimizer, steps: n
 }
 
 describe('accumulation types', () => {
-  it('keep Adam\'s moments in float16 when asked, close to the float32 run', async () => {
+  it("keep Adam's moments in float16 when asked, close to the float32 run", async () => {
     const half16 = regressor(3);
     const adam16 = new optim.Adam(half16, { lr: 0.01, firstOrderMomentumAccumType: 'float16', secondOrderMomentumAccumType: 'float16' });
     await train(half16, adam16, 5);

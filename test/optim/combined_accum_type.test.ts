@@ -37,7 +37,9 @@ describe('accumType on the combined SGD variant', () => {
       opt.settings();
     });
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toContain("optim.SGD: accumType 'float16' is ignored with useCombinedAccum: true; the combined variant accumulates gradients and velocity in one tensor of the parameter's precision");
+    expect(warnings[0]).toContain(
+      "optim.SGD: accumType 'float16' is ignored with useCombinedAccum: true; the combined variant accumulates gradients and velocity in one tensor of the parameter's precision",
+    );
     expect(warnings[1]).toContain("optim.SGD: firstOrderMomentumAccumType 'float16' is ignored with useCombinedAccum: true");
     expect(opt!.stateSlots()).toEqual([{ name: 'scaledVelocity', precision: 'parameter' }]);
   });

@@ -40,12 +40,20 @@ describe('float16 gradient accumulators', () => {
     executor.destroy();
   });
 
-  it('keep the options\' strategy with float32 accumulators, a Sum reduction, or SGD\'s combined variant (which ignores accumType)', async () => {
+  it("keep the options' strategy with float32 accumulators, a Sum reduction, or SGD's combined variant (which ignores accumType)", async () => {
     const cases: Array<[optim.Optimizer | ((m: tf.LayersModel) => optim.Optimizer), Options, object]> = [
       [(m) => new optim.Adam(m, { accumType: 'float32' }), accumulating(), { type: 'Mean', strategy: 'Post' }],
       [(m) => new optim.Adam(m, { accumType: 'float16' }), accumulating(), { type: 'Mean', strategy: 'Running' }],
       [(m) => new optim.SGD(m, { momentum: 0.9, useCombinedAccum: true, accumType: 'float16' }), accumulating(), { type: 'Mean', strategy: 'Post' }],
-      [(m) => new optim.SGD(m, { accumType: 'float16' }), (() => { const o = accumulating(); o.Training.accumulationAndReplicationReductionType(ReductionType.Sum); return o; })(), { type: 'Sum', strategy: 'Post' }],
+      [
+        (m) => new optim.SGD(m, { accumType: 'float16' }),
+        (() => {
+          const o = accumulating();
+          o.Training.accumulationAndReplicationReductionType(ReductionType.Sum);
+          return o;
+        })(),
+        { type: 'Sum', strategy: 'Post' },
+      ],
     ];
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     for (const [make, options, reduction] of cases) {

@@ -38,7 +38,11 @@ describe('loss scaling in float32', () => {
   const x = tf.randomNormal([16, 3], 0, 1, 'float32', 3);
   const y = tf.randomNormal([16, 2], 0, 1, 'float32', 4);
 
-  for (const [reduction, strategy] of [['Mean', 'Post'], ['Mean', 'Running'], ['Sum', 'Post']] as const) {
+  for (const [reduction, strategy] of [
+    ['Mean', 'Post'],
+    ['Mean', 'Running'],
+    ['Sum', 'Post'],
+  ] as const) {
     it(`gives the same training at any scale with ${reduction}${reduction === 'Mean' ? `/${strategy}` : ''} over 4 accumulation steps and 2 replicas`, async () => {
       const train = async (lossScaling: number) => {
         const model = regressor(5);
@@ -103,7 +107,7 @@ describe('automatic loss scaling', () => {
   const x = tf.randomNormal([4, 3], 0, 1, 'float32', 6);
   const y = tf.randomNormal([4, 2], 0, 1, 'float32', 7);
 
-  it('starts from the optimizer\'s loss scaling, grows while gradients are far from overflowing, and trains as without it in float32', async () => {
+  it("starts from the optimizer's loss scaling, grows while gradients are far from overflowing, and trains as without it in float32", async () => {
     const train = async (automatic: boolean) => {
       const model = regressor(8);
       const opts = new Options();
@@ -124,7 +128,7 @@ describe('automatic loss scaling', () => {
     automatic.weights.forEach((w, i) => expectClose(w, fixed.weights[i]!, 1e-5, 1e-6));
   });
 
-  it('keeps a float16 model\'s scaled gradients below float16\'s upper sixteenth, and leaks no tensors', async () => {
+  it("keeps a float16 model's scaled gradients below float16's upper sixteenth, and leaks no tensors", async () => {
     const model = half(regressor(9));
     const opts = new Options();
     opts.Training.setAutomaticLossScaling(true);

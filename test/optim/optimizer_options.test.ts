@@ -17,7 +17,7 @@ function variablesOf(model: tf.LayersModel): tf.Variable[] {
 }
 
 describe('optimizer options', () => {
-  it('default to torch.optim\'s values and PopTorch\'s extras', () => {
+  it("default to torch.optim's values and PopTorch's extras", () => {
     const model = mlp();
     const expectations: Array<[optim.Optimizer, Record<string, unknown>]> = [
       [new optim.SGD(model), { lr: 0.01, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, velocityScaling: 1 }],
@@ -32,7 +32,11 @@ describe('optimizer options', () => {
       expect(settings.global).toMatchObject({ lossScaling: 1, accumType: 'float32' });
     }
     expect(new optim.SGD(model).settings().global).toEqual({
-      lossScaling: 1, useCombinedAccum: false, accumType: 'float32', firstOrderMomentumAccumType: 'float32', maxGradNorm: Infinity,
+      lossScaling: 1,
+      useCombinedAccum: false,
+      accumType: 'float32',
+      firstOrderMomentumAccumType: 'float32',
+      maxGradNorm: Infinity,
     });
     expect(new optim.AdamW(model).biasCorrection).toBe(true);
     expect(new optim.LAMB(model).biasCorrection).toBe(true);
@@ -58,7 +62,7 @@ describe('optimizer options', () => {
     expect(() => new optim.SGD([tf.scalar(1)] as unknown as tf.Variable[])).toThrow(/optim.SGD: an optimizer takes a tf.LayersModel or an array of tf.Variable/);
   });
 
-  it('check the rules between SGD\'s options', () => {
+  it("check the rules between SGD's options", () => {
     const model = mlp();
     expect(() => new optim.SGD(model, { nesterov: true })).toThrow(/Nesterov momentum requires momentum > 0 and dampening 0/);
     expect(() => new optim.SGD(model, { nesterov: true, momentum: 0.9, dampening: 0.1 })).toThrow(/Nesterov momentum requires/);
@@ -74,12 +78,18 @@ describe('optimizer options', () => {
 });
 
 describe('parameter groups', () => {
-  it('list the given groups first with their own values, then the other variables with the optimizer\'s', () => {
+  it("list the given groups first with their own values, then the other variables with the optimizer's", () => {
     const model = mlp();
     const [k1, b1, k2, b2] = variablesOf(model);
     const opt = new optim.SGD(model, { lr: 0.1, momentum: 0.9, paramGroups: [{ params: [k2!.name, model.layers[1]!.weights[1]!], lr: 0.01 }] });
-    expect(opt.paramGroups.map((g) => g.params)).toEqual([[k2, b2], [k1, b1]]);
-    expect(opt.paramGroups.map((g) => [g.lr, g.momentum])).toEqual([[0.01, 0.9], [0.1, 0.9]]);
+    expect(opt.paramGroups.map((g) => g.params)).toEqual([
+      [k2, b2],
+      [k1, b1],
+    ]);
+    expect(opt.paramGroups.map((g) => [g.lr, g.momentum])).toEqual([
+      [0.01, 0.9],
+      [0.1, 0.9],
+    ]);
     expect(() => opt.lr).toThrow(/the parameter groups have different values of lr; read opt.paramGroups\[i\].lr/);
     expect(opt.momentum).toBe(0.9);
     opt.lr = 0.5;
@@ -91,13 +101,21 @@ describe('parameter groups', () => {
     const model = mlp();
     const [k1] = variablesOf(model);
     expect(() => new optim.SGD(model, { paramGroups: [{ params: [k1!], lossScaling: 2 } as never] })).toThrow(
-      'optim.SGD paramGroups[0]: lossScaling must have one value for all parameter groups; set it in the optimizer\'s options, not in paramGroups',
+      "optim.SGD paramGroups[0]: lossScaling must have one value for all parameter groups; set it in the optimizer's options, not in paramGroups",
     );
-    expect(() => new optim.Adam(model, { paramGroups: [{ params: [k1!], biasCorrection: false } as never] })).toThrow(/optim.Adam paramGroups\[0\]: unknown option 'biasCorrection'/);
-    expect(() => new optim.AdamW(model, { paramGroups: [{ params: [k1!], biasCorrection: false } as never] })).toThrow(/biasCorrection must have one value for all parameter groups/);
+    expect(() => new optim.Adam(model, { paramGroups: [{ params: [k1!], biasCorrection: false } as never] })).toThrow(
+      /optim.Adam paramGroups\[0\]: unknown option 'biasCorrection'/,
+    );
+    expect(() => new optim.AdamW(model, { paramGroups: [{ params: [k1!], biasCorrection: false } as never] })).toThrow(
+      /biasCorrection must have one value for all parameter groups/,
+    );
     const other = tf.variable(tf.zeros([1]), true, 'not_in_model');
-    expect(() => new optim.SGD(model, { paramGroups: [{ params: [other] }] })).toThrow(/paramGroups\[0\].params\[0\] is 'not_in_model', which the optimizer does not train; its variables are/);
-    expect(() => new optim.SGD(model, { paramGroups: [{ params: [k1!] }, { params: [k1!.name] }] })).toThrow(/is in paramGroups\[0\] and paramGroups\[1\]; put it in one group/);
+    expect(() => new optim.SGD(model, { paramGroups: [{ params: [other] }] })).toThrow(
+      /paramGroups\[0\].params\[0\] is 'not_in_model', which the optimizer does not train; its variables are/,
+    );
+    expect(() => new optim.SGD(model, { paramGroups: [{ params: [k1!] }, { params: [k1!.name] }] })).toThrow(
+      /is in paramGroups\[0\] and paramGroups\[1\]; put it in one group/,
+    );
     expect(() => new optim.SGD(model, { paramGroups: [{ params: [] }] })).toThrow(/paramGroups\[0\].params must be a non-empty array/);
     expect(() => new optim.SGD(model, { paramGroups: [{ params: [k1!], momentum: -1 }] })).toThrow(/optim.SGD paramGroups\[0\]: momentum = -1 is invalid/);
     expect(() => new optim.SGD(model, { params: [k1] } as never)).toThrow(/params belong in paramGroups entries/);

@@ -34,7 +34,7 @@ async function train(executor: ReturnType<typeof trainingModel>, steps: number):
 }
 
 describe('stateDict', () => {
-  it('holds the type, attributes, parameter groups, loss scale and the device\'s state as typed arrays', async () => {
+  it("holds the type, attributes, parameter groups, loss scale and the device's state as typed arrays", async () => {
     const model = regressor(1);
     const opt = new optim.Adam(model, { lr: 0.01, lossScaling: 4 });
     expect(opt.stateDict()).toMatchObject({ format: 'poptfjs.optimizer-state', version: 1, type: 'Adam', lossScale: 4, states: {} });
@@ -129,10 +129,14 @@ describe('stateDict', () => {
     expect(() => executor.getOptimizer()!.stateDict()).not.toThrow();
   });
 
-  it('keeps one state per replica group of a split weight, checked against the device\'s slices', async () => {
+  it("keeps one state per replica group of a split weight, checked against the device's slices", async () => {
     const W = tf.variable(tf.randomNormal([2, 3, 2], 0, 1, 'float32', 9), true, 'state_dict_split_W');
     const model = (input: tf.Tensor) => tf.matMul(input, W);
-    const executor = trainingModel(model, { loss: 'meanSquaredError', options: new Options().replicationFactor(2), optimizer: new optim.SGD([W], { lr: 0.1, momentum: 0.9 }) });
+    const executor = trainingModel(model, {
+      loss: 'meanSquaredError',
+      options: new Options().replicationFactor(2),
+      optimizer: new optim.SGD([W], { lr: 0.1, momentum: 0.9 }),
+    });
     executor.parameter('state_dict_split_W').replicaGrouping(CommGroupType.Consecutive, 1, VariableRetrievalMode.OnePerGroup);
     await train(executor, 2);
     const opt = executor.getOptimizer()!;

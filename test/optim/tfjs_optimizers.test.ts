@@ -65,10 +65,26 @@ describe('tfjs optimizers', () => {
   });
 
   it.each([
-    ['adagrad', () => tf.train.adagrad(0.1), "trainingModel: the tfjs Adagrad optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })"],
-    ['adadelta', () => tf.train.adadelta(), "trainingModel: the tfjs Adadelta optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })"],
-    ['adamax', () => tf.train.adamax(0.002), "trainingModel: the tfjs Adamax optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })"],
-    ['centered rmsprop', () => tf.train.rmsprop(0.01, 0.9, 0, 1e-7, true), "trainingModel: tfjs's centered rmsprop has no poptfjs equivalent (it subtracts epsilon inside the root, optim.RMSprop adds it); use new optim.RMSprop(model, { lr, alpha, momentum, centered: true, useTfVariant: true, squareAvgFromZero: true })"],
+    [
+      'adagrad',
+      () => tf.train.adagrad(0.1),
+      'trainingModel: the tfjs Adagrad optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })',
+    ],
+    [
+      'adadelta',
+      () => tf.train.adadelta(),
+      'trainingModel: the tfjs Adadelta optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })',
+    ],
+    [
+      'adamax',
+      () => tf.train.adamax(0.002),
+      'trainingModel: the tfjs Adamax optimizer has no poptfjs equivalent (poptfjs has SGD, momentum, Adam and RMSprop from tfjs); pass a poptfjs optimizer instead, e.g. new optim.Adam(model, { lr: 1e-3 }) or new optim.RMSprop(model, { lr: 1e-3 })',
+    ],
+    [
+      'centered rmsprop',
+      () => tf.train.rmsprop(0.01, 0.9, 0, 1e-7, true),
+      "trainingModel: tfjs's centered rmsprop has no poptfjs equivalent (it subtracts epsilon inside the root, optim.RMSprop adds it); use new optim.RMSprop(model, { lr, alpha, momentum, centered: true, useTfVariant: true, squareAvgFromZero: true })",
+    ],
   ])('refuses tf.train.%s by name, saying what to use instead', (_name, make, message) => {
     const model = regressor(3);
     expect(() => trainingModel(model, { optimizer: make(), loss: 'meanSquaredError' })).toThrow(message);

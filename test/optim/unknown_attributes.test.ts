@@ -52,11 +52,13 @@ describe('unknown optimizer attributes', () => {
     const withProperty = twoGroups(other);
     (withProperty as unknown as Record<string, number>).initialLr = 0.2;
     const second = trainingModel(other, { loss: 'meanSquaredError', optimizer: withProperty });
-    await expect(second.compile(x, y)).rejects.toThrow(/^optim.SGD: unknown attribute 'initialLr'; expected lr, momentum, .*, lossScaling, useCombinedAccum, accumType, firstOrderMomentumAccumType, maxGradNorm/);
+    await expect(second.compile(x, y)).rejects.toThrow(
+      /^optim.SGD: unknown attribute 'initialLr'; expected lr, momentum, .*, lossScaling, useCombinedAccum, accumType, firstOrderMomentumAccumType, maxGradNorm/,
+    );
     second.destroy();
   });
 
-  it('are still refused by the constructor, which knows no executor\'s options', () => {
+  it("are still refused by the constructor, which knows no executor's options", () => {
     expect(() => new optim.SGD(regressor(), { lr: 0.1, initialLr: 0.1 } as optim.SGDOptions)).toThrow(/optim.SGD: unknown option 'initialLr'/);
   });
 
@@ -81,7 +83,9 @@ describe('unknown optimizer attributes', () => {
     const unknown = warnings.filter((l) => l.includes('unknown attribute'));
     expect(unknown).toHaveLength(3);
     expect(unknown[0]).toContain(" W: optim.SGD: ignoring unknown attribute 'initialLr' (relaxOptimizerAttributesChecks); expected lr, momentum,");
-    expect(unknown[1]).toContain("W: optim.SGD paramGroups[0]: ignoring unknown attribute 'initialLr' (relaxOptimizerAttributesChecks); expected lr, momentum, dampening, weightDecay, nesterov, velocityScaling");
+    expect(unknown[1]).toContain(
+      "W: optim.SGD paramGroups[0]: ignoring unknown attribute 'initialLr' (relaxOptimizerAttributesChecks); expected lr, momentum, dampening, weightDecay, nesterov, velocityScaling",
+    );
     expect(unknown[2]).toContain("W: optim.SGD paramGroups[1]: ignoring unknown attribute 'initialLr'");
     expect(opt.settings().groups[0]).not.toHaveProperty('initialLr');
     plain.copyWeightsToHost();

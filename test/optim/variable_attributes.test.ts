@@ -42,7 +42,7 @@ class ReferenceSGD {
 }
 
 describe('variableAttrs', () => {
-  it('mark explicitly passed attributes variable and the rest constant, lr always variable (PopTorch\'s examples)', () => {
+  it("mark explicitly passed attributes variable and the rest constant, lr always variable (PopTorch's examples)", () => {
     const model = regressor(1);
     const variable = (opt: optim.Optimizer) => ['lr', 'momentum', 'lossScaling'].filter((a) => opt.variableAttrs.isVariable(a));
     expect(variable(new optim.SGD(model, { lr: 0.01, momentum: 0, useCombinedAccum: false }))).toEqual(['lr', 'momentum']);
@@ -102,9 +102,7 @@ describe('setOptimizer after compilation', () => {
     opt.accumType = 'float16';
     expect(() => executor.setOptimizer(opt)).toThrow(/'accumType' is a constant attribute/);
     opt.accumType = 'float32';
-    expect(() => executor.setOptimizer(new optim.Adam(model))).toThrow(
-      /the model was compiled with an optim.SGD; it cannot switch to an optim.Adam without recompiling/,
-    );
+    expect(() => executor.setOptimizer(new optim.Adam(model))).toThrow(/the model was compiled with an optim.SGD; it cannot switch to an optim.Adam without recompiling/);
     expect(() => executor.setOptimizer(opt)).not.toThrow();
     expect(executor.compileCount).toBe(1);
   });

@@ -25,8 +25,14 @@ function growth(file: (n: number) => string, n: number, load: (path: string) => 
   let fastestSmall = Number.POSITIVE_INFINITY;
   let fastestLarge = Number.POSITIVE_INFINITY;
   for (let run = 0; run < 5; run += 1) {
-    fastestSmall = Math.min(fastestSmall, milliseconds(() => load(small)));
-    fastestLarge = Math.min(fastestLarge, milliseconds(() => load(large)));
+    fastestSmall = Math.min(
+      fastestSmall,
+      milliseconds(() => load(small)),
+    );
+    fastestLarge = Math.min(
+      fastestLarge,
+      milliseconds(() => load(large)),
+    );
   }
   return fastestLarge / fastestSmall;
 }
@@ -50,8 +56,7 @@ const LINEAR = 32;
 
 describe('config parsing time grows linearly', () => {
   it('PopTorch format: anchorTensor lines', () => {
-    const file = (n: number): string =>
-      configFile(Array.from({ length: n }, (_, i) => `anchorTensor("t${i}", "layer${i}/output")\n`).join(''), '.conf');
+    const file = (n: number): string => configFile(Array.from({ length: n }, (_, i) => `anchorTensor("t${i}", "layer${i}/output")\n`).join(''), '.conf');
     expect(growth(file, 2_000, loads)).toBeLessThan(LINEAR);
     const anchors = fresh().loadFromFile(file(3)).settings.anchoredTensors;
     expect(anchors).toEqual({
@@ -70,8 +75,7 @@ describe('config parsing time grows linearly', () => {
   });
 
   it('JSON: a long array', () => {
-    const file = (n: number): string =>
-      configFile(`{"updatableNamedBuffers": [\n${Array.from({ length: n }, (_, i) => `"buffer${i}"`).join(',\n')}\n]}`, '.json');
+    const file = (n: number): string => configFile(`{"updatableNamedBuffers": [\n${Array.from({ length: n }, (_, i) => `"buffer${i}"`).join(',\n')}\n]}`, '.json');
     expect(growth(file, 10_000, loads)).toBeLessThan(LINEAR);
     expect(fresh().loadFromFile(file(80_000)).settings.updatableNamedBuffers).toHaveLength(80_000);
   });
@@ -88,20 +92,16 @@ describe('config parsing time grows linearly', () => {
   });
 
   it('PopTorch format: a call with many arguments', () => {
-    const file = (n: number): string =>
-      configFile(`setExecutionStrategy(ShardedExecution(${Array.from({ length: n }, (_, i) => `"s${i}"`).join(', ')}))\n`, '.conf');
+    const file = (n: number): string => configFile(`setExecutionStrategy(ShardedExecution(${Array.from({ length: n }, (_, i) => `"s${i}"`).join(', ')}))\n`, '.conf');
     expect(growth(file, 1_250, loads)).toBeLessThan(LINEAR);
   });
 
   it('PopTorch format: a call with many keyword arguments', () => {
-    const file = (n: number): string =>
-      configFile(`deviceIterations(${Array.from({ length: n }, (_, i) => `k${i}=${i}`).join(', ')})\n`, '.conf');
+    const file = (n: number): string => configFile(`deviceIterations(${Array.from({ length: n }, (_, i) => `k${i}=${i}`).join(', ')})\n`, '.conf');
     expect(growth(file, 2_000, refuses)).toBeLessThan(LINEAR);
   });
 
   it('still suggests a close name', () => {
-    expect(() => fresh().loadFromFile(configFile('deviceIteration(2)\n', '.conf'))).toThrow(
-      /unknown option or name deviceIteration; did you mean deviceIterations\?/,
-    );
+    expect(() => fresh().loadFromFile(configFile('deviceIteration(2)\n', '.conf'))).toThrow(/unknown option or name deviceIteration; did you mean deviceIterations\?/);
   });
 });

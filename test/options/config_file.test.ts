@@ -78,8 +78,18 @@ describe('loadFromFile, PopTorch format', () => {
     expect(strategy.toJSON()).toEqual({
       type: 'ParallelPhasedExecution',
       phases: [
-        { stages: [{ blocks: ['phase0_ipu0'], ipu: 0 }, { blocks: ['phase0_ipu1'], ipu: 2 }] },
-        { stages: [{ blocks: ['phase1_ipu0'], ipu: 1 }, { blocks: ['phase1_ipu1'], ipu: 3 }] },
+        {
+          stages: [
+            { blocks: ['phase0_ipu0'], ipu: 0 },
+            { blocks: ['phase0_ipu1'], ipu: 2 },
+          ],
+        },
+        {
+          stages: [
+            { blocks: ['phase1_ipu0'], ipu: 1 },
+            { blocks: ['phase1_ipu1'], ipu: 3 },
+          ],
+        },
       ],
       separateBackwardPhase: true,
       tensorsLiveness: 'OffChipAfterFwd',
@@ -226,7 +236,10 @@ describe('loadFromFile, JSON format', () => {
     expect(s.executionStrategy.toJSON()).toEqual({
       type: 'ShardedExecution',
       autoStage: 'SameAsIpu',
-      stages: [{ blocks: ['A'], ipu: 0 }, { blocks: ['B'], ipu: 1 }],
+      stages: [
+        { blocks: ['A'], ipu: 0 },
+        { blocks: ['B'], ipu: 1 },
+      ],
     });
   });
 

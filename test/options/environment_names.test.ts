@@ -52,7 +52,9 @@ describe("PopTorch's environment variables", () => {
 
 describe('engine options from the environment', () => {
   it("POPLAR_ENGINE_OPTIONS is read when POPTFJS_ENGINE_OPTIONS is unset; Poplar's options act on an executor's settings", () => {
-    const env = { POPLAR_ENGINE_OPTIONS: '{"autoReport.all":"true","autoReport.directory":"./r","debug.allowOutOfMemory":"true","prng.seed":"42","prng.enableStochasticRounding":true}' };
+    const env = {
+      POPLAR_ENGINE_OPTIONS: '{"autoReport.all":"true","autoReport.directory":"./r","debug.allowOutOfMemory":"true","prng.seed":"42","prng.enableStochasticRounding":true}',
+    };
     const settings = withEngineOptions(new Options({ fromEnvironment: false }).settings, env);
     expect(settings.profileDir).toBe('./r');
     expect(settings.allowOutOfMemory).toBe(true);
@@ -68,7 +70,9 @@ describe('engine options from the environment', () => {
     expect(() => environmentEngineSettings({ POPLAR_ENGINE_OPTIONS: '{"autoReport.everything":"true"}' })).toThrow(
       /POPLAR_ENGINE_OPTIONS: 'autoReport\.everything' is not a Poplar engine option; the options are .*autoReport\.all/,
     );
-    expect(() => environmentEngineSettings({ POPTFJS_ENGINE_OPTIONS: '{"debug.allowOutOfMemory":"maybe"}' })).toThrow(`POPTFJS_ENGINE_OPTIONS['debug.allowOutOfMemory'] is 'maybe'; expected "true" or "false"`);
+    expect(() => environmentEngineSettings({ POPTFJS_ENGINE_OPTIONS: '{"debug.allowOutOfMemory":"maybe"}' })).toThrow(
+      `POPTFJS_ENGINE_OPTIONS['debug.allowOutOfMemory'] is 'maybe'; expected "true" or "false"`,
+    );
     expect(() => environmentEngineSettings({ POPTFJS_ENGINE_OPTIONS: '["autoReport.all"]' })).toThrow(/expected a JSON object of engine options/);
     expect(() => environmentEngineSettings({ POPTFJS_ENGINE_OPTIONS: '{autoReport' })).toThrow(/not valid JSON/);
   });

@@ -119,17 +119,18 @@ describe('PipelinedExecution and ShardedExecution', () => {
 
 describe('phased executions', () => {
   it('reproduce the seed example: phases, phase(i).ipus(...)', () => {
-    const strategy = SerialPhasedExecution(
-      Phase(Stage('A'), Stage('A2')),
-      Phase(Stage('B'), Stage('B2')),
-      Phase(Stage('C'), Stage('C2')),
-    );
+    const strategy = SerialPhasedExecution(Phase(Stage('A'), Stage('A2')), Phase(Stage('B'), Stage('B2')), Phase(Stage('C'), Stage('C2')));
     strategy.phase(0).ipus(0, 1);
     strategy.phase(1).ipus(0, 1);
     strategy.phase(2).ipus(0, 1);
     expect(strategy.toJSON()).toEqual({
       type: 'SerialPhasedExecution',
-      phases: ['A', 'B', 'C'].map((name) => ({ stages: [{ blocks: [name], ipu: 0 }, { blocks: [`${name}2`], ipu: 1 }] })),
+      phases: ['A', 'B', 'C'].map((name) => ({
+        stages: [
+          { blocks: [name], ipu: 0 },
+          { blocks: [`${name}2`], ipu: 1 },
+        ],
+      })),
       separateBackwardPhase: false,
       tensorsLiveness: 'AlwaysLive',
     });

@@ -26,7 +26,7 @@ async function stderrOf(fn: () => Promise<void>): Promise<string> {
 }
 
 describe('Options.logDir', () => {
-  it("appends the lines an executor logs while it compiles and runs to <logDir>/poptfjs.log, creating the directory, and still writes them to stderr", async () => {
+  it('appends the lines an executor logs while it compiles and runs to <logDir>/poptfjs.log, creating the directory, and still writes them to stderr', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'poptfjs-logdir-')), 'logs', 'run1');
     root.setLevel('INFO');
     const executor = inferenceModel((x: tf.Tensor) => tf.mul(ops.ipuPrintTensor(x, 'x_in'), 2), {
@@ -39,7 +39,12 @@ describe('Options.logDir', () => {
     // The compile's line and the print made while the device ran, each once, in PopART's format.
     expect(file).toMatch(/^\S+Z poptfjs:poptfjs \d+\.\d+ I: compiled 'doubler' for inference/m);
     expect(file).toMatch(/poptfjs:op \d+\.\d+ I: x_in: \( 1\.500,-2\.000\)\n/);
-    expect(file.split('\n').filter(Boolean).every((line) => stderr.includes(line))).toBe(true);
+    expect(
+      file
+        .split('\n')
+        .filter(Boolean)
+        .every((line) => stderr.includes(line)),
+    ).toBe(true);
     executor.destroy();
   });
 
@@ -79,9 +84,7 @@ describe('Options.logDir', () => {
     const base = mkdtempSync(join(tmpdir(), 'poptfjs-logdir-'));
     writeFileSync(join(base, 'file'), 'not a directory');
     const executor = inferenceModel((x: tf.Tensor) => tf.add(x, 2), { options: new Options().logDir(join(base, 'file', 'logs')) });
-    await expect(executor(tf.tensor1d([1]))).rejects.toThrow(
-      `Options.logDir: cannot create the log directory ${join(base, 'file', 'logs')} (`,
-    );
+    await expect(executor(tf.tensor1d([1]))).rejects.toThrow(`Options.logDir: cannot create the log directory ${join(base, 'file', 'logs')} (`);
     expect(executor.isCompiled()).toBe(false);
   });
 });

@@ -64,9 +64,7 @@ describe('POPTFJS_DEFAULT_OPTIONS', () => {
   it('a refused value is a ConfigFileError with the setter error as cause', () => {
     process.env.POPTFJS_DEFAULT_OPTIONS = '{"training": {"gradientAccumulation": 0}}';
     const error = environmentError();
-    expect(error.message).toBe(
-      'POPTFJS_DEFAULT_OPTIONS:1:15: training.gradientAccumulation: Options.Training.gradientAccumulation: expected a positive integer, got 0',
-    );
+    expect(error.message).toBe('POPTFJS_DEFAULT_OPTIONS:1:15: training.gradientAccumulation: Options.Training.gradientAccumulation: expected a positive integer, got 0');
     expect(error.cause).toBeInstanceOf(RangeError);
   });
 });

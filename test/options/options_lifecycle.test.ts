@@ -109,7 +109,11 @@ describe('toJSON / fromJSON', () => {
       [{ replicationFactor: 0 }, ['replicationFactor'], 'replicationFactor: Options.replicationFactor: expected a positive integer, got 0'],
       [{ training: { gradientAccumulation: '2' } }, ['training', 'gradientAccumulation'], 'expected a positive integer, got "2"'],
       [{ tensorLocations: { weight: { useOnChipStorage: 1 } } }, ['tensorLocations', 'weight', 'useOnChipStorage'], 'TensorLocationSettings.useOnChipStorage'],
-      [{ executionStrategy: { type: 'ShardedExecution', stages: [{ blocks: ['A'], ipu: 'one' }] } }, ['executionStrategy', 'stages', 0, 'ipu'], 'executionStrategy.stages[0].ipu'],
+      [
+        { executionStrategy: { type: 'ShardedExecution', stages: [{ blocks: ['A'], ipu: 'one' }] } },
+        ['executionStrategy', 'stages', 0, 'ipu'],
+        'executionStrategy.stages[0].ipu',
+      ],
       [{ outputMode: 'EveryN' }, ['outputMode'], 'OutputMode.EveryN needs a return period'],
       [{ distributed: { processId: 3 } }, ['distributed'], 'processId must be less than numProcesses (1), got 3'],
       [[1, 2], [], 'options data must be an object'],

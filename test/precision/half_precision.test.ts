@@ -24,13 +24,18 @@ function allFloat16(t: tf.Tensor): boolean {
 function denseModel(units: number, inputs: number, seed: number): tf.Sequential {
   return tf.sequential({
     layers: [
-      tf.layers.dense({ units, inputShape: [inputs], kernelInitializer: tf.initializers.glorotUniform({ seed }), biasInitializer: tf.initializers.randomNormal({ seed: seed + 1 }) }),
+      tf.layers.dense({
+        units,
+        inputShape: [inputs],
+        kernelInitializer: tf.initializers.glorotUniform({ seed }),
+        biasInitializer: tf.initializers.randomNormal({ seed: seed + 1 }),
+      }),
     ],
   });
 }
 
 describe('half', () => {
-  it('rounds a model\'s weights to float16 in place and marks them', () => {
+  it("rounds a model's weights to float16 in place and marks them", () => {
     const model = denseModel(3, 5, 1);
     const before = model.getWeights().map((w) => w.clone());
     expect(half(model)).toBe(model);
@@ -117,16 +122,17 @@ describe('float16 models', () => {
     const executor = inferenceModel(model);
     await executor.compile(half(tf.ones([1, 6])));
     const params = [...paramValues(executor.executable.graph).values()];
-    expect(params.map((v) => [v.precision, valueElementBytes(v)])).toEqual([['float16', 2], ['float16', 2]]);
+    expect(params.map((v) => [v.precision, valueElementBytes(v)])).toEqual([
+      ['float16', 2],
+      ['float16', 2],
+    ]);
     const float32 = inferenceModel(denseModel(4, 6, 9));
     await float32.compile(tf.ones([1, 6]));
     expect([...paramValues(float32.executable.graph).values()].map(valueElementBytes)).toEqual([4, 4]);
   });
 
   it('train with float16 weights that stay float16, and keep buffers float32 when runningStatisticsAlwaysFloat', async () => {
-    const model = half(
-      tf.sequential({ layers: [tf.layers.dense({ units: 4, inputShape: [3] }), tf.layers.batchNormalization(), tf.layers.dense({ units: 1 })] }),
-    );
+    const model = half(tf.sequential({ layers: [tf.layers.dense({ units: 4, inputShape: [3] }), tf.layers.batchNormalization(), tf.layers.dense({ units: 1 })] }));
     const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.05, momentum: 0.5 }) });
     const x = half(tf.randomNormal([8, 3], 0, 1, 'float32', 10));
     const y = tf.randomNormal([8, 1], 0, 1, 'float32', 11);
@@ -172,7 +178,14 @@ describe('opts.Precision', () => {
     half(dense);
     const cases: Array<[string, (o: Options) => Promise<tf.Tensor>, number]> = [
       ['BatchMatMul', async (o) => (await inferenceModel((x: tf.Tensor) => tf.matMul(x, w), { options: o }).run(half(tf.ones([1, K])))) as tf.Tensor, 0],
-      ['Conv2D', async (o) => (await inferenceModel((x: tf.Tensor) => tf.conv2d(x as tf.Tensor4D, filter as unknown as tf.Tensor4D, 1, 'valid'), { options: o }).run(half(tf.ones([1, 1, 1, K])))) as tf.Tensor, 0],
+      [
+        'Conv2D',
+        async (o) =>
+          (await inferenceModel((x: tf.Tensor) => tf.conv2d(x as tf.Tensor4D, filter as unknown as tf.Tensor4D, 1, 'valid'), { options: o }).run(
+            half(tf.ones([1, 1, 1, K])),
+          )) as tf.Tensor,
+        0,
+      ],
       ['_FusedMatMul with bias', async (o) => (await inferenceModel(dense, { options: o }).run(half(tf.ones([1, K])))) as tf.Tensor, 0.5],
     ];
     for (const [, run, bias] of cases) {

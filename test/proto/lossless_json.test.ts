@@ -15,7 +15,11 @@ describe('lossless JSON', () => {
 
   it('reads a special number whose key is written with escapes, and leaves other objects as they are', () => {
     expect(parseLossless('{"x":{"\\u0024number":"NaN"}}', 'test')).toEqual({ x: Number.NaN });
-    expect(parseLossless('{"x":{"$number":"NaN","y":1},"z":{"$number":"seven"},"w":"\\u00e9"}', 'test')).toEqual({ x: { $number: 'NaN', y: 1 }, z: { $number: 'seven' }, w: 'é' });
+    expect(parseLossless('{"x":{"$number":"NaN","y":1},"z":{"$number":"seven"},"w":"\\u00e9"}', 'test')).toEqual({
+      x: { $number: 'NaN', y: 1 },
+      z: { $number: 'seven' },
+      w: 'é',
+    });
     expect(parseLossless('{"plain":[1,{"k":null}]}', 'test')).toEqual({ plain: [1, { k: null }] });
   });
 

@@ -49,7 +49,7 @@ describe('reports', () => {
     expect(json.hardware.timeline.cycles).toBe(executor.executable.hardware.timeline.cycles);
   });
 
-  it('profiling can be enabled with POPTFJS_ENGINE_OPTIONS in Poplar\'s form', () => {
+  it("profiling can be enabled with POPTFJS_ENGINE_OPTIONS in Poplar's form", () => {
     expect(profileDirectory(undefined, { POPTFJS_ENGINE_OPTIONS: '{"autoReport.all":"true","autoReport.directory":"./reports"}' })).toBe('./reports');
     expect(profileDirectory(undefined, { POPTFJS_ENGINE_OPTIONS: '{"autoReport.all":"false"}' })).toBeUndefined();
     expect(profileDirectory('/chosen', { POPTFJS_ENGINE_OPTIONS: '{"autoReport.all":"true"}' })).toBe('/chosen');
@@ -64,7 +64,17 @@ describe('reports', () => {
     const page = join(dir, 'anonymous_function-inference.html');
     const result = spawnSync(
       chromium!,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', `--user-data-dir=${mkdtempSync(join(tmpdir(), 'chromium-'))}`, '--dump-dom', `file://${page}`],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        `--user-data-dir=${mkdtempSync(join(tmpdir(), 'chromium-'))}`,
+        '--dump-dom',
+        `file://${page}`,
+      ],
       { encoding: 'utf8', timeout: 60_000 },
     );
     const dom = result.stdout;

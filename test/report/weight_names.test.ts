@@ -66,9 +66,12 @@ describe('weight names in reports', () => {
     expect(names[1]).toEqual(names[0]);
     expect(names[0]!.flat()).toEqual(expect.arrayContaining(['weights dense_1/kernel', 'weights dense_1/bias', 'weights dense_2/kernel', 'weights dense_2/bias']));
     const planned = await plan(() => tf.models.modelFromJSON(json), { inputs: [{ shape: [2, 8] }] });
-    expect(planned.memory.ipus.flatMap((m) => m.items.filter((i) => i.kind === 'weights').map((i) => i.name)).sort()).toEqual(
-      ['dense_1/bias', 'dense_1/kernel', 'dense_2/bias', 'dense_2/kernel'],
-    );
+    expect(planned.memory.ipus.flatMap((m) => m.items.filter((i) => i.kind === 'weights').map((i) => i.name)).sort()).toEqual([
+      'dense_1/bias',
+      'dense_1/kernel',
+      'dense_2/bias',
+      'dense_2/kernel',
+    ]);
   });
 
   it('number weights that share a name within one model in the order of its layers', () => {

@@ -67,7 +67,7 @@ describe('whether the pool finds its cores', () => {
 describe('the cores other processes keep busy', () => {
   const reading = (wallMs: number, machineBusyMs: number, processMs: number): CpuReading => ({ wallMs, machineBusyMs, processMs });
 
-  it('is the machine\'s busy time less this process\'s, over the wall time', () => {
+  it("is the machine's busy time less this process's, over the wall time", () => {
     // 1 s: the machine's cores were busy 1.5 s together, this process 0.5 s of it.
     expect(coresBusyElsewhere(reading(0, 1000, 200), reading(1000, 2500, 700))).toBe(1);
     // This process alone: nothing elsewhere (a reading of this process ahead of the machine's counters is no negative load).
@@ -79,7 +79,10 @@ describe('the cores other processes keep busy', () => {
     const readings = [reading(0, 0, 0), reading(MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0), reading(2 * MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0)];
     let clock = 0;
     let reads = 0;
-    const busy = new CoresBusyElsewhere(() => readings[reads++]!, () => clock);
+    const busy = new CoresBusyElsewhere(
+      () => readings[reads++]!,
+      () => clock,
+    );
     expect(busy.now()).toBe(0); // no window yet
     clock = MIN_WINDOW_MS - 1;
     expect(busy.now()).toBe(0);

@@ -8,7 +8,17 @@
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  BeginBlock, Block, Options, ParallelPhasedExecution, Phase, PipelinedExecution, ShardedExecution, Stage, inferenceModel, optim, trainingModel,
+  BeginBlock,
+  Block,
+  Options,
+  ParallelPhasedExecution,
+  Phase,
+  PipelinedExecution,
+  ShardedExecution,
+  Stage,
+  inferenceModel,
+  optim,
+  trainingModel,
   type ExecutionStrategy,
 } from 'poptfjs';
 import { configureLoggingFromEnv } from '../../lib/common/log.js';
@@ -54,7 +64,12 @@ interface Setup {
 }
 
 function options(s: Setup, parallel: boolean): Options {
-  const o = new Options().deviceIterations(s.iterations).replicationFactor(s.replicas ?? 1).outputMode('All').randomSeed(7).parallelIpus(parallel);
+  const o = new Options()
+    .deviceIterations(s.iterations)
+    .replicationFactor(s.replicas ?? 1)
+    .outputMode('All')
+    .randomSeed(7)
+    .parallelIpus(parallel);
   if (s.accumulation) o.Training.gradientAccumulation(s.accumulation);
   o.setExecutionStrategy(s.strategy());
   return o;
@@ -110,7 +125,10 @@ describe('worker IPUs give the same numbers as in-process execution', () => {
     });
   }
 
-  for (const [name, strategy] of [['pipelined on 4 IPUs', fourStages], ['sharded on 4 IPUs', sharded]] as const) {
+  for (const [name, strategy] of [
+    ['pipelined on 4 IPUs', fourStages],
+    ['sharded on 4 IPUs', sharded],
+  ] as const) {
     it(`inference, ${name}`, async () => {
       const setup = { strategy, iterations: 4 };
       const { x } = samples(setup, 3);

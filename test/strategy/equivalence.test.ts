@@ -6,8 +6,18 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
-  BeginBlock, Options, ParallelPhasedExecution, Phase, PipelinedExecution, SerialPhasedExecution, ShardedExecution, Stage,
-  inferenceModel, optim, trainingModel, type ExecutionStrategy,
+  BeginBlock,
+  Options,
+  ParallelPhasedExecution,
+  Phase,
+  PipelinedExecution,
+  SerialPhasedExecution,
+  ShardedExecution,
+  Stage,
+  inferenceModel,
+  optim,
+  trainingModel,
+  type ExecutionStrategy,
 } from 'poptfjs';
 import { expectClose } from '../helpers.js';
 
@@ -49,13 +59,21 @@ const STRATEGIES: StrategyCase[] = [
   { name: 'sharded on 4 IPUs', strategy: () => ShardedExecution(...BLOCKS.map((b, i) => Stage(b).ipu(i))), minAccumulation: 1, minIterations: 1 },
   {
     name: 'serial phased on 2 IPUs',
-    strategy: () => phased(SerialPhasedExecution(Phase(Stage('b0'), Stage('b1')), Phase(Stage('b2'), Stage('b3'))), [[0, 1], [0, 1]]),
+    strategy: () =>
+      phased(SerialPhasedExecution(Phase(Stage('b0'), Stage('b1')), Phase(Stage('b2'), Stage('b3'))), [
+        [0, 1],
+        [0, 1],
+      ]),
     minAccumulation: 1,
     minIterations: 1,
   },
   {
     name: 'parallel phased on 4 IPUs',
-    strategy: () => phased(ParallelPhasedExecution(Phase(Stage('b0'), Stage('b1')), Phase(Stage('b2'), Stage('b3'))), [[0, 2], [1, 3]]),
+    strategy: () =>
+      phased(ParallelPhasedExecution(Phase(Stage('b0'), Stage('b1')), Phase(Stage('b2'), Stage('b3'))), [
+        [0, 2],
+        [1, 3],
+      ]),
     minAccumulation: 1,
     minIterations: 1,
   },
@@ -64,7 +82,7 @@ const STRATEGIES: StrategyCase[] = [
 /** A small seeded generator for drawing combinations. */
 function draw(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function options(c: { replicas: number; iterations: number; accumulation?: number }, strategy?: ExecutionStrategy): Options {
@@ -91,7 +109,11 @@ describe('every strategy equals the single-IPU run', () => {
         const y = tf.randomNormal([batch, 3], 0, 1, 'float32', k + 2);
         const split = blockModel(true);
         const single = blockModel(false);
-        const splitRun = trainingModel(split, { options: options(combo, s.strategy()), loss: 'meanSquaredError', optimizer: new optim.SGD(split, { lr: 0.05, momentum: 0.5 }) });
+        const splitRun = trainingModel(split, {
+          options: options(combo, s.strategy()),
+          loss: 'meanSquaredError',
+          optimizer: new optim.SGD(split, { lr: 0.05, momentum: 0.5 }),
+        });
         const singleRun = trainingModel(single, { options: options(combo), loss: 'meanSquaredError', optimizer: new optim.SGD(single, { lr: 0.05, momentum: 0.5 }) });
         for (let call = 0; call < 2; call++) {
           const [out, loss] = await splitRun(x, y);

@@ -6,7 +6,16 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
-  Block, Options, ParallelPhasedExecution, Phase, PipelinedExecution, SerialPhasedExecution, Stage, inferenceModel, optim, trainingModel,
+  Block,
+  Options,
+  ParallelPhasedExecution,
+  Phase,
+  PipelinedExecution,
+  SerialPhasedExecution,
+  Stage,
+  inferenceModel,
+  optim,
+  trainingModel,
   type ExecutionStrategy,
 } from 'poptfjs';
 import { expectClose } from '../helpers.js';

@@ -1,8 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
-  AutoStage, BeginBlock, Block, Options, ParallelPhasedExecution, Phase, PipelinedExecution, SerialPhasedExecution,
-  ShardedExecution, Stage, inferenceModel, removeBlocks, trainingModel,
+  AutoStage,
+  BeginBlock,
+  Block,
+  Options,
+  ParallelPhasedExecution,
+  Phase,
+  PipelinedExecution,
+  SerialPhasedExecution,
+  ShardedExecution,
+  Stage,
+  inferenceModel,
+  removeBlocks,
+  trainingModel,
 } from 'poptfjs';
 
 /** Dense layers built ahead of the trace. */
@@ -37,7 +48,12 @@ describe('block rules', () => {
     const executor = inferenceModel(blockModel([0, 1, 2, 3]), { options: opts() });
     await executor.run(tf.ones([4, 4]));
     const { placement } = executor.executable;
-    expect(placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([[0, ['0']], [1, ['1']], [2, ['2']], [3, ['3']]]);
+    expect(placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([
+      [0, ['0']],
+      [1, ['1']],
+      [2, ['2']],
+      [3, ['3']],
+    ]);
     expect(placement.ipusPerReplica).toBe(4);
   });
 
@@ -52,7 +68,9 @@ describe('block rules', () => {
     await executor.compile(tf.ones([8, 8]), tf.ones([8, 8]));
     const { graph, placement } = executor.executable;
     const ipuOf = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
-    const paramIpu = new Map(model.layers.map((layer, i) => [layer.getWeights().length > 0 ? (layer.weights[0]! as unknown as { originalName: string }).originalName : '', i]));
+    const paramIpu = new Map(
+      model.layers.map((layer, i) => [layer.getWeights().length > 0 ? (layer.weights[0]! as unknown as { originalName: string }).originalName : '', i]),
+    );
     for (const node of graph.nodes) {
       if (node.annotations.block !== undefined) expect(ipuOf(node.id)).toBe(Number(node.annotations.block));
       // A node that reads a weight runs on the weight's IPU.
@@ -98,7 +116,10 @@ describe('block rules', () => {
     const executor = inferenceModel(model, { options: opts() });
     await executor.run(tf.ones([4, 4]));
     // Blocks without a userId are numbered in the list's order.
-    expect(executor.executable.placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([[0, ['(unannotated)']], [1, ['0', '1']]]);
+    expect(executor.executable.placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([
+      [0, ['(unannotated)']],
+      [1, ['0', '1']],
+    ]);
     removeBlocks(model);
     await expect(inferenceModel(model).run(tf.ones([1, 4]))).resolves.toBeDefined();
   });
@@ -120,9 +141,7 @@ describe('block rules', () => {
     const [unused] = denseLayers(1);
     const model = tf.sequential({ layers: [tf.layers.inputLayer({ inputShape: [4] }), new Skipping(unused!)] });
     BeginBlock(unused!, { ipuId: 0 });
-    await expect(inferenceModel(model).run(tf.ones([1, 4]))).rejects.toThrow(
-      /layer 'dense_Dense\d+' is annotated with BeginBlock but the model never runs it/,
-    );
+    await expect(inferenceModel(model).run(tf.ones([1, 4]))).rejects.toThrow(/layer 'dense_Dense\d+' is annotated with BeginBlock but the model never runs it/);
   });
 
   it('rejects stage ids that do not ascend under AutoStage.SameAsIpu, and compiles with AutoIncrement', async () => {
@@ -176,13 +195,19 @@ describe('block rules', () => {
   it('merges consecutive blocks on the same IPU into one stage', async () => {
     const executor = inferenceModel(blockModel([0, 0, 1, 1]), { options: opts() });
     await executor.run(tf.ones([4, 4]));
-    expect(executor.executable.placement.stages.map((s) => s.blocks)).toEqual([['0', '1'], ['2', '3']]);
+    expect(executor.executable.placement.stages.map((s) => s.blocks)).toEqual([
+      ['0', '1'],
+      ['2', '3'],
+    ]);
   });
 
   it('groups blocks given to one Stage', async () => {
     const executor = inferenceModel(blockModel([0, 1, 2, 3]), { options: opts(PipelinedExecution(Stage('0', '1').ipu(0), Stage('2', '3').ipu(1))) });
     await executor.run(tf.ones([4, 4]));
-    expect(executor.executable.placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([[0, ['0', '1']], [1, ['2', '3']]]);
+    expect(executor.executable.placement.stages.map((s) => [s.ipu, s.blocks])).toEqual([
+      [0, ['0', '1']],
+      [1, ['2', '3']],
+    ]);
   });
 
   it('requires even phases on even IPUs and odd phases on odd IPUs in ParallelPhasedExecution', async () => {

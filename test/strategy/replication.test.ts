@@ -7,8 +7,18 @@ import { runProgram } from '../run_program.js';
 
 describe('replica groups', () => {
   it('arranges replicas as PopTorch: consecutive, orthogonal, all, none', () => {
-    expect(replicaGroups('Consecutive', 2, 8)).toEqual([[0, 1], [2, 3], [4, 5], [6, 7]]);
-    expect(replicaGroups('Orthogonal', 2, 8)).toEqual([[0, 4], [1, 5], [2, 6], [3, 7]]);
+    expect(replicaGroups('Consecutive', 2, 8)).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+    ]);
+    expect(replicaGroups('Orthogonal', 2, 8)).toEqual([
+      [0, 4],
+      [1, 5],
+      [2, 6],
+      [3, 7],
+    ]);
     expect(replicaGroups('All', 2, 4)).toEqual([[0, 1, 2, 3]]);
     expect(replicaGroups('NoGrouping', 2, 3)).toEqual([[0], [1], [2]]);
     expect(() => replicaGroups('Consecutive', 3, 8)).toThrow('replica groups of 3 do not divide 8 replica(s)');
@@ -96,7 +106,10 @@ describe('replicaGrouping (the seed example)', () => {
     const { status, stdout, stderr } = runProgram('examples/replica-grouping.ts');
     expect(stderr).toBe('');
     expect(status).toBe(0);
-    const losses = stdout.match(/^losses: (.*)$/m)![1]!.split(' ').map(Number);
+    const losses = stdout
+      .match(/^losses: (.*)$/m)![1]!
+      .split(' ')
+      .map(Number);
     expect(losses).toHaveLength(4);
     expect(losses[3]!).toBeLessThan(losses[0]!);
     expect(stdout).toMatch(/W slices on the host: \[4, 40, 14\]; final W: \[40, 56\]/);

@@ -55,7 +55,14 @@ describe('schedules', () => {
     const { schedule, placement } = executor.executable;
     expect(schedule.steps.every((s) => s.work.length === 1)).toBe(true);
     expect(schedule.steps.map((s) => `${placement.units[s.work[0]!.unit]!.pass[0]}${placement.units[s.work[0]!.unit]!.stages[0]}:${s.work[0]!.microBatch}`)).toEqual([
-      'f0:0', 'f1:0', 'b1:0', 'b0:0', 'f0:1', 'f1:1', 'b1:1', 'b0:1',
+      'f0:0',
+      'f1:0',
+      'b1:0',
+      'b0:0',
+      'f0:1',
+      'f1:1',
+      'b1:1',
+      'b0:1',
     ]);
   });
 
@@ -85,7 +92,12 @@ describe('schedules', () => {
     });
     await separate.compile(tf.ones([1, 3]), tf.ones([1, 3]));
     expect(separate.executable.schedule.steps.map((s) => s.phase)).toEqual([0, 1, 2, 3]);
-    expect(separate.executable.placement.stages.map((s) => [s.blocks[0], s.ipu, s.phase])).toEqual([['A', 0, 0], ['A2', 1, 0], ['B', 0, 1], ['B2', 1, 1]]);
+    expect(separate.executable.placement.stages.map((s) => [s.blocks[0], s.ipu, s.phase])).toEqual([
+      ['A', 0, 0],
+      ['A2', 1, 0],
+      ['B', 0, 1],
+      ['B2', 1, 1],
+    ]);
   });
 
   it('plans streaming-memory transfers around phases as the liveness says', async () => {

@@ -80,7 +80,7 @@ describe('BeginBlock on a branching layers model', () => {
     executor.destroy();
   });
 
-  it('keeps a training step\'s backward nodes and weights with their layers', async () => {
+  it("keeps a training step's backward nodes and weights with their layers", async () => {
     const model = branchingModel();
     BeginBlock(model.getLayer('branch_a'), { ipuId: 1 });
     const options = new Options();

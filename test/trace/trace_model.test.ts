@@ -8,10 +8,7 @@ import { expectClose, liveTensors, variableOf } from '../helpers.js';
 
 function mlp(): tf.Sequential {
   return tf.sequential({
-    layers: [
-      tf.layers.dense({ units: 8, inputShape: [4], activation: 'relu' }),
-      tf.layers.dense({ units: 3, activation: 'softmax' }),
-    ],
+    layers: [tf.layers.dense({ units: 8, inputShape: [4], activation: 'relu' }), tf.layers.dense({ units: 3, activation: 'softmax' })],
   });
 }
 
@@ -73,7 +70,14 @@ describe('tracing a model into the IR', () => {
   });
 
   it('traces a plain function of tensors, capturing variables and constants', () => {
-    const w = tf.variable(tf.tensor2d([[1, 2], [3, 4]]), true, 'fn_w');
+    const w = tf.variable(
+      tf.tensor2d([
+        [1, 2],
+        [3, 4],
+      ]),
+      true,
+      'fn_w',
+    );
     const bias = tf.tensor1d([10, 20]);
     const fn = (x: tf.Tensor) => tf.add(tf.matMul(x, w), bias);
     const x = tf.tensor2d([[1, 1]]);
@@ -108,7 +112,10 @@ describe('tracing a model into the IR', () => {
     const interpreter = new GraphInterpreter(graph);
     const source = new RandomSource(7);
     const run = () =>
-      interpreter.run({ inputs: [x, tf.ones([1, 1000]), tf.scalar(1)], params: paramsOf(variables), random: source }).get(graph.roles.outputs[0]!)!.dataSync();
+      interpreter
+        .run({ inputs: [x, tf.ones([1, 1000]), tf.scalar(1)], params: paramsOf(variables), random: source })
+        .get(graph.roles.outputs[0]!)!
+        .dataSync();
     const first = run();
     const second = run();
     const kept = first.filter((v) => v !== 0).length;
@@ -242,7 +249,12 @@ describe('differentiable replay', () => {
     const replay = (input: tf.Tensor, k: tf.Tensor) => {
       const params = paramsOf(variables);
       params.set(kernel.name, k);
-      return tf.sum(interpreter.run({ inputs: [input], params, random: new RandomSource(0) }).get(graph.roles.outputs[0]!)!.square());
+      return tf.sum(
+        interpreter
+          .run({ inputs: [input], params, random: new RandomSource(0) })
+          .get(graph.roles.outputs[0]!)!
+          .square(),
+      );
     };
     const direct = (input: tf.Tensor, k: tf.Tensor) => {
       const h = tf.relu(tf.add(tf.matMul(input, k), variableOf(model.layers[0]!.weights[1]!)));

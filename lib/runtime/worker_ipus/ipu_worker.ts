@@ -25,7 +25,15 @@ import { ReplayedRandomNumbers } from './random_draws.js';
 import { WeightCopies } from './weight_copies.js';
 import { tensorFromWire, transferList, wireTensor, type WireTensor } from './wire_tensor.js';
 import {
-  REPLY_COUNTER, WORKER_STATE, WorkerState, type DoneReply, type FailedReply, type MainMessage, type WorkMessage, type WorkerReply, type WorkerSetup,
+  REPLY_COUNTER,
+  WORKER_STATE,
+  WorkerState,
+  type DoneReply,
+  type FailedReply,
+  type MainMessage,
+  type WorkMessage,
+  type WorkerReply,
+  type WorkerSetup,
 } from './worker_messages.js';
 
 /** The values of one micro-batch of one replica on this IPU. */

@@ -28,7 +28,10 @@ export class WorkerStoppedError extends PoptfjsError {
    * @param ipu the IPU whose thread stopped
    * @param during when: 'during a call', 'while starting'
    */
-  constructor(readonly ipu: number, during: string) {
+  constructor(
+    readonly ipu: number,
+    during: string,
+  ) {
     super(`the worker thread of IPU ${ipu} stopped ${during}; the next call starts new worker threads`, { type: 'runtime', location: `IPU ${ipu}` });
   }
 }
@@ -81,7 +84,8 @@ export class WorkerIpuPool {
       if (replies === undefined) throw new PoptfjsError(`the worker threads did not start within ${(timeoutMs / 1000).toFixed(0)} s`, { type: 'runtime' });
       for (const [worker, reply] of replies) {
         if (reply.kind === 'ready') waiting.delete(worker);
-        else if (reply.kind === 'failed') throw new PoptfjsError(`the worker thread of IPU ${worker.ipu} failed to start: ${reply.message}`, { type: 'runtime', location: `IPU ${worker.ipu}` });
+        else if (reply.kind === 'failed')
+          throw new PoptfjsError(`the worker thread of IPU ${worker.ipu} failed to start: ${reply.message}`, { type: 'runtime', location: `IPU ${worker.ipu}` });
       }
     }
   }

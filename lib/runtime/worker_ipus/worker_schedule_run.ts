@@ -194,9 +194,7 @@ export class WorkerScheduleRun {
     const worker = pool.workers.get(flow.ipu)!;
     const held = this.heldOn(flow.ipu, microBatch);
     const missing = flow.imports.filter((id) => !held.values.has(id));
-    this.waitUntil(
-      () => missing.every((id) => this.relay.get(microBatch)?.has(id)) && flow.params.every((p) => (this.lastWriter.get(p) ?? -1) < this.completed),
-    );
+    this.waitUntil(() => missing.every((id) => this.relay.get(microBatch)?.has(id)) && flow.params.every((p) => (this.lastWriter.get(p) ?? -1) < this.completed));
     this.hooks.beforeWork(unit);
     const started = performance.now();
     const random = drawUnitRandomNumbers(flow.nodes, this.context.random);

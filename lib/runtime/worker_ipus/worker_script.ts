@@ -23,9 +23,7 @@ export interface WorkerScript {
 
 /** Code run in the new thread: registers tsx if `tsxApi` is given, then imports `entry`, reporting a failure (of loading `program`) to the main thread. */
 function bootstrap(entry: string, tsxApi: string | undefined, program: string): string {
-  const load = tsxApi
-    ? `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`
-    : `import(${JSON.stringify(entry)})`;
+  const load = tsxApi ? `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })` : `import(${JSON.stringify(entry)})`;
   return `
 const { workerData } = require('node:worker_threads');
 ${load}.catch((error) => {

@@ -44,8 +44,14 @@ const executor = trainingModel(model, { options: opts, loss: 'meanSquaredError',
 
 const globalBatches = 3;
 const samples = globalBatches * totalReplicas * accumulation;
-const x = tf.tensor2d(Array.from({ length: samples * 4 }, (_, i) => Math.sin(i * 0.37)), [samples, 4]);
-const y = tf.tensor2d(Array.from({ length: samples }, (_, i) => Math.cos(i * 0.91)), [samples, 1]);
+const x = tf.tensor2d(
+  Array.from({ length: samples * 4 }, (_, i) => Math.sin(i * 0.37)),
+  [samples, 4],
+);
+const y = tf.tensor2d(
+  Array.from({ length: samples }, (_, i) => Math.cos(i * 0.91)),
+  [samples, 1],
+);
 let steps = 0;
 for await (const [input, target] of new DataLoader(opts, [x, y], { batchSize: 1 })) {
   const [output, loss] = await executor(input!, target!);
@@ -54,7 +60,11 @@ for await (const [input, target] of new DataLoader(opts, [x, y], { batchSize: 1 
 }
 if (dir !== undefined) {
   executor.saveCheckpoint(`${dir}/checkpoint-${rank}`);
-  await executor.compileAndExport(`${dir}/export-${rank}`, x.slice([0], [totalReplicas / instances * accumulation]), y.slice([0], [totalReplicas / instances * accumulation]));
+  await executor.compileAndExport(
+    `${dir}/export-${rank}`,
+    x.slice([0], [(totalReplicas / instances) * accumulation]),
+    y.slice([0], [(totalReplicas / instances) * accumulation]),
+  );
 }
 const weights = model.getWeights().map((w) => [...(w.dataSync() as Float32Array)]);
 // An instance's summary report ends with the gradient all-reduce across the instances.
