@@ -117,7 +117,7 @@ describe('memory: will it fit', () => {
     const { weights } = executor.executable.hardware.memory.ipus[0]!.byKind;
     expect(weights).toBe((256 * 128 + 128) * 4);
     expect(executor.executable.hardware.memory.ipus[0]!.items.filter((i) => i.kind === 'weights').map((i) => i.name)).toEqual([
-      'constant %1 float32[256,128]',
+      'constant %2 float32[1,256,128]',
       'constant %3 float32[128]',
     ]);
   });
