@@ -1,23 +1,17 @@
 /**
- * The taps of a 2-D pooling's windows as whole tensors, and the way back,
- * for the pooling gradients.
+ * The taps of a 2-D pooling's windows as whole tensors, for the average
+ * pooling gradient: each tap's gradient added back onto the input.
  *
  * Window `(oy, ox)` of a pooling with a `fh×fw` filter, `sh×sw` strides and
  * `top`/`left` padding reads input row `oy·sh - top + i` and column
- * `ox·sw - left + j` at its tap `(i, j)`.
- * - Reading: tap `(i, j)` of every window is a depthwise convolution of the
- *   (padded) input with a one-hot filter at `(i, j)`, at the pooling's
- *   strides: one XNNPACK call giving `[batch, outHeight, outWidth,
- *   channels]` in window order, exactly (a sum of the element times 1 and
- *   zeros).
- * - Writing back: cut the input, seen from row `-top` and column `-left` on
- *   (the canvas, cropped or padded to whole tiles), into `sh×sw` tiles. Tap
- *   `(i, j)` of window `(oy, ox)` is element `(i mod sh, j mod sw)` (its
- *   phase) of tile `(oy + ⌊i/sh⌋, ox + ⌊j/sw⌋)`. Each tap's gradient is
- *   added into its phase at its tile offset, the `sh·sw` phases are
- *   concatenated and transposed back onto the canvas (two transposes of rank
- *   3 and 4, the wasm backend's fast ones), and the canvas's input part is
- *   the input gradient.
+ * `ox·sw - left + j` at its tap `(i, j)`. To write the taps' gradients
+ * back, cut the input, seen from row `-top` and column `-left` on (the
+ * canvas, cropped or padded to whole tiles), into `sh×sw` tiles. Tap
+ * `(i, j)` of window `(oy, ox)` is element `(i mod sh, j mod sw)` (its
+ * phase) of tile `(oy + ⌊i/sh⌋, ox + ⌊j/sw⌋)`. Each tap's gradient is added
+ * into its phase at its tile offset, the `sh·sw` phases are concatenated and
+ * transposed back onto the canvas (two transposes of rank 3 and 4, the wasm
+ * backend's fast ones), and the canvas's input part is the input gradient.
  *
  * Nothing loops over elements in JavaScript: a `Slice` (the wasm one copies
  * in JavaScript) only crops whole row segments, where the padding or the
@@ -56,7 +50,7 @@ export class PoolWindowTaps {
   /** The taps of `info`'s windows (a pooling without dilation), whose tensors live in `scope`. */
   constructor(
     private readonly scope: KernelCallScope,
-    private readonly info: tf.backend_util.Conv2DInfo,
+    info: tf.backend_util.Conv2DInfo,
   ) {
     const { strideHeight, strideWidth, filterHeight, filterWidth } = info;
     this.strideHeight = strideHeight;
@@ -79,39 +73,6 @@ export class PoolWindowTaps {
   /** How many taps a window has. */
   get count(): number {
     return this.taps.length;
-  }
-
-  /**
-   * The NHWC tensor `x` padded with `fill` or cropped to exactly the rows
-   * and columns the windows read: a `'valid'` pooling of it, at the
-   * pooling's strides, has the pooling's windows.
-   */
-  window(x: tf.TensorInfo, fill: number): tf.TensorInfo {
-    const { filterHeight, filterWidth, outHeight, outWidth, padInfo, inHeight, inWidth } = this.info;
-    return padOrCrop(
-      this.scope,
-      x,
-      padToExtent(inHeight, padInfo.top, (outHeight - 1) * this.strideHeight + filterHeight),
-      padToExtent(inWidth, padInfo.left, (outWidth - 1) * this.strideWidth + filterWidth),
-      fill,
-    );
-  }
-
-  /**
-   * The value of each tap of every window of `window` (from
-   * {@link PoolWindowTaps.window}, whose fill must be finite: it is
-   * multiplied by zero), as one `[batch, outHeight, outWidth, channels]`
-   * tensor per tap in row-major tap order.
-   */
-  values(window: tf.TensorInfo): tf.TensorInfo[] {
-    const k = this.scope;
-    const { filterHeight, filterWidth, inChannels } = this.info;
-    const shape = [filterHeight, filterWidth, inChannels, 1];
-    return this.taps.map((_, t) => {
-      const oneHot = new Float32Array(filterHeight * filterWidth * inChannels).fill(1, t * inChannels, (t + 1) * inChannels);
-      const filter = k.constant(oneHot, shape);
-      return k.call(tf.DepthwiseConv2dNative, { x: window, filter }, { strides: [this.strideHeight, this.strideWidth], pad: 'valid', dilations: [1, 1] });
-    });
   }
 
   /**

@@ -3,12 +3,15 @@
  * against the cpu kernels, over filters, strides (windows overlapping,
  * touching and apart), paddings and, for max pooling, ties: the element
  * that gets a window's gradient is the first of its largest in row-major
- * window order.
+ * window order, and an element winning several windows gets their sum as
+ * the cpu kernel computes it (the same float).
  */
 import * as tf from '@tensorflow/tfjs';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { avgPoolGradConfig } from '../../../lib/backend/wasm_kernels/avg_pool_grad.js';
 import { maxPoolGradConfig } from '../../../lib/backend/wasm_kernels/max_pool_grad.js';
+import { maxPoolGradSimd, type WasmMemory } from '../../../lib/backend/wasm_kernels/max_pool_grad_simd.js';
 import { expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 interface Case {
@@ -38,6 +41,13 @@ const CASES: Case[] = [
   { x: [2, 7, 8, 3], filterSize: 3, strides: 2, pad: [[0, 0], [2, 0], [1, 2], [0, 0]] },
   { x: [1, 5, 5, 1], filterSize: 1, strides: 1, pad: 'valid' },
   { x: [1, 6, 6, 2], filterSize: 6, strides: 1, pad: 'valid' },
+  // Channels in fours and windows apart or touching: the SIMD routine's cases.
+  { x: [2, 8, 8, 4], filterSize: 2, strides: 2, pad: 'valid' },
+  { x: [2, 9, 7, 8], filterSize: 2, strides: 2, pad: 'same' },
+  { x: [2, 10, 10, 4], filterSize: 2, strides: 3, pad: 'valid' },
+  { x: [2, 8, 8, 4], filterSize: 2, strides: 3, pad: 1, dimRoundingMode: 'ceil' },
+  { x: [1, 11, 9, 12], filterSize: [2, 1], strides: [4, 3], pad: 'same' },
+  { x: [2, 7, 8, 4], filterSize: 3, strides: 3, pad: [[0, 0], [2, 0], [1, 2], [0, 0]] },
 ];
 
 function label(c: Case): string {
@@ -74,11 +84,39 @@ describe('wasm MaxPoolGrad', () => {
         const output = runKernel('MaxPool', { x: input }, attrs);
         const dy = randomTensor(output.shape, 100 + i);
         const actual = runKernel('MaxPoolGrad', { dy, input, output }, attrs);
-        expectRelativelyClose(actual, runCpuKernel('MaxPoolGrad', { dy, input, output }, attrs));
+        expect(Array.from(actual.dataSync())).toEqual(Array.from(runCpuKernel('MaxPoolGrad', { dy, input, output }, attrs).values));
         tf.dispose([input, output, dy, actual]);
       });
     }
   }
+
+  it('skips NaN elements and gives a window of only NaN and -Infinity no gradient, as the cpu kernel does', () => {
+    const attrs = { filterSize: 2, strides: 1, pad: 'same' };
+    const input = tf.tensor4d([NaN, 2, -Infinity, NaN, 1, NaN, -Infinity, 3, NaN, -Infinity, NaN, -Infinity, 0, -0, 5, Infinity], [1, 4, 4, 1]);
+    const dy = randomTensor([1, 4, 4, 1], 3);
+    const actual = runKernel('MaxPoolGrad', { dy, input, output: input }, attrs);
+    expect(Array.from(actual.dataSync())).toEqual(Array.from(runCpuKernel('MaxPoolGrad', { dy, input, output: input }, attrs).values));
+    tf.dispose([input, dy, actual]);
+  });
+
+  it('computes windows apart with channels in fours by its SIMD routine, and leaves the rest to its loop', () => {
+    const wasm = tf.engine().backend as BackendWasm;
+    const memory = (wasm.wasm as unknown as { wasmMemory: WasmMemory }).wasmMemory;
+    const input = tiedTensor([2, 6, 6, 8], 1);
+    // Zeros of both signs in dy: the cpu kernel's sums turn -0 into 0.
+    const dy = tf.mul(randomTensor([2, 3, 3, 8], 2), tiedTensor([2, 3, 3, 8], 3));
+    const attrs = { filterSize: 2, strides: 2, pad: 'valid' };
+    const info = tf.backend_util.computePool2DInfo([2, 6, 6, 8], 2, 2, 1, 'valid');
+    const dx = tf.zeros([2, 6, 6, 8]);
+    const address = (t: tf.Tensor) => wasm.typedArrayFromHeap(t).byteOffset;
+    expect(maxPoolGradSimd(memory, info, address(input), address(dy), address(dx))).toBe(true);
+    expect(Array.from(dx.dataSync())).toEqual(Array.from(runCpuKernel('MaxPoolGrad', { dy, input, output: input }, attrs).values));
+    const overlapping = tf.backend_util.computePool2DInfo([2, 6, 6, 8], 3, 2, 1, 'valid');
+    const threeChannels = tf.backend_util.computePool2DInfo([2, 6, 6, 3], 2, 2, 1, 'valid');
+    expect(maxPoolGradSimd(memory, overlapping, address(input), address(dy), address(dx))).toBe(false);
+    expect(maxPoolGradSimd(memory, threeChannels, address(input), address(dy), address(dx))).toBe(false);
+    tf.dispose([input, dy, dx]);
+  });
 
   it('gives a window of equal elements\' gradient to its first element', () => {
     const input = tf.tensor4d([[[[5], [5]], [[5], [5]]]]);
