@@ -12,6 +12,23 @@ import type { Node } from '../ir/graph.js';
 
 type FusedOp = (inputs: Record<string, tf.Tensor>, attrs: Record<string, unknown>) => tf.Tensor;
 
+/** The arguments of `tf.fused.conv2d` and `tf.fused.depthwiseConv2d` from a fused convolution's inputs and attributes. */
+function convolutionArguments(i: Record<string, tf.Tensor>, a: Record<string, unknown>) {
+  return {
+    x: i.x as tf.Tensor4D,
+    filter: i.filter as tf.Tensor4D,
+    strides: a.strides as [number, number],
+    pad: a.pad as 'same',
+    dataFormat: a.dataFormat as 'NHWC',
+    dilations: a.dilations as [number, number],
+    dimRoundingMode: a.dimRoundingMode as 'round',
+    bias: i.bias,
+    activation: a.activation as tf.fused.Activation,
+    preluActivationWeights: i.preluActivationWeights,
+    leakyreluAlpha: a.leakyreluAlpha as number,
+  };
+}
+
 /** The fused op that computes each fused kernel differentiably. */
 const FUSED_OPS: Record<string, FusedOp> = {
   _FusedMatMul: (i, a) =>
@@ -25,34 +42,8 @@ const FUSED_OPS: Record<string, FusedOp> = {
       preluActivationWeights: i.preluActivationWeights,
       leakyreluAlpha: a.leakyreluAlpha as number,
     }),
-  FusedConv2D: (i, a) =>
-    tf.fused.conv2d({
-      x: i.x as tf.Tensor4D,
-      filter: i.filter as tf.Tensor4D,
-      strides: a.strides as [number, number],
-      pad: a.pad as 'same',
-      dataFormat: a.dataFormat as 'NHWC',
-      dilations: a.dilations as [number, number],
-      dimRoundingMode: a.dimRoundingMode as 'round',
-      bias: i.bias,
-      activation: a.activation as tf.fused.Activation,
-      preluActivationWeights: i.preluActivationWeights,
-      leakyreluAlpha: a.leakyreluAlpha as number,
-    }),
-  FusedDepthwiseConv2D: (i, a) =>
-    tf.fused.depthwiseConv2d({
-      x: i.x as tf.Tensor4D,
-      filter: i.filter as tf.Tensor4D,
-      strides: a.strides as [number, number],
-      pad: a.pad as 'same',
-      dataFormat: a.dataFormat as 'NHWC',
-      dilations: a.dilations as [number, number],
-      dimRoundingMode: a.dimRoundingMode as 'round',
-      bias: i.bias,
-      activation: a.activation as tf.fused.Activation,
-      preluActivationWeights: i.preluActivationWeights,
-      leakyreluAlpha: a.leakyreluAlpha as number,
-    }),
+  FusedConv2D: (i, a) => tf.fused.conv2d(convolutionArguments(i, a)),
+  FusedDepthwiseConv2D: (i, a) => tf.fused.depthwiseConv2d(convolutionArguments(i, a)),
 };
 
 /** A differentiable runner for a fused-kernel node, or undefined for other kernels. */
