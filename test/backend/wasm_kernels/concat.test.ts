@@ -1,12 +1,28 @@
 /**
- * The wasm `Concat`, a stack and a transpose for inputs of one shape,
- * against the cpu backend's kernel over axes, input counts and dtypes.
+ * The wasm `Concat` (parts of rows copied within the heap, or a stack and a
+ * transpose) against the cpu backend's kernel over axes, input counts,
+ * part widths and dtypes.
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { randomTensor, runCpuKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 const CASES: readonly { shapes: number[][]; axis: number }[] = [
+  {
+    shapes: [
+      [3, 5, 40],
+      [3, 5, 48],
+      [3, 5, 32],
+    ],
+    axis: 2,
+  },
+  {
+    shapes: [
+      [2, 4, 8, 8],
+      [2, 2, 8, 8],
+    ],
+    axis: 1,
+  },
   {
     shapes: [
       [1, 55, 55, 64],
@@ -106,6 +122,14 @@ describe('wasm Concat', () => {
     expect(joined.arraySync()).toEqual([
       [1, 2, 5, 6],
       [3, 4, 7, 8],
+    ]);
+    const wide = concat([tf.range(0, 80, 1, 'int32').reshape([2, 40]), tf.range(100, 164, 1, 'int32').reshape([2, 32])], 1);
+    expect(wide.dtype).toBe('int32');
+    expect(Array.from(wide.dataSync())).toEqual([
+      ...Array.from({ length: 40 }, (_, i) => i),
+      ...Array.from({ length: 32 }, (_, i) => 100 + i),
+      ...Array.from({ length: 40 }, (_, i) => 40 + i),
+      ...Array.from({ length: 32 }, (_, i) => 132 + i),
     ]);
     const flags = [tf.tensor([[true], [false]], [2, 1], 'bool'), tf.tensor([[false], [true]], [2, 1], 'bool')];
     expect(concat(flags, 1).arraySync()).toEqual([
