@@ -20,14 +20,10 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { maxPoolGradSimd, type WasmMemory } from './max_pool_grad_simd.js';
+import { maxPoolGradSimd } from './max_pool_grad_simd.js';
+import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
-
-/** The backend's WebAssembly memory (its Emscripten module's `wasmMemory`). */
-function wasmMemory(backend: BackendWasm): WasmMemory {
-  return (backend.wasm as unknown as { wasmMemory: WasmMemory }).wasmMemory;
-}
 
 /**
  * Adds each window's `dy` (`[batch, outHeight, outWidth, channels]`) into

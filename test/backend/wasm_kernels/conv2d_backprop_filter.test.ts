@@ -1,5 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { conv2dBackpropFilterSimd, FEW_TAPS } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter_simd.js';
+import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { convOutShape, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 type Pad = 'same' | 'valid' | number | tf.backend_util.ExplicitPadding;
@@ -12,7 +15,7 @@ interface Case {
   dimRoundingMode?: 'floor' | 'round' | 'ceil';
 }
 
-/** Shapes are NHWC; the NCHW runs permute them. One input channel takes the depthwise path. */
+/** Shapes are NHWC; the NCHW runs permute them. One input channel takes the depthwise path where the SIMD routine does not. */
 const CASES: Case[] = [
   { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
   { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
@@ -28,6 +31,13 @@ const CASES: Case[] = [
   { x: [2, 9, 8, 1], filter: [3, 2, 1, 4], strides: [2, 3], pad: 'valid' },
   { x: [2, 8, 8, 1], filter: [3, 3, 1, 5], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
   { x: [2, 8, 9, 1], filter: [3, 3, 1, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
+  // Few taps and output channels in sixteens: the SIMD routine's cases in NHWC.
+  { x: [2, 9, 9, 1], filter: [3, 3, 1, 16], strides: 1, pad: 'same' },
+  { x: [2, 8, 9, 3], filter: [3, 3, 3, 16], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
+  { x: [2, 8, 8, 2], filter: [3, 3, 2, 32], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
+  { x: [1, 7, 6, 1], filter: [5, 5, 1, 16], strides: [2, 1], pad: 'valid' },
+  { x: [3, 10, 10, 4], filter: [3, 3, 4, 16], strides: 1, pad: 'same' },
+  { x: [16, 28, 28, 1], filter: [3, 3, 1, 16], strides: 1, pad: 'same' },
 ];
 
 const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
@@ -57,6 +67,22 @@ describe('wasm Conv2DBackpropFilter', () => {
       });
     }
   }
+
+  it('takes the SIMD routine for few taps and output channels in sixteens, and XNNPACK otherwise', () => {
+    const wasm = tf.engine().backend as BackendWasm;
+    const address = (t: tf.Tensor) => wasm.typedArrayFromHeap(t).byteOffset;
+    const x = randomTensor([2, 9, 9, 4], 1);
+    const dy = randomTensor([2, 9, 9, 16], 2);
+    const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 4, 16] };
+    const dw = tf.zeros([3, 3, 4, 16]);
+    const info = (filter: [number, number, number, number]) => tf.backend_util.computeConv2DInfo([2, 9, 9, 4], filter, 1, 1, 'same');
+    expect(conv2dBackpropFilterSimd(wasmMemory(wasm), info([3, 3, 4, 16]), address(x), address(dy), address(dw))).toBe(true);
+    expectRelativelyClose(dw, runCpuKernel('Conv2DBackpropFilter', { x, dy }, attrs));
+    expect(FEW_TAPS).toBeLessThan(5 * 5 * 4);
+    expect(conv2dBackpropFilterSimd(wasmMemory(wasm), info([5, 5, 4, 16]), address(x), address(dy), address(dw))).toBe(false);
+    expect(conv2dBackpropFilterSimd(wasmMemory(wasm), info([3, 3, 4, 8]), address(x), address(dy), address(dw))).toBe(false);
+    tf.dispose([x, dy, dw]);
+  });
 
   it('runs on the wasm backend and leaves no data behind', () => {
     expect(tf.getBackend()).toBe('wasm');

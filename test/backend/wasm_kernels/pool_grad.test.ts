@@ -11,7 +11,8 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { avgPoolGradConfig } from '../../../lib/backend/wasm_kernels/avg_pool_grad.js';
 import { maxPoolGradConfig } from '../../../lib/backend/wasm_kernels/max_pool_grad.js';
-import { maxPoolGradSimd, type WasmMemory } from '../../../lib/backend/wasm_kernels/max_pool_grad_simd.js';
+import { maxPoolGradSimd } from '../../../lib/backend/wasm_kernels/max_pool_grad_simd.js';
+import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 interface Case {
@@ -101,7 +102,7 @@ describe('wasm MaxPoolGrad', () => {
 
   it('computes windows apart with channels in fours by its SIMD routine, and leaves the rest to its loop', () => {
     const wasm = tf.engine().backend as BackendWasm;
-    const memory = (wasm.wasm as unknown as { wasmMemory: WasmMemory }).wasmMemory;
+    const memory = wasmMemory(wasm);
     const input = tiedTensor([2, 6, 6, 8], 1);
     // Zeros of both signs in dy: the cpu kernel's sums turn -0 into 0.
     const dy = tf.mul(randomTensor([2, 3, 3, 8], 2), tiedTensor([2, 3, 3, 8], 3));

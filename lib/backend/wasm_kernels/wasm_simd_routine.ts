@@ -1,0 +1,203 @@
+/**
+ * Small WebAssembly SIMD routines on the wasm backend's own memory, written
+ * as instruction bytes.
+ *
+ * Some training kernels are loops that neither XNNPACK nor JavaScript runs
+ * well: JavaScript has no SIMD and mispredicts data-dependent branches, and
+ * XNNPACK has no such kernel. Such a loop is written here as the bytes of
+ * one WebAssembly function (i32 parameters, i32 and v128 locals, 128-bit
+ * SIMD) with the helpers below, and {@link simdRoutine} builds a module
+ * around it (a type, the import of the backend's memory, the function) and
+ * instantiates it on that memory, once per memory. Where the engine has no
+ * WebAssembly SIMD or refuses the module, it returns undefined and the
+ * kernel keeps another path.
+ */
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+
+/** A WebAssembly memory (the WebAssembly API is not in this project's type libraries). */
+export interface WasmMemory {
+  /** Its bytes (a `SharedArrayBuffer` for a shared memory). */
+  readonly buffer: ArrayBufferLike;
+}
+
+/** The wasm backend's WebAssembly memory (its Emscripten module's `wasmMemory`). */
+export function wasmMemory(backend: BackendWasm): WasmMemory {
+  return (backend.wasm as unknown as { wasmMemory: WasmMemory }).wasmMemory;
+}
+
+/** The parts of the WebAssembly API used here. */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
+}
+
+const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
+
+/** WebAssembly opcodes. */
+export enum Op {
+  Block = 0x02,
+  Loop = 0x03,
+  If = 0x04,
+  Br = 0x0c,
+  BrIf = 0x0d,
+  End = 0x0b,
+  Select = 0x1b,
+  LocalGet = 0x20,
+  LocalSet = 0x21,
+  F32Load = 0x2a,
+  I32Const = 0x41,
+  F32Const = 0x43,
+  I32LtS = 0x48,
+  I32LtU = 0x49,
+  I32GtS = 0x4a,
+  I32GeS = 0x4e,
+  I32Add = 0x6a,
+  I32Sub = 0x6b,
+  I32Mul = 0x6c,
+  I32Shl = 0x74,
+  SimdPrefix = 0xfd,
+}
+
+/** SIMD opcodes (after {@link Op.SimdPrefix}, as unsigned LEB128). */
+export enum SimdOp {
+  Load = 0x00,
+  Store = 0x0b,
+  I32x4Splat = 0x11,
+  F32x4Splat = 0x13,
+  I32x4Eq = 0x37,
+  F32x4Gt = 0x44,
+  And = 0x4e,
+  Bitselect = 0x52,
+  F32x4Add = 0xe4,
+  F32x4Mul = 0xe6,
+}
+
+function unsignedLeb(value: number): number[] {
+  const bytes: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value >>>= 7;
+    if (value !== 0) byte |= 0x80;
+    bytes.push(byte);
+  } while (value !== 0);
+  return bytes;
+}
+
+function signedLeb(value: number): number[] {
+  const bytes: number[] = [];
+  for (;;) {
+    const byte = value & 0x7f;
+    value >>= 7;
+    if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) {
+      bytes.push(byte);
+      return bytes;
+    }
+    bytes.push(byte | 0x80);
+  }
+}
+
+/** A section: its id, then its contents' length and contents. */
+function section(id: number, contents: number[]): number[] {
+  return [id, ...unsignedLeb(contents.length), ...contents];
+}
+
+function text(s: string): number[] {
+  return [...unsignedLeb(s.length), ...new TextEncoder().encode(s)];
+}
+
+/** `local.get i`. */
+export const get = (i: number): number[] => [Op.LocalGet, i];
+/** `local.set i`. */
+export const set = (i: number): number[] => [Op.LocalSet, i];
+/** `i32.const n`. */
+export const i32 = (n: number): number[] => [Op.I32Const, ...signedLeb(n)];
+/** `f32x4.splat(0)`. */
+export const zeros: number[] = [Op.F32Const, 0, 0, 0, 0, Op.SimdPrefix, SimdOp.F32x4Splat];
+/** `f32x4.splat(-∞)`. */
+export const minusInfinities: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0xff, Op.SimdPrefix, SimdOp.F32x4Splat];
+/** A SIMD instruction without immediates. */
+export const simd = (op: SimdOp): number[] => [Op.SimdPrefix, ...unsignedLeb(op)];
+/** A v128 load or store at the address on the stack plus `offset` bytes (4-byte alignment). */
+export const memory = (op: SimdOp.Load | SimdOp.Store, offset = 0): number[] => [...simd(op), 2, ...unsignedLeb(offset)];
+/** `f32.load` at the address on the stack. */
+export const f32Load: number[] = [Op.F32Load, 2, 0];
+/** `a < b ? a : b` or `a > b ? a : b` of two instruction sequences leaving an i32 each. */
+export const pick = (a: number[], b: number[], compare: Op.I32LtS | Op.I32GtS): number[] => [...a, ...b, ...a, ...b, compare, Op.Select];
+/** `if (condition) body`, `condition` leaving an i32. */
+export const when = (condition: number[], body: number[]): number[] => [...condition, Op.If, 0x40, ...body, Op.End];
+
+/** `for (i = from; i < to; i += step) body`, each an instruction sequence leaving an i32. */
+export function loop(i: number, from: number[], to: number[], step: number[], body: number[]): number[] {
+  return [
+    ...from,
+    ...set(i),
+    Op.Block,
+    0x40,
+    Op.Loop,
+    0x40,
+    ...get(i),
+    ...to,
+    Op.I32GeS,
+    Op.BrIf,
+    1,
+    ...body,
+    ...get(i),
+    ...step,
+    Op.I32Add,
+    ...set(i),
+    Op.Br,
+    0,
+    Op.End,
+    Op.End,
+  ];
+}
+
+/** One function: how many i32 parameters and i32 and v128 locals it has (indexed in that order), and its body. */
+export interface RoutineCode {
+  readonly name: string;
+  readonly params: number;
+  readonly i32Locals: number;
+  readonly v128Locals: number;
+  readonly body: readonly number[];
+}
+
+/** The module of `code`, importing `env.memory` as shared (`shared`) or not. */
+function moduleBytes(code: RoutineCode, shared: boolean): Uint8Array {
+  const I32 = 0x7f;
+  const V128 = 0x7b;
+  const type = section(1, [1, 0x60, code.params, ...new Array<number>(code.params).fill(I32), 0]);
+  // Limits: shared memories need a maximum (65536 pages, the most a 32-bit memory has).
+  const limits = shared ? [0x03, 0, ...unsignedLeb(65536)] : [0x00, 0];
+  const imports = section(2, [1, ...text('env'), ...text('memory'), 0x02, ...limits]);
+  const functions = section(3, [1, 0]);
+  const exports = section(7, [1, ...text(code.name), 0x00, 0]);
+  const body = [2, code.i32Locals, I32, code.v128Locals, V128, ...code.body, Op.End];
+  const codeSection = section(10, [1, ...unsignedLeb(body.length), ...body]);
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...functions, ...exports, ...codeSection]);
+}
+
+/** The instantiated routines, by memory and routine. */
+const instances = new WeakMap<WasmMemory, Map<RoutineCode, ((...args: number[]) => void) | undefined>>();
+
+/**
+ * `code` instantiated on `memory` (built on the first call for that memory),
+ * or undefined where the engine refuses it (no WebAssembly SIMD).
+ */
+export function simdRoutine(memory: WasmMemory, code: RoutineCode): ((...args: number[]) => void) | undefined {
+  let routines = instances.get(memory);
+  if (routines === undefined) {
+    routines = new Map();
+    instances.set(memory, routines);
+  }
+  if (routines.has(code)) return routines.get(code);
+  let routine: ((...args: number[]) => void) | undefined;
+  try {
+    const shared = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
+    const instance = new webAssembly.Instance(new webAssembly.Module(moduleBytes(code, shared)), { env: { memory } });
+    routine = instance.exports[code.name] as (...args: number[]) => void;
+  } catch {
+    routine = undefined;
+  }
+  routines.set(code, routine);
+  return routine;
+}
