@@ -31,6 +31,10 @@ const CASES: Case[] = [
   { x: [2, 9, 8, 1], filter: [3, 2, 1, 4], strides: [2, 3], pad: 'valid' },
   { x: [2, 8, 8, 1], filter: [3, 3, 1, 5], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
   { x: [2, 8, 9, 1], filter: [3, 3, 1, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
+  // Stride 1 and an input smaller than dy: x is the packed filter.
+  { x: [2, 8, 7, 3], filter: [2, 3, 3, 8], strides: 1, pad: 'valid' },
+  { x: [2, 6, 7, 5], filter: [3, 2, 5, 12], strides: 1, pad: [[0, 0], [0, 2], [1, 0], [0, 0]] },
+  { x: [3, 7, 7, 8], filter: [3, 3, 8, 24], strides: 1, pad: 'same' },
   // Few taps and output channels in sixteens: the SIMD routine's cases in NHWC.
   { x: [2, 9, 9, 1], filter: [3, 3, 1, 16], strides: 1, pad: 'same' },
   { x: [2, 8, 9, 3], filter: [3, 3, 3, 16], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
