@@ -83,8 +83,20 @@ function maxPoolGrad({ inputs, attrs, backend }: Parameters<tf.KernelFunc>[0]): 
     addWinnersGradients(info, x, gradient, sums);
     dx.set(sums);
   } else {
-    dx.fill(0);
-    if (!maxPoolGradSimd(wasmMemory(wasm), info, x.byteOffset, gradient.byteOffset, dx.byteOffset)) addWinnersGradients(info, x, gradient, dx);
+    // The SIMD routine writes every element some window reads: windows that tile the input leave none to zero.
+    const { filterHeight, filterWidth, strideHeight, strideWidth, inHeight, inWidth, outHeight, outWidth, padInfo } = info;
+    const tiling =
+      filterHeight === strideHeight &&
+      filterWidth === strideWidth &&
+      padInfo.top === 0 &&
+      padInfo.left === 0 &&
+      outHeight * strideHeight === inHeight &&
+      outWidth * strideWidth === inWidth;
+    if (!tiling) dx.fill(0);
+    if (!maxPoolGradSimd(wasmMemory(wasm), info, x.byteOffset, gradient.byteOffset, dx.byteOffset)) {
+      if (tiling) dx.fill(0);
+      addWinnersGradients(info, x, gradient, dx);
+    }
   }
   return out;
 }
