@@ -54,7 +54,10 @@ export function fallbackKernel(kernelName: string): tf.KernelFunc | undefined {
     const active = backend as tf.KernelBackend;
     const cpu = cpuBackend();
     if (active === cpu) return cpuKernel.kernelFunc({ inputs, attrs, backend: cpu });
-    log.warnOnce(`cpu-fallback:${kernelName}`, () => `kernel '${kernelName}' is not implemented by the '${tf.getBackend()}' backend; running it on the '${CPU}' backend, with its inputs and outputs copied`);
+    log.warnOnce(
+      `cpu-fallback:${kernelName}`,
+      () => `kernel '${kernelName}' is not implemented by the '${tf.getBackend()}' backend; running it on the '${CPU}' backend, with its inputs and outputs copied`,
+    );
     counts.set(kernelName, (counts.get(kernelName) ?? 0) + 1);
     const copies: tf.TensorInfo[] = [];
     try {

@@ -61,7 +61,8 @@ export function hostHeap(): HostHeap {
   const used = () => (engine().state as unknown as { numBytes: number }).numBytes;
   const size = () => (backend === 'wasm' ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : undefined);
   const share = (heap: number) => Math.floor(heap * TENSOR_SHARE_OF_HEAP);
-  if (override !== undefined) return { description: `a heap of ${process.env[HOST_MEMORY_LIMIT_VARIABLE]} (${HOST_MEMORY_LIMIT_VARIABLE})`, limit: share(override), used, size };
+  if (override !== undefined)
+    return { description: `a heap of ${process.env[HOST_MEMORY_LIMIT_VARIABLE]} (${HOST_MEMORY_LIMIT_VARIABLE})`, limit: share(override), used, size };
   if (backend === 'wasm') return { description: "the wasm backend's 4 GiB heap (wasm32)", limit: share(WASM_HEAP_LIMIT), used, size };
   return { description: `the '${backend}' backend, which sets no limit`, limit: undefined, used, size };
 }

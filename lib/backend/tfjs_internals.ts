@@ -44,22 +44,10 @@ export interface EngineInternals {
   registry: Record<string, tf.KernelBackend>;
   runKernel(kernelName: string, inputs: KernelInputs, attrs?: Record<string, unknown>): tf.Tensor | tf.Tensor[];
   clone(x: tf.Tensor): tf.Tensor;
-  addTapeNode(
-    kernelName: string,
-    inputs: Record<string, tf.Tensor>,
-    outputs: tf.Tensor[],
-    gradientsFunc: unknown,
-    saved: tf.Tensor[],
-    attrs: Record<string, unknown>,
-  ): void;
+  addTapeNode(kernelName: string, inputs: Record<string, tf.Tensor>, outputs: tf.Tensor[], gradientsFunc: unknown, saved: tf.Tensor[], attrs: Record<string, unknown>): void;
   makeTensor(values: unknown, shape: number[], dtype: tf.DataType, backend?: tf.KernelBackend): tf.Tensor;
   makeTensorFromTensorInfo(info: tf.TensorInfo, backend?: tf.KernelBackend): tf.Tensor;
-  gradients(
-    f: () => tf.Tensor,
-    xs: tf.Tensor[],
-    dy?: tf.Tensor,
-    allowNoGradients?: boolean,
-  ): { value: tf.Tensor; grads: Array<tf.Tensor | undefined> };
+  gradients(f: () => tf.Tensor, xs: tf.Tensor[], dy?: tf.Tensor, allowNoGradients?: boolean): { value: tf.Tensor; grads: Array<tf.Tensor | undefined> };
 }
 
 /** The global tfjs engine, with its internal members typed. */

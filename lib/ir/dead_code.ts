@@ -60,9 +60,7 @@ function compact(graph: Graph, liveValues: Set<ValueId>, liveNodes: Set<number>)
     }
     return { ...n, id: i, inputs: n.inputs.map(mapValue), outputs: n.outputs.map(mapValue), annotations };
   });
-  const gradients = graph.roles.gradients
-    ? nameRecord(Object.entries(graph.roles.gradients).map(([k, v]) => [k, mapValue(v)]))
-    : undefined;
+  const gradients = graph.roles.gradients ? nameRecord(Object.entries(graph.roles.gradients).map(([k, v]) => [k, mapValue(v)])) : undefined;
   return {
     values: newValues,
     nodes: newNodes,

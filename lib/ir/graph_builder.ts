@@ -3,9 +3,7 @@
  * ONNX importer and graph rewrites).
  */
 import type { DataType } from '@tensorflow/tfjs';
-import type {
-  Assignment, AttrValue, ConstantData, Graph, GraphOutputs, Node, NodeAnnotations, NodeId, Value, ValueId, ValueSource,
-} from './graph.js';
+import type { Assignment, AttrValue, ConstantData, Graph, GraphOutputs, Node, NodeAnnotations, NodeId, Value, ValueId, ValueSource } from './graph.js';
 
 /** Appends values and nodes; {@link GraphBuilder.build} freezes the result. */
 export class GraphBuilder {

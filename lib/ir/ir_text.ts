@@ -27,7 +27,10 @@ function typeText(v: Value): string {
 
 function attrText(a: AttrValue): string {
   if (Array.isArray(a)) return `[${a.map(attrText).join(',')}]`;
-  if (a !== null && typeof a === 'object') return `{${Object.entries(a).map(([k, v]) => `${k}=${attrText(v)}`).join(', ')}}`;
+  if (a !== null && typeof a === 'object')
+    return `{${Object.entries(a)
+      .map(([k, v]) => `${k}=${attrText(v)}`)
+      .join(', ')}}`;
   return typeof a === 'string' ? JSON.stringify(a) : String(a);
 }
 
@@ -35,7 +38,9 @@ function constantText(v: Value): string {
   if (v.source.kind !== 'constant') return '';
   const data = v.source.data;
   if (data === null) return '(values unknown: traced with shapes only)';
-  const shown = Array.from(data as ArrayLike<number | string>).slice(0, 4).map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
+  const shown = Array.from(data as ArrayLike<number | string>)
+    .slice(0, 4)
+    .map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
   return `[${shown.join(', ')}${data.length > 4 ? `, ... (${data.length})` : ''}]`;
 }
 
@@ -81,7 +86,11 @@ function graphLines(graph: Graph, title: string, indent: string): string[] {
   const roles: string[] = [`outputs=(${graph.roles.outputs.map((id) => `%${id}`).join(', ')})`];
   if (graph.roles.loss !== undefined) roles.push(`loss=%${graph.roles.loss}`);
   if (graph.roles.gradients) {
-    roles.push(`gradients={${Object.entries(graph.roles.gradients).map(([k, v]) => `${k}: %${v}`).join(', ')}}`);
+    roles.push(
+      `gradients={${Object.entries(graph.roles.gradients)
+        .map(([k, v]) => `${k}: %${v}`)
+        .join(', ')}}`,
+    );
   }
   for (const a of graph.assignments) roles.push(`assign ${JSON.stringify(a.param)} := %${a.value}`);
   lines.push(`${indent}  return ${roles.join(' ')}`);

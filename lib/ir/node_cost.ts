@@ -17,15 +17,65 @@ export interface NodeCost {
   readonly bytes: number;
 }
 
-const TRANSCENDENTAL = new Set(['Exp', 'Log', 'Log1p', 'Expm1', 'Tanh', 'Sigmoid', 'Softplus', 'Erf', 'Pow', 'Sin', 'Cos', 'Tan', 'Asin', 'Acos', 'Atan', 'Atan2', 'Sinh', 'Cosh', 'Asinh', 'Acosh', 'Atanh', 'Elu', 'Selu', 'Sqrt', 'Rsqrt']);
+const TRANSCENDENTAL = new Set([
+  'Exp',
+  'Log',
+  'Log1p',
+  'Expm1',
+  'Tanh',
+  'Sigmoid',
+  'Softplus',
+  'Erf',
+  'Pow',
+  'Sin',
+  'Cos',
+  'Tan',
+  'Asin',
+  'Acos',
+  'Atan',
+  'Atan2',
+  'Sinh',
+  'Cosh',
+  'Asinh',
+  'Acosh',
+  'Atanh',
+  'Elu',
+  'Selu',
+  'Sqrt',
+  'Rsqrt',
+]);
 const TRANSCENDENTAL_FLOPS = 4;
-
 
 const REDUCTIONS = new Set(['Sum', 'Mean', 'Max', 'Min', 'Prod', 'All', 'Any', 'ArgMax', 'ArgMin', 'Cumsum', 'Cumprod', 'UnsortedSegmentSum']);
 const DATA_MOVEMENT = new Set([
-  'Reshape', 'Identity', 'Transpose', 'Slice', 'StridedSlice', 'Concat', 'Pack', 'Unpack', 'SplitV', 'Tile', 'GatherV2', 'GatherNd',
-  'PadV2', 'MirrorPad', 'Reverse', 'Cast', 'ExpandDims', 'Squeeze', 'Fill', 'OnesLike', 'ZerosLike', 'BroadcastTo', 'ScatterNd', 'OneHot',
-  'TensorScatterUpdate', 'SpaceToBatchND', 'BatchToSpaceND', 'DepthToSpace',
+  'Reshape',
+  'Identity',
+  'Transpose',
+  'Slice',
+  'StridedSlice',
+  'Concat',
+  'Pack',
+  'Unpack',
+  'SplitV',
+  'Tile',
+  'GatherV2',
+  'GatherNd',
+  'PadV2',
+  'MirrorPad',
+  'Reverse',
+  'Cast',
+  'ExpandDims',
+  'Squeeze',
+  'Fill',
+  'OnesLike',
+  'ZerosLike',
+  'BroadcastTo',
+  'ScatterNd',
+  'OneHot',
+  'TensorScatterUpdate',
+  'SpaceToBatchND',
+  'BatchToSpaceND',
+  'DepthToSpace',
 ]);
 
 function graphValue(graph: Graph, id: number): Value {
@@ -46,9 +96,10 @@ function matMulFlops(graph: Graph, node: Node): number {
 
 /** Multiply-accumulates of a convolution, from its filter and the larger of its image-shaped tensors. */
 function convolutionFlops(graph: Graph, node: Node): number {
-  const filter = node.kernel.startsWith('Conv2DBackpropFilter') || node.kernel.startsWith('DepthwiseConv2dNativeBackpropFilter')
-    ? (node.attrs.filterShape as number[] | undefined) ?? graphValue(graph, node.outputs[0]!).shape
-    : inputShape(graph, node, 'filter', 1);
+  const filter =
+    node.kernel.startsWith('Conv2DBackpropFilter') || node.kernel.startsWith('DepthwiseConv2dNativeBackpropFilter')
+      ? ((node.attrs.filterShape as number[] | undefined) ?? graphValue(graph, node.outputs[0]!).shape)
+      : inputShape(graph, node, 'filter', 1);
   const depthwise = node.kernel.includes('Depthwise');
   const [kh = 1, kw = 1, inChannels = 1] = filter;
   const perOutput = depthwise ? kh * kw : kh * kw * inChannels;

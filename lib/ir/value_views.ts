@@ -13,8 +13,20 @@ import { FILL_KERNEL, type Graph, type Node, type ValueId } from './graph.js';
 
 /** The kernels whose outputs are always views of their inputs. */
 const VIEW_KERNELS: ReadonlySet<string> = new Set([
-  'Reshape', 'Identity', 'ExpandDims', 'Squeeze', 'Transpose', 'Slice', 'StridedSlice', 'Concat', 'Pack', 'Unpack', 'SplitV', 'Reverse',
-  'BroadcastTo', FILL_KERNEL,
+  'Reshape',
+  'Identity',
+  'ExpandDims',
+  'Squeeze',
+  'Transpose',
+  'Slice',
+  'StridedSlice',
+  'Concat',
+  'Pack',
+  'Unpack',
+  'SplitV',
+  'Reverse',
+  'BroadcastTo',
+  FILL_KERNEL,
 ]);
 
 /**

@@ -19,8 +19,7 @@ export function weightDerivedValues(graph: Graph, rules: WeightDerivedRules = {}
     if (v.source.kind === 'constant' || (v.source.kind === 'param' && !rules.changing?.has(v.source.name))) perStep[v.id] = true;
   }
   for (const node of graph.nodes) {
-    const fromWeights =
-      !node.kernel.startsWith('poptfjs.') && node.inputs.length > 0 && node.inputs.every((id) => perStep[id]) && (rules.computable?.(node) ?? true);
+    const fromWeights = !node.kernel.startsWith('poptfjs.') && node.inputs.length > 0 && node.inputs.every((id) => perStep[id]) && (rules.computable?.(node) ?? true);
     for (const id of node.outputs) perStep[id] = fromWeights;
   }
   return perStep;

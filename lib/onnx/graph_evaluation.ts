@@ -122,8 +122,7 @@ export class GraphEvaluation {
   private materialize(slot: Slot, where: string): tf.Tensor {
     if (slot.tensor) return slot.tensor;
     const host = slot.host!;
-    slot.tensor =
-      slot.kind === 'initializer' ? this.options.variableFor(slot.name, host) : hostTensorToTf(host, `${where}: tensor '${slot.name}'`);
+    slot.tensor = slot.kind === 'initializer' ? this.options.variableFor(slot.name, host) : hostTensorToTf(host, `${where}: tensor '${slot.name}'`);
     return slot.tensor;
   }
 
@@ -139,9 +138,7 @@ export class GraphEvaluation {
     const version = this.versionOf(node, index);
     const inputs = node.input.filter((name) => name !== '').map((name) => this.slot(name, where));
     const known = 'atImport' in version || inputs.every((s) => s.kind === 'constant');
-    const outputs = this.guarded(node, index, () =>
-      known ? this.hostOutputs(version, node, index) : version.run(this.tracedCall(node, index)),
-    );
+    const outputs = this.guarded(node, index, () => (known ? this.hostOutputs(version, node, index) : version.run(this.tracedCall(node, index))));
     node.output.forEach((name, i) => {
       if (name === '') return;
       const output = outputs[i];
@@ -194,12 +191,7 @@ export class GraphEvaluation {
     return this.call(node, index, (slot, i) => hostTensorToTf(hostOf(slot, i), `${where}: input ${i} '${slot.name}'`, true), hostOf);
   }
 
-  private call(
-    node: NodeProto,
-    index: number,
-    tensorOf: (slot: Slot, i: number) => tf.Tensor,
-    hostOf: (slot: Slot, i: number) => HostTensor,
-  ): OperatorCall {
+  private call(node: NodeProto, index: number, tensorOf: (slot: Slot, i: number) => tf.Tensor, hostOf: (slot: Slot, i: number) => HostTensor): OperatorCall {
     const where = describeNode(node, index);
     const given = (i: number) => i < node.input.length && node.input[i] !== '';
     const slotOf = (i: number) => {
@@ -261,9 +253,7 @@ export class GraphEvaluation {
     if (slot.kind === 'input') throw new OnnxConstantInputError(`graph input '${slot.name}' is not constant`, slot.name, slot.name);
     const index = slot.producer!;
     const node = this.graph.node[index]!;
-    const outputs = this.options.nodeScope(nodeLabel(node, index), () =>
-      this.guarded(node, index, () => this.hostOutputs(this.versionOf(node, index), node, index)),
-    );
+    const outputs = this.options.nodeScope(nodeLabel(node, index), () => this.guarded(node, index, () => this.hostOutputs(this.versionOf(node, index), node, index)));
     node.output.forEach((name, i) => {
       const produced = this.slots.get(name);
       if (name !== '' && produced) produced.host = outputs[i];

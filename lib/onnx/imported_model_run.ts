@@ -18,9 +18,7 @@ export function runImportedModel(model: ImportedModel, inputs: NamedValues<tf.Te
   const byName = inputs instanceof Map ? inputs : new Map(Object.entries(inputs as Record<string, tf.Tensor>));
   const missing = model.inputNames.filter((name) => !byName.has(name));
   if (missing.length > 0)
-    throw new OnnxError(
-      `missing input(s) ${missing.map((n) => `'${n}'`).join(', ')}; the model takes ${model.inputNames.map((n) => `'${n}'`).join(', ')}`,
-    );
+    throw new OnnxError(`missing input(s) ${missing.map((n) => `'${n}'`).join(', ')}; the model takes ${model.inputNames.map((n) => `'${n}'`).join(', ')}`);
   const interpreter = new GraphInterpreter(model.graph);
   try {
     const params = new Map<string, tf.Tensor>(model.variables);

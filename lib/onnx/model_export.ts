@@ -85,9 +85,7 @@ export function modelWithWeights(model: OnnxModel, weights: WeightValues): OnnxM
 }
 
 function withWeights(source: OnnxModel | ImportedModel, weights: WeightValues | undefined): OnnxModel {
-  const values = isImported(source)
-    ? new Map<string, tf.Tensor | HostTensor>(importedWeights(source))
-    : new Map<string, tf.Tensor | HostTensor>();
+  const values = isImported(source) ? new Map<string, tf.Tensor | HostTensor>(importedWeights(source)) : new Map<string, tf.Tensor | HostTensor>();
   for (const [name, value] of weightEntries(weights)) values.set(name, value);
   const model = isImported(source) ? source.model : source;
   return values.size > 0 ? modelWithWeights(model, values) : model;
@@ -104,8 +102,7 @@ export function modelToBytes(source: OnnxModel | ImportedModel, options: ModelTo
 function rawBytes(tensor: TensorProto): number {
   return (
     tensor.raw_data?.length ??
-    (tensor.float_data.length + tensor.int32_data.length) * 4 +
-      (tensor.int64_data.length + tensor.double_data.length + tensor.uint64_data.length) * 8
+    (tensor.float_data.length + tensor.int32_data.length) * 4 + (tensor.int64_data.length + tensor.double_data.length + tensor.uint64_data.length) * 8
   );
 }
 
@@ -162,8 +159,7 @@ export function writeModel(path: string, source: OnnxModel | ImportedModel, opti
   }
   const settings = external === true ? {} : external;
   const location = settings.location ?? `${basename(path)}.data`;
-  if (location.includes('/') || location.includes('\\'))
-    throw new OnnxError(`external data location '${location}' must be a file name beside the model`);
+  if (location.includes('/') || location.includes('\\')) throw new OnnxError(`external data location '${location}' must be a file name beside the model`);
   const { proto, chunks } = externalize(model.proto, location, settings.threshold ?? 1024);
   writeAtomically(join(dirname(path), location), chunks);
   writeAtomically(path, [encodeModelProto(proto)]);

@@ -48,8 +48,7 @@ function externalEntry(tensor: TensorProto, key: string): string | undefined {
 function nonNegativeInteger(text: string | undefined, what: string, tensor: TensorProto): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new OnnxError(`tensor '${tensor.name}': external data ${what} '${text}' is not a byte count`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new OnnxError(`tensor '${tensor.name}': external data ${what} '${text}' is not a byte count`);
   return n;
 }
 
@@ -73,9 +72,7 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
   const offset = nonNegativeInteger(externalEntry(tensor, 'offset'), 'offset', tensor) ?? 0;
   const length = nonNegativeInteger(externalEntry(tensor, 'length'), 'length', tensor) ?? size - offset;
   if (offset + length > size) {
-    throw new OnnxError(
-      `tensor '${tensor.name}': external data [${offset}, ${offset + length}) lies beyond the end of '${file}' (${size} bytes)`,
-    );
+    throw new OnnxError(`tensor '${tensor.name}': external data [${offset}, ${offset + length}) lies beyond the end of '${file}' (${size} bytes)`);
   }
   const declared = declaredRawBytes(tensor);
   if (length !== declared) {

@@ -129,9 +129,7 @@ function entriesOf<T>(values: NamedValues<T> | undefined): Map<string, T> {
 function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
   const shape = value.type?.tensor_type?.shape;
   if (!shape) return undefined;
-  return shape.dim.map((d, i) =>
-    d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`,
-  );
+  return shape.dim.map((d, i) => (d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`));
 }
 
 interface GraphInputSpec {
@@ -163,8 +161,7 @@ function graphInputSpecs(
     const name = value.name ?? '';
     const code = value.type?.tensor_type?.elem_type ?? valueInfo.get(name)?.type?.tensor_type?.elem_type ?? 0;
     const dtype = tfjsDtypeOf(code);
-    if (dtype === undefined)
-      throw new OnnxError(`graph input '${name}' has element type ${elementTypeName(code)}, which poptfjs cannot hold`);
+    if (dtype === undefined) throw new OnnxError(`graph input '${name}' has element type ${elementTypeName(code)}, which poptfjs cannot hold`);
     const given = shapeInfo.get(name);
     if (given) return { name, shape: [...given], dtype, elementType: code };
     const declared = declaredShape(value) ?? (valueInfo.has(name) ? declaredShape(valueInfo.get(name)!) : undefined);
@@ -196,7 +193,7 @@ function checkInputMemory(specs: readonly GraphInputSpec[], model: OnnxModel): v
   const listed = specs.map((spec, i) => `'${spec.name}' ${elementTypeName(spec.elementType)}[${spec.shape.join(', ')}] (${formatBytes(bytes[i]!)})`);
   throw new OnnxError(
     `${model.path === undefined ? '' : `${model.path}: `}graph input(s) ${listed.join(', ')} take ${formatBytes(total)}: more than ${memory.description}; ` +
-      'the model is imported on zeros of its inputs\' shapes: give smaller ones in inputShapeInfo',
+      "the model is imported on zeros of its inputs' shapes: give smaller ones in inputShapeInfo",
     model.path === undefined ? {} : { location: model.path },
   );
 }
@@ -314,9 +311,7 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
   const opset = checkModelSupported(model.proto);
   const graph = model.proto.graph!;
   const initializers = new Map(graph.initializer.map((t) => [t.name ?? '', tensorFromProto(t)]));
-  const constantInputs = new Map(
-    [...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]),
-  );
+  const constantInputs = new Map([...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]));
   const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
   checkInputMemory(inputs, model);
   const outputNames = [...(options.outputs ?? graph.output.map((v) => v.name ?? '')), ...(options.extraOutputs ?? [])];

@@ -61,8 +61,7 @@ export function checkModelSupported(model: ModelProto): number {
     if (node.domain === GRAPHCORE_DOMAIN) {
       if (!operatorVersion(node.op_type ?? '', graphcore, GRAPHCORE_DOMAIN)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
     } else if (!isDefaultDomain(node.domain)) found.push({ what: `operator ${node.domain}.${node.op_type}`, where });
-    else if (opset === undefined)
-      found.push({ what: `operator ${node.op_type} without an opset_import entry for the default domain`, where });
+    else if (opset === undefined) found.push({ what: `operator ${node.op_type} without an opset_import entry for the default domain`, where });
     else if (!operatorVersion(node.op_type ?? '', opset)) found.push({ what: `operator ${node.op_type} (opset ${opset})`, where });
   });
   if (graph.sparse_initializer.length > 0) found.push({ what: 'sparse initializers', where: 'graph' });
@@ -75,7 +74,6 @@ export function checkModelSupported(model: ModelProto): number {
     if (problem) found.push({ what: problem, where: value.name ?? '' });
   }
   if (found.length > 0) throw new OnnxUnsupportedError(describeUnsupported(found), found);
-  if (opset === undefined)
-    throw new OnnxError('the model does not import the default ONNX operator set (no opset_import entry for domain "")');
+  if (opset === undefined) throw new OnnxError('the model does not import the default ONNX operator set (no opset_import entry for domain "")');
   return opset;
 }

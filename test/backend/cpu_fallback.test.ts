@@ -44,7 +44,10 @@ describe('cpu fallback kernels', () => {
     const expected = runCpuKernel(EINSUM, [a, b], { equation: 'bij,bjk->bik' });
     expectRelativelyClose(first, expected);
     expectRelativelyClose(second, expected);
-    const warnings = stderr.text().split('\n').filter((line) => line.includes('poptfjs:devicex'));
+    const warnings = stderr
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('poptfjs:devicex'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/ W: kernel 'Einsum' is not implemented by the 'wasm' backend; running it on the 'cpu' backend/);
     expect(fallbackCounts().get(EINSUM)).toBe(countBefore + 2);
@@ -79,8 +82,14 @@ describe('cpu fallback kernels', () => {
 describe('cpu fallbacks registered by poptfjs', () => {
   it('lets a model use a kernel the wasm backend lacks (Einsum), counted and equal to cpu', async () => {
     const { inferenceModel } = await import('poptfjs');
-    const a = tf.tensor2d([[1, 2], [3, 4]]);
-    const b = tf.tensor2d([[5, 6], [7, 8]]);
+    const a = tf.tensor2d([
+      [1, 2],
+      [3, 4],
+    ]);
+    const b = tf.tensor2d([
+      [5, 6],
+      [7, 8],
+    ]);
     const before = fallbackCounts().get('Einsum') ?? 0;
     const out = (await inferenceModel((x: tf.Tensor, y: tf.Tensor) => tf.einsum('ij,jk->ik', x, y))(a, b)) as tf.Tensor;
     expect(Array.from(out.dataSync())).toEqual([19, 22, 43, 50]);

@@ -19,7 +19,14 @@ const utf8 = (text: string) => [text.length, ...new TextEncoder().encode(text)];
 function moduleWith(name: string, code: number[]): Uint8Array {
   const body = [0, ...code, 0x0b];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, [1, 0x60, 0, 1, 0x7f]),
     ...section(3, [1, 0]),
     ...section(7, [1, ...utf8(name), 0, 0]),
@@ -82,7 +89,11 @@ describe.skipIf(cores < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)('sw
     withWasmThreads(1, () => expect(wasmComputeThreads()).toBe(1));
     expect(wasmComputeThreads()).toBe(cores);
     computeOnWasmThreads(1);
-    expect(() => withWasmThreads(cores, () => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      withWasmThreads(cores, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(wasmComputeThreads()).toBe(1);
     computeOnWasmThreads(cores);
   });

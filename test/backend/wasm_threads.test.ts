@@ -9,7 +9,11 @@ const EXAMPLE = 'examples/wasm-threads.ts';
 function train(threads: string, env: Record<string, string> = {}) {
   const { status, stdout, stderr } = runProgram(EXAMPLE, [], { POPTFJS_BACKEND: 'wasm', POPTFJS_WASM_THREADS: threads, ...env }, 120_000);
   expect(status, stderr).toBe(0);
-  const line = (label: string) => stdout.split('\n').find((l) => l.startsWith(`${label}: `))!.slice(label.length + 2);
+  const line = (label: string) =>
+    stdout
+      .split('\n')
+      .find((l) => l.startsWith(`${label}: `))!
+      .slice(label.length + 2);
   return { threads: Number(line('wasm threads')), losses: line('losses').split(' ').map(Number), stderr };
 }
 

@@ -27,7 +27,12 @@ function craftedModel(edit: (w: TensorProto) => void, editGraph: (g: GraphProto)
     nodes: [node('MatMul', ['x', 'w'], ['y'])],
     inputs: [tensorValue('x', [2, 3])],
     outputs: [tensorValue('y', [2, 4])],
-    initializers: { w: floats([3, 4], Array.from({ length: 12 }, (_, i) => i)) },
+    initializers: {
+      w: floats(
+        [3, 4],
+        Array.from({ length: 12 }, (_, i) => i),
+      ),
+    },
   });
   edit(m.proto.graph!.initializer[0]!);
   editGraph(m.proto.graph!);
@@ -82,7 +87,9 @@ describe('crafted ONNX models', () => {
       w.external_data = [{ key: 'location', value: 'w.bin' }];
       w.dims = [900_000_000, 1];
     });
-    expect(await refusal(() => readModel(path))).toBe(`${path}: tensor 'w': its shape [900000000, 1] needs 3600000000 bytes, but its external data in '${join(dir, 'w.bin')}' has 48`);
+    expect(await refusal(() => readModel(path))).toBe(
+      `${path}: tensor 'w': its shape [900000000, 1] needs 3600000000 bytes, but its external data in '${join(dir, 'w.bin')}' has 48`,
+    );
   });
 
   it('a graph input declared as 3.6 GB is refused naming the file and the input, before its zeros are allocated at import', async () => {
@@ -103,7 +110,9 @@ describe('crafted ONNX models', () => {
       (g) => (g.input[0] = tensorValue('x', [90_000_000_000, 3])),
     );
     expect(await refusal(() => session(beyondMemory))).toMatch(
-      new RegExp(`^${beyondMemory}: graph input\\(s\\) 'x' FLOAT\\[90000000000, 3\\] \\(1005\\.8 GiB\\) take 1005\\.8 GiB: more than (this machine's .+ of memory|the .+ tensors may take in .+); the model is imported on zeros`),
+      new RegExp(
+        `^${beyondMemory}: graph input\\(s\\) 'x' FLOAT\\[90000000000, 3\\] \\(1005\\.8 GiB\\) take 1005\\.8 GiB: more than (this machine's .+ of memory|the .+ tensors may take in .+); the model is imported on zeros`,
+      ),
     );
   });
 

@@ -57,14 +57,10 @@ describe('writing ONNX models with the current weights', () => {
     const model = readModel(CNN);
     const bias = model.proto.graph!.initializer.find((t) => t.dims.length === 1 && t.dims[0] === 10)!;
     const written = modelFromBytes(modelToBytes(model, { weights: { [bias.name!]: tf.ones([10]) } }));
-    expect(Array.from(tensorFromProto(written.proto.graph!.initializer.find((t) => t.name === bias.name)!).data as Float32Array)).toEqual(
-      new Array(10).fill(1),
-    );
+    expect(Array.from(tensorFromProto(written.proto.graph!.initializer.find((t) => t.name === bias.name)!).data as Float32Array)).toEqual(new Array(10).fill(1));
     expect(model.proto.graph!.initializer.find((t) => t.name === bias.name)).toBe(bias);
     expect(() => modelToBytes(model, { weights: { nope: tf.ones([1]) } })).toThrow("no initializer(s) named 'nope'");
-    expect(() => modelToBytes(model, { weights: { [bias.name!]: tf.ones([11]) } })).toThrow(
-      /has shape \[11\]; the initializer has shape \[10\]/,
-    );
+    expect(() => modelToBytes(model, { weights: { [bias.name!]: tf.ones([11]) } })).toThrow(/has shape \[11\]; the initializer has shape \[10\]/);
   });
 
   it('moves large tensors to an external data file beside the model, and reads them back', () => {
@@ -73,18 +69,11 @@ describe('writing ONNX models with the current weights', () => {
     const imported = importModel(readModel(CNN));
     writeModel(path, imported, { externalData: { threshold: 256 } });
     expect(existsSync(join(dir, 'cnn.onnx.data'))).toBe(true);
-    expect(() => modelFromBytes(readFileSync(path), { externalDataDirectory: join(dir, 'missing') })).toThrow(
-      /cannot read its external data file/,
-    );
+    expect(() => modelFromBytes(readFileSync(path), { externalDataDirectory: join(dir, 'missing') })).toThrow(/cannot read its external data file/);
     const proto = readModel(path).proto;
     expect(proto.graph!.initializer.every((t) => t.data_location !== DATA_LOCATION.EXTERNAL)).toBe(true);
     const reimported = importModel(readModel(path));
-    expectClose(
-      runImportedModel(reimported, { input: input() }).get('output')!,
-      runImportedModel(imported, { input: input() }).get('output')!,
-      1e-6,
-      1e-6,
-    );
+    expectClose(runImportedModel(reimported, { input: input() }).get('output')!, runImportedModel(imported, { input: input() }).get('output')!, 1e-6, 1e-6);
     expect(readdirSync(dir).sort()).toEqual(['cnn.onnx', 'cnn.onnx.data']);
     imported.dispose();
     reimported.dispose();
@@ -94,9 +83,7 @@ describe('writing ONNX models with the current weights', () => {
     const dir = scratch();
     const path = join(dir, 'cnn.onnx');
     writeModel(path, readModel(CNN), { externalData: { threshold: 256 } });
-    expect(() => modelFromBytes(readFileSync(path))).toThrow(
-      /keeps its data in the external file 'cnn.onnx.data'; read the model with readModel\(path\)/,
-    );
+    expect(() => modelFromBytes(readFileSync(path))).toThrow(/keeps its data in the external file 'cnn.onnx.data'; read the model with readModel\(path\)/);
   });
 
   it('leaves nothing behind when a write fails', () => {
@@ -130,12 +117,7 @@ describe('writing ONNX models with the current weights', () => {
     expect(result.status).toBe(0);
     const original = importModel(readModel(CNN));
     const external = importModel(readModel(join(dir, 'python.onnx')));
-    expectClose(
-      runImportedModel(external, { input: input() }).get('output')!,
-      runImportedModel(original, { input: input() }).get('output')!,
-      0,
-      0,
-    );
+    expectClose(runImportedModel(external, { input: input() }).get('output')!, runImportedModel(original, { input: input() }).get('output')!, 0, 0);
     original.dispose();
     external.dispose();
   });

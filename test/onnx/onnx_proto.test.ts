@@ -62,9 +62,7 @@ describe('tensor data', () => {
   });
 
   it('reads the typed fields, strings and 16-bit floats', () => {
-    expect(
-      Array.from(tensorFromProto(emptyTensor({ dims: [2], data_type: OnnxElementType.INT64, int64_data: [7, -8] })).data as Float64Array),
-    ).toEqual([7, -8]);
+    expect(Array.from(tensorFromProto(emptyTensor({ dims: [2], data_type: OnnxElementType.INT64, int64_data: [7, -8] })).data as Float64Array)).toEqual([7, -8]);
     expect(
       tensorFromProto(
         emptyTensor({
@@ -76,15 +74,12 @@ describe('tensor data', () => {
     ).toEqual(['a', 'bé']);
     const half = tensorFromProto(emptyTensor({ dims: [2], data_type: OnnxElementType.FLOAT16, int32_data: [0x3c00, 0xc000] }));
     expect(Array.from(half.data as Float32Array)).toEqual([1, -2]);
-    const decoded = decodeTensorProto(
-      encodeTensorProto(tensorToProto('b', { elementType: OnnxElementType.BOOL, shape: [3], data: Uint8Array.from([1, 0, 1]) })),
-    );
+    const decoded = decodeTensorProto(encodeTensorProto(tensorToProto('b', { elementType: OnnxElementType.BOOL, shape: [3], data: Uint8Array.from([1, 0, 1]) })));
     expect(Array.from(tensorFromProto(decoded).data as Uint8Array)).toEqual([1, 0, 1]);
   });
 
   it('rounds to half precision and bfloat16 to nearest even', () => {
-    for (const v of [0, 1, -2.5, 65504, 6.1e-5, 5.96e-8, 0.1])
-      expect(Math.abs(halfBitsToFloat(floatToHalfBits(v)) - v)).toBeLessThanOrEqual(Math.abs(v) * 2 ** -11);
+    for (const v of [0, 1, -2.5, 65504, 6.1e-5, 5.96e-8, 0.1]) expect(Math.abs(halfBitsToFloat(floatToHalfBits(v)) - v)).toBeLessThanOrEqual(Math.abs(v) * 2 ** -11);
     expect(floatToHalfBits(1 + 2 ** -11)).toBe(0x3c00);
     expect(floatToHalfBits(70000)).toBe(0x7c00);
     expect(bfloat16BitsToFloat(floatToBfloat16Bits(0.478515625))).toBe(0.478515625);
@@ -92,9 +87,9 @@ describe('tensor data', () => {
   });
 
   it('says which tensor has the wrong amount of data', () => {
-    expect(() =>
-      tensorFromProto(emptyTensor({ name: 'w', dims: [2, 2], data_type: OnnxElementType.FLOAT, float_data: [1, 2, 3] })),
-    ).toThrow("tensor 'w' has 3 values for shape [2, 2]");
+    expect(() => tensorFromProto(emptyTensor({ name: 'w', dims: [2, 2], data_type: OnnxElementType.FLOAT, float_data: [1, 2, 3] }))).toThrow(
+      "tensor 'w' has 3 values for shape [2, 2]",
+    );
     expect(() => tensorFromProto(emptyTensor({ name: 'c', dims: [1], data_type: OnnxElementType.COMPLEX64, float_data: [1, 2] }))).toThrow(
       /element type COMPLEX64, which poptfjs does not support/,
     );

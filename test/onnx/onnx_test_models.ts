@@ -17,9 +17,7 @@ function emptyAttribute(name: string, type: number): AttributeProto {
 
 function attribute(name: string, value: AttributeValue): AttributeProto {
   if (typeof value === 'number') {
-    return Number.isInteger(value)
-      ? { ...emptyAttribute(name, ATTRIBUTE_TYPE.INT), i: value }
-      : { ...emptyAttribute(name, ATTRIBUTE_TYPE.FLOAT), f: value };
+    return Number.isInteger(value) ? { ...emptyAttribute(name, ATTRIBUTE_TYPE.INT), i: value } : { ...emptyAttribute(name, ATTRIBUTE_TYPE.FLOAT), f: value };
   }
   if (Array.isArray(value)) return { ...emptyAttribute(name, ATTRIBUTE_TYPE.INTS), ints: value };
   if (typeof value === 'string') return { ...emptyAttribute(name, ATTRIBUTE_TYPE.STRING), s: new TextEncoder().encode(value) };
@@ -27,22 +25,12 @@ function attribute(name: string, value: AttributeValue): AttributeProto {
 }
 
 /** A node. */
-export function node(
-  opType: string,
-  inputs: string[],
-  outputs: string[],
-  name = '',
-  attrs: Record<string, AttributeValue> = {},
-): NodeProto {
+export function node(opType: string, inputs: string[], outputs: string[], name = '', attrs: Record<string, AttributeValue> = {}): NodeProto {
   return { op_type: opType, input: inputs, output: outputs, name, attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)) };
 }
 
 /** A tensor value's declaration; dims may be symbolic (strings). */
-export function tensorValue(
-  name: string,
-  dims: Array<number | string> | undefined,
-  elementType: number = OnnxElementType.FLOAT,
-): ValueInfoProto {
+export function tensorValue(name: string, dims: Array<number | string> | undefined, elementType: number = OnnxElementType.FLOAT): ValueInfoProto {
   return {
     name,
     type: {

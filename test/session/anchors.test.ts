@@ -103,9 +103,7 @@ describe('anchors and return types', () => {
     });
     await session.prepareDevice();
     const arrays = session.initAnchorArrays();
-    expect(() => session.run(new StepIO({ [m.x]: new Float32Array(10) }, arrays))).toThrow(
-      /StepIO input 'x' has 10 elements, expected 12 \(shape \[2, 2, 3\]\)/,
-    );
+    expect(() => session.run(new StepIO({ [m.x]: new Float32Array(10) }, arrays))).toThrow(/StepIO input 'x' has 10 elements, expected 12 \(shape \[2, 2, 3\]\)/);
     expect(() => session.run(new StepIO({ [m.x]: new Int32Array(12) }, arrays))).toThrow(/is a Int32Array, but the tensor is float32: give a Float32Array/);
     expect(() => session.run(new StepIO({}, arrays))).toThrow(/no buffer for input\(s\) 'x'/);
     expect(() => session.run(new StepIO({ [m.x]: new Float32Array(12), y: new Float32Array(1) }, arrays))).toThrow(/'y' that the model does not take/);

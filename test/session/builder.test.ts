@@ -28,7 +28,15 @@ describe('Builder', () => {
   it('builds a model of ONNX operators that imports and computes what tfjs computes', () => {
     const builder = new Builder();
     const x = builder.addInputTensor('FLOAT', [2, 4]);
-    const w = builder.addInitializedInputTensor(tf.tensor([[1, 0], [0, 1], [1, 1], [-1, 2]]), 'w');
+    const w = builder.addInitializedInputTensor(
+      tf.tensor([
+        [1, 0],
+        [0, 1],
+        [1, 1],
+        [-1, 2],
+      ]),
+      'w',
+    );
     const y = builder.aiOnnx.gemm([x, w], { alpha: 1, beta: 1 });
     const z = builder.aiOnnx.leakyrelu([y], { alpha: 0.1 });
     const [a, b] = builder.aiOnnx.split([z], 2, { axis: 1 });
@@ -40,10 +48,24 @@ describe('Builder', () => {
     expect(builder.getTensorDtypeString(out)).toBe('FLOAT');
     const model = builder.getModelProto();
     expect(attributes(model, z)).toEqual({ alpha: Math.fround(0.1) });
-    const input = tf.tensor([[1, -2, 3, 0.5], [0, 1, -1, 2]]);
+    const input = tf.tensor([
+      [1, -2, 3, 0.5],
+      [0, 1, -1, 2],
+    ]);
     const result = runModel(model, { [x]: input }).get(out)!;
     const expected = tf.tidy(() => {
-      const yy = tf.leakyRelu(tf.matMul(input, tf.tensor([[1, 0], [0, 1], [1, 1], [-1, 2]])), 0.1);
+      const yy = tf.leakyRelu(
+        tf.matMul(
+          input,
+          tf.tensor([
+            [1, 0],
+            [0, 1],
+            [1, 1],
+            [-1, 2],
+          ]),
+        ),
+        0.1,
+      );
       const [ya, yb] = tf.split(yy, 2, 1);
       return tf.concat([yb!, ya!], 1);
     });
@@ -100,7 +122,10 @@ describe('Builder', () => {
     const picked = [0.8, 0.6, 0.5];
     expectAllClose(outputs.get(nll)!.dataSync(), [-(Math.log(0.8) + Math.log(0.6) + Math.log(0.5)) / 3]);
     expectAllClose(outputs.get(nllSum)!.dataSync(), [-Math.log(0.6)]);
-    expectAllClose(outputs.get(nllLog)!.dataSync(), picked.map((v) => -v));
+    expectAllClose(
+      outputs.get(nllLog)!.dataSync(),
+      picked.map((v) => -v),
+    );
     expectAllClose(outputs.get(l1)!.dataSync(), [(0.5 * probs.reduce((a, c) => a + c, 0)) / 6]);
     expectAllClose(outputs.get(identity)!.dataSync(), [3]);
   });

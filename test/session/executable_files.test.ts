@@ -48,7 +48,9 @@ describe('executables in files', () => {
     loaded.session.dispose();
 
     const other = await classifierSession('other', 4);
-    expect(() => other.session.loadExecutable(path)).toThrow(/was compiled with other options than this session's: option deviceIterations is 2 in the file but 4 in the session/);
+    expect(() => other.session.loadExecutable(path)).toThrow(
+      /was compiled with other options than this session's: option deviceIterations is 2 in the file but 4 in the session/,
+    );
     other.session.dispose();
   });
 

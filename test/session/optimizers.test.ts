@@ -57,7 +57,10 @@ describe('PopART optimizers in dictionary form', () => {
   it('SGD without momentum still scales the step by 1 - dampening, and ConstSGD is plain SGD', async () => {
     const expected = reference(2, (w, g) => w - 0.1 * (1 - 0.5) * g);
     expectAllClose(await trainedWeights(new popart.SGD({ defaultLearningRate: 0.1, defaultDampening: 0.5 }), 2), expected);
-    expectAllClose(await trainedWeights(new popart.ConstSGD(0.1, 0.01), 2), reference(2, (w, g) => w - 0.1 * (g + 0.01 * w)));
+    expectAllClose(
+      await trainedWeights(new popart.ConstSGD(0.1, 0.01), 2),
+      reference(2, (w, g) => w - 0.1 * (g + 0.01 * w)),
+    );
   });
 
   it('Adam: decoupled weight decay by default, an L2 term with L2Regularization, LAMB with its trust ratio', async () => {
@@ -76,10 +79,14 @@ describe('PopART optimizers in dictionary form', () => {
     expectAllClose(await trainedWeights(new popart.Adam(values, { weightDecayMode: 'L2Regularization' }), 3), reference(3, adam(false, true)), 1e-4);
 
     // LAMB: one step of the update x, scaled by min(||w||, maxWeightNorm) / ||x|| over the whole weight.
-    const x = W0.map((w, i) => 1 / (1 + eps) * Math.sign(X[i]!) + wd * w);
+    const x = W0.map((w, i) => (1 / (1 + eps)) * Math.sign(X[i]!) + wd * w);
     const norm = (v: number[]) => Math.sqrt(v.reduce((a, c) => a + c * c, 0));
     const ratio = Math.min(norm(W0), 10) / norm(x);
-    expectAllClose(await trainedWeights(new popart.Adam(values, { mode: 'Lamb' }), 1), W0.map((w, i) => w - lr * ratio * x[i]!), 1e-4);
+    expectAllClose(
+      await trainedWeights(new popart.Adam(values, { mode: 'Lamb' }), 1),
+      W0.map((w, i) => w - lr * ratio * x[i]!),
+      1e-4,
+    );
   });
 
   it('Adaptive: RMSProp and centered RMSProp with momentum', async () => {

@@ -44,7 +44,7 @@ async function train(placement: Placement, configure: (options: popart.SessionOp
   });
   await session.prepareDevice();
   const anchors = session.initAnchorArrays();
-  session.run(new StepIO({ [x]: ramp(2 * 4 * 8, 0.03), [labels]: Int32Array.from({ length: 16 }, (_, i) => (i * 7) % 3 % 2) }, anchors));
+  session.run(new StepIO({ [x]: ramp(2 * 4 * 8, 0.03), [labels]: Int32Array.from({ length: 16 }, (_, i) => ((i * 7) % 3) % 2) }, anchors));
   session.weightsToHost();
   const weights = { w1: new Float32Array(12), w2: new Float32Array(6) };
   session.readWeights(weights);

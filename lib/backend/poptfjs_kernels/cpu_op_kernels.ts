@@ -24,7 +24,10 @@ export function registerHostFunction(id: string, fn: HostFunction): void {
 function hostFunction(id: string): HostFunction {
   const fn = hostFunctions.get(id);
   if (fn) return fn;
-  throw new PoptfjsError(`CPU op '${id}' has no host function in this process: create it with new ops.CPU(fn, '${id}') before running the model`, { type: 'runtime', location: `CPU op '${id}'` });
+  throw new PoptfjsError(`CPU op '${id}' has no host function in this process: create it with new ops.CPU(fn, '${id}') before running the model`, {
+    type: 'runtime',
+    location: `CPU op '${id}'`,
+  });
 }
 
 /** A copy of `t` made from its values (what crosses the host link). */
@@ -43,7 +46,11 @@ function cpuOpKernel(): tf.KernelFunc {
       const result: unknown = fn(...onHost);
       const outputs: unknown[] = Array.isArray(result) ? result : [result];
       const back = outputs.map((o, i) => {
-        if (!(o instanceof tf.Tensor)) throw new PoptfjsError(`CPU op '${id}': output ${i} of its function is not a tf.Tensor (got ${o === null ? 'null' : typeof o})`, { type: 'runtime', location: `CPU op '${id}'` });
+        if (!(o instanceof tf.Tensor))
+          throw new PoptfjsError(`CPU op '${id}': output ${i} of its function is not a tf.Tensor (got ${o === null ? 'null' : typeof o})`, {
+            type: 'runtime',
+            location: `CPU op '${id}'`,
+          });
         return copied(o.dataSync(), o.shape, o.dtype);
       });
       return Array.isArray(result) ? back : back[0]!;

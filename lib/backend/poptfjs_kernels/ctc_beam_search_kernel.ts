@@ -98,7 +98,10 @@ function decoderKernel(): tf.KernelFunc {
     for (let n = 0; n < N; n++) {
       const length = lengths[n]!;
       if (!(length >= 0 && length <= T)) {
-        throw new PoptfjsError(`ctcBeamSearchDecoder: length ${length} of batch entry ${n} is outside [0, ${T}] (the input length)`, { type: 'runtime', location: 'ctcBeamSearchDecoder' });
+        throw new PoptfjsError(`ctcBeamSearchDecoder: length ${length} of batch entry ${n} is outside [0, ${T}] (the input length)`, {
+          type: 'runtime',
+          location: 'ctcBeamSearchDecoder',
+        });
       }
       const beams = ctcPrefixBeamSearch((t, c) => probs[(t * N + n) * C + c]!, length, C, a);
       beams.slice(0, K).forEach((beam, k) => {

@@ -51,13 +51,18 @@ function checkedResults(
   allowNull = false,
 ): Array<tf.Tensor | null> {
   const list: unknown[] = Array.isArray(result) ? result : [result];
-  if (list.length !== expected.length) throw new PoptfjsError(`${where} returned ${list.length} ${what}(s) where ${expected.length} are expected`, { type: 'runtime', location: where });
+  if (list.length !== expected.length)
+    throw new PoptfjsError(`${where} returned ${list.length} ${what}(s) where ${expected.length} are expected`, { type: 'runtime', location: where });
   return list.map((t, i) => {
     const want = expected[i]!;
     if (t === null && allowNull) return null;
-    if (!(t instanceof tf.Tensor)) throw new PoptfjsError(`${where}: ${what} ${i} is not a tf.Tensor (got ${t === null ? 'null' : typeof t})`, { type: 'runtime', location: where });
+    if (!(t instanceof tf.Tensor))
+      throw new PoptfjsError(`${where}: ${what} ${i} is not a tf.Tensor (got ${t === null ? 'null' : typeof t})`, { type: 'runtime', location: where });
     if (t.dtype !== want.dtype || t.shape.length !== want.shape.length || t.shape.some((n: number, d: number) => n !== want.shape[d])) {
-      throw new PoptfjsError(`${where}: ${what} ${i} is ${describe(t.shape, t.dtype)}, but ${describe(want.shape, want.dtype)} is expected`, { type: 'runtime', location: where });
+      throw new PoptfjsError(`${where}: ${what} ${i} is ${describe(t.shape, t.dtype)}, but ${describe(want.shape, want.dtype)} is expected`, {
+        type: 'runtime',
+        location: where,
+      });
     }
     return t;
   });

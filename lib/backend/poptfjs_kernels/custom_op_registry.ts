@@ -53,7 +53,8 @@ export function customOpTitle(name: string, domain: string): string {
  */
 export function registerCustomOp(definition: CustomOpDefinition): void {
   const where = (problem: string) => new PoptfjsError(`registerCustomOp: ${problem}`, { type: 'trace', location: 'registerCustomOp' });
-  if (typeof definition !== 'object' || definition === null) throw where(`expected { name, domain, forward, gradient? }, got ${definition === null ? 'null' : typeof definition}`);
+  if (typeof definition !== 'object' || definition === null)
+    throw where(`expected { name, domain, forward, gradient? }, got ${definition === null ? 'null' : typeof definition}`);
   for (const key of ['name', 'domain'] as const) {
     if (typeof definition[key] !== 'string' || definition[key] === '') throw where(`'${key}' must be a non-empty string, got ${JSON.stringify(definition[key])}`);
   }

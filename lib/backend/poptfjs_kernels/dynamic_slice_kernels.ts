@@ -40,10 +40,10 @@ function checkedStart(op: string, backend: tf.KernelBackend, start: tf.TensorInf
   const value = (backend.readSync(start.dataId) as Int32Array)[0]!;
   const length = x.shape[dim]!;
   if (!(value >= 0 && value + size <= length)) {
-    throw new PoptfjsError(
-      `${op}: start ${value} is out of bounds: a slice of ${size} along dimension ${dim} (of size ${length}) must start at 0 to ${length - size}`,
-      { type: 'runtime', location: op },
-    );
+    throw new PoptfjsError(`${op}: start ${value} is out of bounds: a slice of ${size} along dimension ${dim} (of size ${length}) must start at 0 to ${length - size}`, {
+      type: 'runtime',
+      location: op,
+    });
   }
   return value;
 }
@@ -85,8 +85,15 @@ function spreadByStep(dy: tf.Tensor, dim: number, size: number, step: number): t
   const padding = dy.shape.map((): [number, number] => [0, 0]);
   padding.splice(dim + 1, 0, [0, step - 1]);
   const spread = tf.pad(tf.expandDims(dy, dim + 1), padding);
-  const flat = tf.reshape(spread, dy.shape.map((n, d) => (d === dim ? taken * step : n)));
-  return tf.slice(flat, dy.shape.map(() => 0), dy.shape.map((n, d) => (d === dim ? size : n)));
+  const flat = tf.reshape(
+    spread,
+    dy.shape.map((n, d) => (d === dim ? taken * step : n)),
+  );
+  return tf.slice(
+    flat,
+    dy.shape.map(() => 0),
+    dy.shape.map((n, d) => (d === dim ? size : n)),
+  );
 }
 
 /** Runs `poptfjs.DynamicSlice`. */

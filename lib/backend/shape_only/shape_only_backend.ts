@@ -41,10 +41,7 @@ export function repeatedValue(values: tf.BackendValues): number | undefined {
 }
 
 /** Where a tensor of the shape-only backend came from. */
-type TensorOrigin =
-  | { readonly kind: 'kernel'; readonly kernelName: string }
-  | { readonly kind: 'written' }
-  | { readonly kind: 'moved' };
+type TensorOrigin = { readonly kind: 'kernel'; readonly kernelName: string } | { readonly kind: 'written' } | { readonly kind: 'moved' };
 
 /** What the shape-only backend holds for one data id. */
 interface TensorRecord {
@@ -150,7 +147,10 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
 
   /** Always throws: tensors of the shape-only backend cannot wrap GPU data. */
   override createTensorFromGPUData(): tf.Tensor {
-    throw new ShapeOnlyError(`poptfjs is planning with shapes only: tensors cannot be made from GPU data on the shape-only backend; ${SHAPE_ONLY_REMEDY}`, 'createTensorFromGPUData');
+    throw new ShapeOnlyError(
+      `poptfjs is planning with shapes only: tensors cannot be made from GPU data on the shape-only backend; ${SHAPE_ONLY_REMEDY}`,
+      'createTensorFromGPUData',
+    );
   }
 
   /** Drops one reference to `dataId` (all of them with `force`); returns true once the data id is gone. */

@@ -84,12 +84,23 @@ export const activationFusion: Pattern = {
       if (!found || output.dtype !== editor.value(x).dtype || output.shape.join() !== editor.value(x).shape.join()) continue;
       const fusedShape = editor.value(fusedOut).shape;
       const [activated] = editor.insertBefore(node.id, {
-        kernel: fused.kernel, inputNames: fused.inputNames, inputs: fused.inputs, attrs: { ...fused.attrs, activation: found.activation, ...found.attrs },
-        outputs: [{ shape: fusedShape, dtype: output.dtype }], annotations: fused.annotations,
+        kernel: fused.kernel,
+        inputNames: fused.inputNames,
+        inputs: fused.inputs,
+        attrs: { ...fused.attrs, activation: found.activation, ...found.attrs },
+        outputs: [{ shape: fusedShape, dtype: output.dtype }],
+        annotations: fused.annotations,
       });
-      const [replacement] = fusedOut === x
-        ? [activated!]
-        : editor.insertBefore(node.id, { kernel: 'Reshape', inputNames: ['x'], inputs: [activated!], attrs: { shape: [...output.shape] }, outputs: [{ shape: output.shape, dtype: output.dtype }] });
+      const [replacement] =
+        fusedOut === x
+          ? [activated!]
+          : editor.insertBefore(node.id, {
+              kernel: 'Reshape',
+              inputNames: ['x'],
+              inputs: [activated!],
+              attrs: { shape: [...output.shape] },
+              outputs: [{ shape: output.shape, dtype: output.dtype }],
+            });
       if (fusedOut !== x) uses.set(activated!, 1);
       uses.set(replacement!, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [replacement!]);

@@ -76,7 +76,8 @@ function widen(editor: GraphEditor, node: Node, { vectorInput, rows, reps }: Wid
 /** Widens narrow last-axis broadcasts of binary kernels to whole rows, where that is faster (wasm). */
 export const broadcastWidening: Pattern = {
   name: 'BroadcastWidening',
-  description: 'widens a narrow last-axis vector (a bias) of Add/Sub/Multiply/RealDiv on a large tensor to whole rows, Reshape + Tile, on backends where that is faster (wasm)',
+  description:
+    'widens a narrow last-axis vector (a bias) of Add/Sub/Multiply/RealDiv on a large tensor to whole rows, Reshape + Tile, on backends where that is faster (wasm)',
   level: 'Default',
   apply(graph, context) {
     if (!SLOW_NARROW_BROADCAST.has(context.backend)) return { graph, count: 0 };

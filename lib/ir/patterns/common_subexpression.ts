@@ -18,7 +18,9 @@ import type { Pattern } from './pattern.js';
 function canonicalJson(value: AttrValue): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k]!)}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k]!)}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);

@@ -27,7 +27,13 @@ const log = getLogger('pattern');
 function foldable(editor: GraphEditor, node: Node): boolean {
   // poptfjs's pseudo-kernels stay; a node without inputs (a fill) is smaller than the constant it would become.
   if (node.kernel.startsWith('poptfjs.') || node.inputs.length === 0) return false;
-  if (!node.inputs.every((id) => { const source = editor.value(id).source; return source.kind === 'constant' && source.data !== null; })) return false;
+  if (
+    !node.inputs.every((id) => {
+      const source = editor.value(id).source;
+      return source.kind === 'constant' && source.data !== null;
+    })
+  )
+    return false;
   const outputs = node.outputs.map((id) => editor.value(id));
   if (outputs.some((v) => v.dtype === 'complex64' || v.precision === 'float16' || sizeOf(v.shape) > FOLDED_ELEMENTS_LIMIT)) return false;
   return tf.getKernel(node.kernel, tf.getBackend()) !== undefined;
@@ -49,15 +55,11 @@ function evaluate(editor: GraphEditor, node: Node): ConstantData[] | undefined {
   try {
     tf.tidy(() => {
       const tensors = node.inputs.map((id) => constantTensor(editor.value(id)));
-      const inputs: KernelInputs = node.inputNames
-        ? Object.fromEntries(node.inputNames.map((name, i) => [name, tensors[i]!]))
-        : tensors;
+      const inputs: KernelInputs = node.inputNames ? Object.fromEntries(node.inputNames.map((name, i) => [name, tensors[i]!])) : tensors;
       const out = engine().runKernel(node.kernel, inputs, node.attrs as Record<string, unknown>);
       const outputs = Array.isArray(out) ? out : [out];
       const expected = node.outputs.map((id) => editor.value(id));
-      const agrees =
-        outputs.length === expected.length &&
-        outputs.every((t, i) => t.dtype === expected[i]!.dtype && sameShape(t.shape, expected[i]!.shape));
+      const agrees = outputs.length === expected.length && outputs.every((t, i) => t.dtype === expected[i]!.dtype && sameShape(t.shape, expected[i]!.shape));
       if (agrees) results = outputs.map(readData);
     });
   } catch (error) {

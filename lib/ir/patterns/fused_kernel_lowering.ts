@@ -48,12 +48,20 @@ function needsChannelsFirstReshape(node: Node, shape: readonly number[]): boolea
 
 /** Emits the kernel calls that replace one node, one after another, before it. */
 class LoweredKernels {
-  constructor(private readonly editor: GraphEditor, private readonly node: Node, private readonly dtype: DataType) {}
+  constructor(
+    private readonly editor: GraphEditor,
+    private readonly node: Node,
+    private readonly dtype: DataType,
+  ) {}
 
   /** Emits a single-output kernel call and returns its output. */
   emit(kernel: string, named: Record<string, ValueId>, attrs: Record<string, AttrValue>, shape: readonly number[]): ValueId {
     const [out] = this.editor.insertBefore(this.node.id, {
-      kernel, inputNames: Object.keys(named), inputs: Object.values(named), attrs, outputs: [{ shape, dtype: this.dtype }],
+      kernel,
+      inputNames: Object.keys(named),
+      inputs: Object.values(named),
+      attrs,
+      outputs: [{ shape, dtype: this.dtype }],
     });
     return out!;
   }
@@ -75,7 +83,8 @@ function lower(editor: GraphEditor, node: Node): boolean {
   const activation = (node.attrs.activation ?? 'linear') as string;
   if (!ACTIVATIONS.has(activation)) {
     throw new PoptfjsError(`node #${node.id} ${node.kernel} has an unknown fused activation '${activation}'`, {
-      type: 'compile', location: node.annotations.layer ?? node.kernel,
+      type: 'compile',
+      location: node.annotations.layer ?? node.kernel,
     });
   }
   const named = new Map(node.inputNames!.map((name, i) => [name, node.inputs[i]!]));
@@ -89,7 +98,8 @@ function lower(editor: GraphEditor, node: Node): boolean {
   const alpha = activation === 'prelu' ? named.get('preluActivationWeights') : undefined;
   if (activation === 'prelu' && alpha === undefined) {
     throw new PoptfjsError(`node #${node.id} ${node.kernel} has a prelu activation without preluActivationWeights`, {
-      type: 'compile', location: node.annotations.layer ?? node.kernel,
+      type: 'compile',
+      location: node.annotations.layer ?? node.kernel,
     });
   }
   const lhsShape = editor.value(lhs).shape;

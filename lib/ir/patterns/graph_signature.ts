@@ -16,7 +16,11 @@ export function graphSignature(graph: Graph): string {
     `inputs (${graph.inputs.map(type).join(', ')})`,
     `outputs (${roles.outputs.map(type).join(', ')})`,
     roles.loss !== undefined ? `loss ${type(roles.loss)}` : 'no loss',
-    roles.gradients ? `gradients {${Object.entries(roles.gradients).map(([k, v]) => `${k}: ${type(v)}`).join(', ')}}` : 'no gradients',
+    roles.gradients
+      ? `gradients {${Object.entries(roles.gradients)
+          .map(([k, v]) => `${k}: ${type(v)}`)
+          .join(', ')}}`
+      : 'no gradients',
     roles.lossScale !== undefined ? `lossScale ${type(roles.lossScale)}` : 'no lossScale',
     `assignments {${graph.assignments.map((a) => `${a.param}: ${type(a.value)}`).join(', ')}}`,
   ];

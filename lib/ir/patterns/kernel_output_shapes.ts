@@ -46,12 +46,7 @@ interface ConvolutionAttrs {
 }
 
 /** The shape of a 2-D convolution (`depthwise` for `DepthwiseConv2dNative`) of a rank-4 `x` with `filter`. */
-export function conv2dShape(
-  x: readonly number[],
-  filter: readonly number[],
-  attrs: Readonly<Record<string, AttrValue>>,
-  depthwise: boolean,
-): number[] {
+export function conv2dShape(x: readonly number[], filter: readonly number[], attrs: Readonly<Record<string, AttrValue>>, depthwise: boolean): number[] {
   const conv = attrs as unknown as ConvolutionAttrs;
   const info = tf.backend_util.computeConv2DInfo(
     x as [number, number, number, number],

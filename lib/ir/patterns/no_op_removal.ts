@@ -52,7 +52,10 @@ function simplify(editor: GraphEditor, node: Node): boolean {
         replaceBy(source);
       } else {
         const [reshaped] = editor.insertBefore(node.id, {
-          kernel: 'Reshape', inputNames: ['x'], inputs: [source], attrs: { ...node.attrs, shape: [...output.shape] },
+          kernel: 'Reshape',
+          inputNames: ['x'],
+          inputs: [source],
+          attrs: { ...node.attrs, shape: [...output.shape] },
           outputs: [{ shape: output.shape, dtype: output.dtype }],
         });
         replaceBy(reshaped!);
@@ -74,7 +77,10 @@ function simplify(editor: GraphEditor, node: Node): boolean {
         replaceBy(source);
       } else {
         const [transposed] = editor.insertBefore(node.id, {
-          kernel: 'Transpose', inputNames: ['x'], inputs: [source], attrs: { perm: composed },
+          kernel: 'Transpose',
+          inputNames: ['x'],
+          inputs: [source],
+          attrs: { perm: composed },
           outputs: [{ shape: transposeShape(editor.value(source).shape, composed), dtype: output.dtype }],
         });
         replaceBy(transposed!);

@@ -94,10 +94,10 @@ export function applyPatterns(graph: Graph, patterns: Patterns, context: Pattern
     for (const pattern of active) {
       const result = pattern.apply(current, context);
       if (result.graph !== current && graphSignature(result.graph) !== signature) {
-        throw new PoptfjsError(
-          `pattern ${pattern.name} changed the graph's signature from ${signature} to ${graphSignature(result.graph)}`,
-          { type: 'compile', location: pattern.name },
-        );
+        throw new PoptfjsError(`pattern ${pattern.name} changed the graph's signature from ${signature} to ${graphSignature(result.graph)}`, {
+          type: 'compile',
+          location: pattern.name,
+        });
       }
       if (result.count > 0) fired.set(pattern.name, (fired.get(pattern.name) ?? 0) + result.count);
       changes += result.count;
@@ -106,9 +106,12 @@ export function applyPatterns(graph: Graph, patterns: Patterns, context: Pattern
     if (changes === 0) break;
     if (round === MAX_PATTERN_ROUNDS) log.warn(`patterns still rewrote the graph after ${round} rounds; stopping there`);
   }
-  log.debug(() => `patterns (${context.backend}, ${context.training ? 'training' : 'inference'}): ${
-    fired.size > 0 ? [...fired].map(([name, n]) => `${name} ×${n}`).join(', ') : 'nothing fired'
-  }`);
+  log.debug(
+    () =>
+      `patterns (${context.backend}, ${context.training ? 'training' : 'inference'}): ${
+        fired.size > 0 ? [...fired].map(([name, n]) => `${name} ×${n}`).join(', ') : 'nothing fired'
+      }`,
+  );
   return { graph: current, fired };
 }
 

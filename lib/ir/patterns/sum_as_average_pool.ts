@@ -76,7 +76,8 @@ function rewrite(editor: GraphEditor, node: Node, { outer, reduced, inner }: Sum
 /** Replaces large sums and means over non-innermost axes by an average pooling, where that is faster (wasm). */
 export const sumAsAveragePool: Pattern = {
   name: 'SumAsAveragePool',
-  description: 'turns a large Sum over adjacent axes before the last into Reshape + AvgPool + Multiply, and such a Mean into Reshape + AvgPool, on backends where that is faster (wasm)',
+  description:
+    'turns a large Sum over adjacent axes before the last into Reshape + AvgPool + Multiply, and such a Mean into Reshape + AvgPool, on backends where that is faster (wasm)',
   level: 'Default',
   apply(graph, context) {
     if (!FASTER_AS_AVERAGE_POOL.has(context.backend)) return { graph, count: 0 };

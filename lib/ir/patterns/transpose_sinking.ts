@@ -31,7 +31,23 @@ import type { Pattern } from './pattern.js';
 
 /** Elementwise kernels of one tensor input. */
 const UNARY_KERNELS: ReadonlySet<string> = new Set([
-  'Relu', 'Relu6', 'Elu', 'Selu', 'LeakyRelu', 'Sigmoid', 'Tanh', 'Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Rsqrt', 'Square', 'Erf', 'ClipByValue', 'Cast',
+  'Relu',
+  'Relu6',
+  'Elu',
+  'Selu',
+  'LeakyRelu',
+  'Sigmoid',
+  'Tanh',
+  'Neg',
+  'Abs',
+  'Exp',
+  'Log',
+  'Sqrt',
+  'Rsqrt',
+  'Square',
+  'Erf',
+  'ClipByValue',
+  'Cast',
 ]);
 
 /** Elementwise kernels of two tensor inputs. */
@@ -132,11 +148,18 @@ export const transposeSinking: Pattern = {
       if (!move) continue;
       const output = editor.value(node.outputs[0]!);
       const [inner] = editor.insertBefore(node.id, {
-        kernel: node.kernel, inputNames: node.inputNames, inputs: move.inputs, attrs: move.attrs,
+        kernel: node.kernel,
+        inputNames: node.inputNames,
+        inputs: move.inputs,
+        attrs: move.attrs,
         outputs: [{ shape: shapeBefore(output.shape, move.perm), dtype: output.dtype }],
       });
       const [transposed] = editor.insertBefore(node.id, {
-        kernel: 'Transpose', inputNames: ['x'], inputs: [inner!], attrs: { perm: move.perm }, outputs: [{ shape: output.shape, dtype: output.dtype }],
+        kernel: 'Transpose',
+        inputNames: ['x'],
+        inputs: [inner!],
+        attrs: { perm: move.perm },
+        outputs: [{ shape: output.shape, dtype: output.dtype }],
       });
       uses.set(inner!, 1);
       uses.set(transposed!, uses.get(node.outputs[0]!) ?? 0);

@@ -26,7 +26,10 @@ function transposed(editor: GraphEditor, node: Node, operand: ValueId): ValueId 
   const v = editor.value(operand);
   const perm = swapLastTwoAxes(v.shape.length);
   const [out] = editor.insertBefore(node.id, {
-    kernel: 'Transpose', inputNames: ['x'], inputs: [operand], attrs: { perm },
+    kernel: 'Transpose',
+    inputNames: ['x'],
+    inputs: [operand],
+    attrs: { perm },
     outputs: [{ shape: transposeShape(v.shape, perm), dtype: v.dtype }],
   });
   return out!;
@@ -41,7 +44,10 @@ function lower(editor: GraphEditor, node: Node): void {
     return id;
   });
   const outputs = editor.insertBefore(node.id, {
-    kernel: node.kernel, inputNames: names, inputs, attrs: { ...node.attrs, transposeA: false, transposeB: false },
+    kernel: node.kernel,
+    inputNames: names,
+    inputs,
+    attrs: { ...node.attrs, transposeA: false, transposeB: false },
     outputs: node.outputs.map((id) => editor.value(id)),
   });
   editor.removeNode(node.id, outputs);

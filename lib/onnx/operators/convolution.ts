@@ -141,13 +141,7 @@ export function convolution(call: OperatorCall, input: tf.Tensor, weights: tf.Te
 const conv: OperatorImplementation = (call) => [convolution(call, call.input(0), call.input(1), call.optionalInput(2))];
 
 /** Padding before and after each spatial axis of a ConvTranspose, and its output sizes. */
-function transposedGeometry(
-  call: OperatorCall,
-  inputSizes: readonly number[],
-  fullSizes: readonly number[],
-  outputPadding: readonly number[],
-  strides: readonly number[],
-) {
+function transposedGeometry(call: OperatorCall, inputSizes: readonly number[], fullSizes: readonly number[], outputPadding: readonly number[], strides: readonly number[]) {
   const n = inputSizes.length;
   const autoPad = call.attrs.string('auto_pad', 'NOTSET');
   const outputShape = call.attrs.ints('output_shape');
@@ -172,13 +166,7 @@ function transposedGeometry(
 function convolveTransposed(x: tf.Tensor, w: tf.Tensor, strides: number[], fullSizes: number[]): tf.Tensor {
   if (x.rank === 4) {
     const outShape = [x.shape[0]!, ...fullSizes, w.shape[1]!] as [number, number, number, number];
-    return tf.conv2dTranspose(
-      x as tf.Tensor4D,
-      tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D,
-      outShape,
-      strides as [number, number],
-      'valid',
-    );
+    return tf.conv2dTranspose(x as tf.Tensor4D, tf.transpose(w, [2, 3, 1, 0]) as tf.Tensor4D, outShape, strides as [number, number], 'valid');
   }
   const kernel = w.shape.slice(2);
   const spread = toChannelsLast(

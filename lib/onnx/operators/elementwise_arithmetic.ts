@@ -81,10 +81,7 @@ const bitShift: OperatorImplementation = (call) => {
   return [call.attrs.string('direction') === 'LEFT' ? tf.mul(x, factor) : tf.floorDiv(x, factor)];
 };
 
-function variadic(
-  fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor,
-  finish?: (sum: tf.Tensor, count: number) => tf.Tensor,
-): OperatorImplementation {
+function variadic(fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, finish?: (sum: tf.Tensor, count: number) => tf.Tensor): OperatorImplementation {
   return (call) => {
     const inputs = Array.from({ length: call.inputCount }, (_, i) => call.input(i));
     const combined = inputs.slice(1).reduce(fn, inputs[0]!);

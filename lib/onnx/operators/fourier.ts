@@ -16,13 +16,7 @@ import type { OperatorFamily, OperatorImplementation } from './operator.js';
  * The DFT of the complex signal (re, im) along its last axis, of `length`
  * points (zero-padded or truncated), keeping `bins` frequencies; [re, im].
  */
-function transformLastAxis(
-  re: tf.Tensor,
-  im: tf.Tensor | undefined,
-  length: number,
-  bins: number,
-  inverse: boolean,
-): [tf.Tensor, tf.Tensor] {
+function transformLastAxis(re: tf.Tensor, im: tf.Tensor | undefined, length: number, bins: number, inverse: boolean): [tf.Tensor, tf.Tensor] {
   const fitToLength = (t: tf.Tensor) => {
     const n = t.shape[t.rank - 1]!;
     if (n === length) return t;

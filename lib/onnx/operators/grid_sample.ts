@@ -58,10 +58,7 @@ function padCoordinate(x: tf.Tensor, size: number, { alignCorners, padding }: Sa
 
 /** The input values at integer pixel positions (x, y) [N, P], 0 outside the input; `[N, C, P]`. */
 function pixels(flat: tf.Tensor, x: tf.Tensor, y: tf.Tensor, [height, width]: [number, number]): tf.Tensor {
-  const inside = tf.logicalAnd(
-    tf.logicalAnd(tf.greaterEqual(x, 0), tf.lessEqual(x, width - 1)),
-    tf.logicalAnd(tf.greaterEqual(y, 0), tf.lessEqual(y, height - 1)),
-  );
+  const inside = tf.logicalAnd(tf.logicalAnd(tf.greaterEqual(x, 0), tf.lessEqual(x, width - 1)), tf.logicalAnd(tf.greaterEqual(y, 0), tf.lessEqual(y, height - 1)));
   const index = tf.cast(tf.add(tf.mul(tf.clipByValue(y, 0, height - 1), width), tf.clipByValue(x, 0, width - 1)), 'int32');
   const values = tf.gather(flat, index, 2, 1);
   return tf.mul(values, tf.expandDims(tf.cast(inside, 'float32'), 1));
@@ -123,8 +120,7 @@ const gridSample: OperatorImplementation = (call) => {
       const y0 = tf.floor(y);
       const fx = tf.sub(x, x0);
       const fy = tf.sub(y, y0);
-      const corner = (dx: number, dy: number, weight: tf.Tensor) =>
-        tf.mul(pixels(flat, tf.add(x0, dx), tf.add(y0, dy), sampling.size), tf.expandDims(weight, 1));
+      const corner = (dx: number, dy: number, weight: tf.Tensor) => tf.mul(pixels(flat, tf.add(x0, dx), tf.add(y0, dy), sampling.size), tf.expandDims(weight, 1));
       sampled = tf.addN([
         corner(0, 0, tf.mul(tf.sub(1, fx), tf.sub(1, fy))),
         corner(1, 0, tf.mul(fx, tf.sub(1, fy))),

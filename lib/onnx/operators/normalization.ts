@@ -20,12 +20,7 @@ function normalize(x: tf.Tensor, mean: tf.Tensor, variance: tf.Tensor, scale: tf
 
 const batchNormalization: OperatorImplementation = (call) => {
   const x = call.input(0);
-  const [scale, bias, mean, variance] = [1, 2, 3, 4].map((i) => perChannel(call.input(i), x.rank)) as [
-    tf.Tensor,
-    tf.Tensor,
-    tf.Tensor,
-    tf.Tensor,
-  ];
+  const [scale, bias, mean, variance] = [1, 2, 3, 4].map((i) => perChannel(call.input(i), x.rank)) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
   const epsilon = call.attrs.float('epsilon', 1e-5);
   const training = call.opset >= 14 && call.attrs.int('training_mode', 0) === 1;
   if (!training) {
@@ -39,17 +34,14 @@ const batchNormalization: OperatorImplementation = (call) => {
   const momentum = call.attrs.float('momentum', 0.9);
   const axes = allAxes(x.rank).filter((a) => a !== 1);
   const batch = tf.moments(x, axes, true);
-  const running = (old: tf.Tensor, current: tf.Tensor) =>
-    tf.reshape(tf.add(tf.mul(old, momentum), tf.mul(current, 1 - momentum)), [x.shape[1]!]);
+  const running = (old: tf.Tensor, current: tf.Tensor) => tf.reshape(tf.add(tf.mul(old, momentum), tf.mul(current, 1 - momentum)), [x.shape[1]!]);
   return [normalize(x, batch.mean, batch.variance, scale, bias, epsilon), running(mean, batch.mean), running(variance, batch.variance)];
 };
 
 const instanceNormalization: OperatorImplementation = (call) => {
   const x = call.input(0);
   const { mean, variance } = tf.moments(x, allAxes(x.rank).slice(2), true);
-  return [
-    normalize(x, mean, variance, perChannel(call.input(1), x.rank), perChannel(call.input(2), x.rank), call.attrs.float('epsilon', 1e-5)),
-  ];
+  return [normalize(x, mean, variance, perChannel(call.input(1), x.rank), perChannel(call.input(2), x.rank), call.attrs.float('epsilon', 1e-5))];
 };
 
 const layerNormalization: OperatorImplementation = (call) => {

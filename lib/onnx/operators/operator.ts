@@ -67,9 +67,7 @@ export type OperatorImplementation = (call: OperatorCall) => OperatorOutputs;
 export type ImportTimeImplementation = (call: OperatorCall) => HostTensor[];
 
 /** One version of an operator: the implementation used from opset `since` until the next version. */
-export type OperatorVersion =
-  | { readonly since: number; readonly run: OperatorImplementation }
-  | { readonly since: number; readonly atImport: ImportTimeImplementation };
+export type OperatorVersion = { readonly since: number; readonly run: OperatorImplementation } | { readonly since: number; readonly atImport: ImportTimeImplementation };
 
 /** A family of operators: versions by operator type, oldest first. */
 export type OperatorFamily = Readonly<Record<string, readonly OperatorVersion[]>>;

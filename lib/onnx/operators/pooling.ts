@@ -36,13 +36,7 @@ function poolingWindow(call: OperatorCall, spatial: readonly number[]): SlidingW
 type ChannelsLastPool = (x: tf.Tensor, kernel: number[], strides: number[]) => tf.Tensor;
 
 /** Runs a tfjs pool (2-D or 3-D, channels-last, no padding) on a channels-first tensor of 1 to 3 spatial axes (3 only with `pool3d`). */
-function poolChannelsFirst(
-  x: tf.Tensor,
-  kernel: number[],
-  strides: number[],
-  pool2d: ChannelsLastPool,
-  pool3d?: ChannelsLastPool,
-): tf.Tensor {
+function poolChannelsFirst(x: tf.Tensor, kernel: number[], strides: number[], pool2d: ChannelsLastPool, pool3d?: ChannelsLastPool): tf.Tensor {
   if (x.rank === 3) return tf.squeeze(poolChannelsFirst(tf.expandDims(x, 2), [1, ...kernel], [1, ...strides], pool2d), [2]);
   const pool = x.rank === 4 ? pool2d : pool3d;
   if (!pool) throw new RangeError(`no pool for rank ${x.rank}`);
@@ -51,15 +45,12 @@ function poolChannelsFirst(
 
 const max2d: ChannelsLastPool = (x, k, s) => tf.maxPool(x as tf.Tensor4D, k as [number, number], s as [number, number], 'valid');
 const avg2d: ChannelsLastPool = (x, k, s) => tf.avgPool(x as tf.Tensor4D, k as [number, number], s as [number, number], 'valid');
-const avg3d: ChannelsLastPool = (x, k, s) =>
-  tf.avgPool3d(x as tf.Tensor5D, k as [number, number, number], s as [number, number, number], 'valid');
+const avg3d: ChannelsLastPool = (x, k, s) => tf.avgPool3d(x as tf.Tensor5D, k as [number, number, number], s as [number, number, number], 'valid');
 
 /** Max over the kernel taps of a (dilated) window, each tap a strided slice. */
 function dilatedMaxPool(x: tf.Tensor, window: SlidingWindow): tf.Tensor {
   const spatial = x.shape.slice(2);
-  const out = spatial.map(
-    (size, i) => Math.floor((size - dilatedExtent(window.kernel[i]!, window.dilations[i]!)) / window.strides[i]!) + 1,
-  );
+  const out = spatial.map((size, i) => Math.floor((size - dilatedExtent(window.kernel[i]!, window.dilations[i]!)) / window.strides[i]!) + 1);
   let result: tf.Tensor | undefined;
   const taps = window.kernel.reduce((p, k) => p * k, 1);
   for (let t = 0; t < taps; t++) {
@@ -127,10 +118,7 @@ const maxPool: OperatorImplementation = (call) => {
     return [restore(values), indices];
   }
   // The wasm backend's 3-D max pool starts from the smallest positive float, not -infinity: use strided slices.
-  const pooled =
-    window.dilations.some((d) => d > 1) || x.rank === 5
-      ? dilatedMaxPool(padded, window)
-      : poolChannelsFirst(padded, window.kernel, window.strides, max2d);
+  const pooled = window.dilations.some((d) => d > 1) || x.rank === 5 ? dilatedMaxPool(padded, window) : poolChannelsFirst(padded, window.kernel, window.strides, max2d);
   return [restore(pooled)];
 };
 

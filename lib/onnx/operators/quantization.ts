@@ -80,9 +80,7 @@ function centered(call: OperatorCall, index: number, zeroIndex: number, rowwise:
   return tf.sub(x, asFloat(shaped));
 }
 
-const matMulInteger: OperatorImplementation = (call) => [
-  tf.cast(numpyMatMul(centered(call, 0, 2, true), centered(call, 1, 3, false), call.where), 'int32'),
-];
+const matMulInteger: OperatorImplementation = (call) => [tf.cast(numpyMatMul(centered(call, 0, 2, true), centered(call, 1, 3, false), call.where), 'int32')];
 
 const convInteger: OperatorImplementation = (call) => {
   const x = centered(call, 0, 2, false);

@@ -115,9 +115,7 @@ const GRU: RecurrentKind = {
       const [xz, xr, xh] = tf.split(xw, [hidden, hidden, hidden], 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
       const z = f!(clip(plus(tf.add(xz, tf.matMul(h, rz, false, true)), bz)));
       const reset = f!(clip(plus(tf.add(xr, tf.matMul(h, rr, false, true)), br)));
-      const recurrent = linearBeforeReset
-        ? tf.mul(reset, plus(tf.matMul(h, rh, false, true), bh))
-        : plus(tf.matMul(tf.mul(reset, h), rh, false, true), bh);
+      const recurrent = linearBeforeReset ? tf.mul(reset, plus(tf.matMul(h, rh, false, true), bh)) : plus(tf.matMul(tf.mul(reset, h), rh, false, true), bh);
       const candidate = g!(clip(tf.add(xh, recurrent)));
       return { h: tf.add(tf.mul(tf.sub(1, z), candidate), tf.mul(z, h)) };
     };
@@ -134,12 +132,7 @@ const LSTM: RecurrentKind = {
     const peep = (x: tf.Tensor, weights: tf.Tensor | undefined, c: tf.Tensor) => (weights ? tf.add(x, tf.mul(weights, c)) : x);
     return (xw, { h, c }) => {
       const pre = tf.add(xw, tf.matMul(h, r, false, true));
-      const [xi, xo, xf, xc] = tf.split(rb ? tf.add(pre, rb) : pre, [hidden, hidden, hidden, hidden], 1) as [
-        tf.Tensor,
-        tf.Tensor,
-        tf.Tensor,
-        tf.Tensor,
-      ];
+      const [xi, xo, xf, xc] = tf.split(rb ? tf.add(pre, rb) : pre, [hidden, hidden, hidden, hidden], 1) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
       const i = f!(clip(peep(xi, pi, c!)));
       const forget = inputForget ? tf.sub(1, i) : f!(clip(peep(xf, pf, c!)));
       const cNext = tf.add(tf.mul(forget, c!), tf.mul(i, g!(clip(xc))));
@@ -177,14 +170,7 @@ function recurrent(kind: RecurrentKind): OperatorImplementation {
     const alphas = call.attrs.floats('activation_alpha', []);
     const betas = call.attrs.floats('activation_beta', []);
     const split = (t: tf.Tensor | undefined) => (t ? tf.split(t, directions, 0).map((d) => tf.squeeze(d, [0])) : []);
-    const [w, r, b, h0, c0, p] = [
-      call.input(1),
-      call.input(2),
-      call.optionalInput(3),
-      call.optionalInput(5),
-      call.optionalInput(6),
-      call.optionalInput(7),
-    ].map(split);
+    const [w, r, b, h0, c0, p] = [call.input(1), call.input(2), call.optionalInput(3), call.optionalInput(5), call.optionalInput(6), call.optionalInput(7)].map(split);
     const outputs: tf.Tensor[] = [];
     const finals: CellState[] = [];
     for (let d = 0; d < directions; d++) {
@@ -193,11 +179,7 @@ function recurrent(kind: RecurrentKind): OperatorImplementation {
       const [wb, rb] = b![d] ? (tf.split(b![d]!, 2, 0) as [tf.Tensor, tf.Tensor]) : [undefined, undefined];
       const cell = kind.cell(call, { r: r![d]!, rb, p: p![d] }, fns, hidden);
       const input = reverse ? reverseSteps(x, lengths) : x;
-      let projected = tf.reshape(tf.matMul(tf.reshape(input, [steps * batch, x.shape[2]!]), w![d]!, false, true), [
-        steps,
-        batch,
-        kind.gates * hidden,
-      ]);
+      let projected = tf.reshape(tf.matMul(tf.reshape(input, [steps * batch, x.shape[2]!]), w![d]!, false, true), [steps, batch, kind.gates * hidden]);
       if (wb) projected = tf.add(projected, wb);
       const zeros = tf.zeros([batch, hidden]);
       let state: CellState = { h: h0![d] ?? zeros, ...(kind === LSTM ? { c: c0![d] ?? zeros } : {}) };

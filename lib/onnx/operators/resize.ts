@@ -32,15 +32,7 @@ interface Taps {
  * The input coordinate of output coordinate `x`. `outLength` is the input
  * size times the scale (not rounded), as the ONNX reference uses it.
  */
-function originalCoordinate(
-  mode: ResizeMode,
-  x: number,
-  scale: number,
-  inSize: number,
-  outLength: number,
-  roiStart: number,
-  roiEnd: number,
-): number {
+function originalCoordinate(mode: ResizeMode, x: number, scale: number, inSize: number, outLength: number, roiStart: number, roiEnd: number): number {
   switch (mode.coordinates) {
     case 'half_pixel':
       return (x + 0.5) / scale - 0.5;
@@ -53,9 +45,7 @@ function originalCoordinate(
     case 'tf_half_pixel_for_nn':
       return (x + 0.5) / scale;
     case 'tf_crop_and_resize':
-      return outLength > 1
-        ? roiStart * (inSize - 1) + (x * (roiEnd - roiStart) * (inSize - 1)) / (outLength - 1)
-        : 0.5 * (roiStart + roiEnd) * (inSize - 1);
+      return outLength > 1 ? roiStart * (inSize - 1) + (x * (roiEnd - roiStart) * (inSize - 1)) / (outLength - 1) : 0.5 * (roiStart + roiEnd) * (inSize - 1);
     default:
       throw new RangeError(`unknown coordinate_transformation_mode '${mode.coordinates}'`);
   }
@@ -100,19 +90,9 @@ function tapsAt(mode: ResizeMode, x: number, inSize: number): Taps {
 }
 
 /** Resizes `x` along `axis` from its size to `outSize`. */
-function resizeAxis(
-  x: tf.Tensor,
-  axis: number,
-  outSize: number,
-  scale: number,
-  mode: ResizeMode,
-  roi: [number, number],
-  outsideMasks: tf.Tensor[],
-): tf.Tensor {
+function resizeAxis(x: tf.Tensor, axis: number, outSize: number, scale: number, mode: ResizeMode, roi: [number, number], outsideMasks: tf.Tensor[]): tf.Tensor {
   const inSize = x.shape[axis]!;
-  const taps = Array.from({ length: outSize }, (_, j) =>
-    tapsAt(mode, originalCoordinate(mode, j, scale, inSize, inSize * scale, roi[0], roi[1]), inSize),
-  );
+  const taps = Array.from({ length: outSize }, (_, j) => tapsAt(mode, originalCoordinate(mode, j, scale, inSize, inSize * scale, roi[0], roi[1]), inSize));
   const broadcastShape = x.shape.map((_, i) => (i === axis ? outSize : 1));
   if (taps.some((t) => t.outside))
     outsideMasks.push(
@@ -142,32 +122,18 @@ function resizeAxis(
 }
 
 /** Output sizes and per-axis scales from `sizes` or `scales`. */
-function targetSizes(
-  call: OperatorCall,
-  shape: readonly number[],
-  scales: number[] | undefined,
-  sizes: number[] | undefined,
-): { out: number[]; scale: number[] } {
+function targetSizes(call: OperatorCall, shape: readonly number[], scales: number[] | undefined, sizes: number[] | undefined): { out: number[]; scale: number[] } {
   if (sizes && sizes.length > 0) {
-    if (sizes.length !== shape.length)
-      throw new OnnxError(`${call.where}: ${sizes.length} sizes for a tensor of rank ${shape.length}`, { location: call.where });
+    if (sizes.length !== shape.length) throw new OnnxError(`${call.where}: ${sizes.length} sizes for a tensor of rank ${shape.length}`, { location: call.where });
     return { out: sizes, scale: sizes.map((s, i) => s / shape[i]!) };
   }
-  if (!scales || scales.length !== shape.length)
-    throw new OnnxError(`${call.where}: needs one scale per axis (rank ${shape.length}) or sizes`, { location: call.where });
+  if (!scales || scales.length !== shape.length) throw new OnnxError(`${call.where}: needs one scale per axis (rank ${shape.length}) or sizes`, { location: call.where });
   return { out: shape.map((d, i) => Math.floor(d * scales[i]!)), scale: scales };
 }
 
-function resizeWith(
-  call: OperatorCall,
-  mode: ResizeMode,
-  scales: number[] | undefined,
-  sizes: number[] | undefined,
-  roi: number[] | undefined,
-): tf.Tensor {
+function resizeWith(call: OperatorCall, mode: ResizeMode, scales: number[] | undefined, sizes: number[] | undefined, roi: number[] | undefined): tf.Tensor {
   const x = call.input(0);
-  if (!['nearest', 'linear', 'cubic'].includes(mode.mode))
-    throw new OnnxError(`${call.where}: resize mode '${mode.mode}' is not supported`, { location: call.where });
+  if (!['nearest', 'linear', 'cubic'].includes(mode.mode)) throw new OnnxError(`${call.where}: resize mode '${mode.mode}' is not supported`, { location: call.where });
   const { out, scale } = targetSizes(call, x.shape, scales, sizes);
   const outsideMasks: tf.Tensor[] = [];
   let y = x.dtype === 'float32' ? x : tf.cast(x, 'float32');
@@ -202,17 +168,13 @@ const numbersOf = (call: OperatorCall, i: number) => {
 };
 
 /** Resize from opset 11: inputs X, roi, scales, sizes. */
-const resize: OperatorImplementation = (call) => [
-  resizeWith(call, modeOf(call, false), numbersOf(call, 2), numbersOf(call, 3), numbersOf(call, 1)),
-];
+const resize: OperatorImplementation = (call) => [resizeWith(call, modeOf(call, false), numbersOf(call, 2), numbersOf(call, 3), numbersOf(call, 1))];
 
 /** Resize-10 and Upsample-9: inputs X, scales; asymmetric coordinates, nearest rounds down. */
 const scalesInput: OperatorImplementation = (call) => [resizeWith(call, modeOf(call, true), numbersOf(call, 1), undefined, undefined)];
 
 /** Upsample-7: scales attribute. */
-const scalesAttribute: OperatorImplementation = (call) => [
-  resizeWith(call, modeOf(call, true), call.attrs.floats('scales'), undefined, undefined),
-];
+const scalesAttribute: OperatorImplementation = (call) => [resizeWith(call, modeOf(call, true), call.attrs.floats('scales'), undefined, undefined)];
 
 /** Resize operators. */
 export const RESIZE_OPERATORS: OperatorFamily = {

@@ -12,9 +12,7 @@ function cosineSum(coefficients: readonly number[]): ImportTimeImplementation {
     const size = hostNumbers(call.constantInput(0))[0]!;
     const periodic = call.attrs.int('periodic', 1) === 1;
     const n = periodic ? size : size - 1;
-    const values = Array.from({ length: size }, (_, i) =>
-      coefficients.reduce((sum, a, k) => sum + (k % 2 === 0 ? a : -a) * Math.cos((2 * Math.PI * k * i) / n), 0),
-    );
+    const values = Array.from({ length: size }, (_, i) => coefficients.reduce((sum, a, k) => sum + (k % 2 === 0 ? a : -a) * Math.cos((2 * Math.PI * k * i) / n), 0));
     return [hostTensor(call.attrs.int('output_datatype', OnnxElementType.FLOAT), [size], values)];
   };
 }

@@ -66,10 +66,7 @@ const slice: OperatorImplementation = (call) => {
 };
 
 function splitSizes(call: OperatorCall, dim: number): number[] {
-  const given =
-    call.opset < 13
-      ? (call.attrs.ints('split') ?? (call.hasInput(1) ? hostNumbers(call.constantInput(1)) : undefined))
-      : call.optionalConstantInput(1);
+  const given = call.opset < 13 ? (call.attrs.ints('split') ?? (call.hasInput(1) ? hostNumbers(call.constantInput(1)) : undefined)) : call.optionalConstantInput(1);
   if (given !== undefined) return Array.isArray(given) ? given : hostNumbers(given);
   const parts = call.outputCount;
   if (dim % parts !== 0) throw new OnnxError(`${call.where}: cannot split size ${dim} into ${parts} equal parts`, { location: call.where });
@@ -104,8 +101,7 @@ interface PadSpec {
 
 function padSpec(call: OperatorCall): PadSpec {
   const mode = call.attrs.string('mode', 'constant');
-  if (call.opset < 11)
-    return { pads: call.attrs.ints('pads') ?? call.attrs.ints('paddings', []), mode, value: call.attrs.float('value', 0) };
+  if (call.opset < 11) return { pads: call.attrs.ints('pads') ?? call.attrs.ints('paddings', []), mode, value: call.attrs.float('value', 0) };
   const value = call.optionalConstantInput(2);
   return { pads: hostNumbers(call.constantInput(1)), mode, value: value ? (hostNumbers(value)[0] ?? 0) : 0 };
 }
@@ -128,8 +124,7 @@ const pad: OperatorImplementation = (call) => {
   let x = call.input(0);
   const { pads, mode, value } = padSpec(call);
   const rank = x.rank;
-  if (pads.length !== 2 * rank)
-    throw new OnnxError(`${call.where}: ${pads.length} pads for a tensor of rank ${rank}`, { location: call.where });
+  if (pads.length !== 2 * rank) throw new OnnxError(`${call.where}: ${pads.length} pads for a tensor of rank ${rank}`, { location: call.where });
   const before = pads.slice(0, rank);
   const after = pads.slice(rank);
   if (before.some((p) => p < 0) || after.some((p) => p < 0)) {
@@ -140,8 +135,7 @@ const pad: OperatorImplementation = (call) => {
   const grow = x.shape.map((_, i) => [Math.max(before[i]!, 0), Math.max(after[i]!, 0)] as [number, number]);
   if (grow.every(([b, a]) => b === 0 && a === 0)) return [x];
   if (mode === 'constant') return [tf.pad(x, grow, value)];
-  if (mode !== 'edge' && mode !== 'reflect')
-    throw new OnnxError(`${call.where}: pad mode '${mode}' is not supported`, { location: call.where });
+  if (mode !== 'edge' && mode !== 'reflect') throw new OnnxError(`${call.where}: pad mode '${mode}' is not supported`, { location: call.where });
   grow.forEach(([b, a], axis) => {
     if (b > 0 || a > 0) x = gatherPad(x, axis, b, a, mode);
   });

@@ -45,11 +45,7 @@ const constantOfShape: ImportTimeImplementation = (call) => {
 
 const range: ImportTimeImplementation = (call) => {
   const start = call.constantInput(0);
-  const [first, limit, delta] = [start, call.constantInput(1), call.constantInput(2)].map((t) => hostNumbers(t)[0]!) as [
-    number,
-    number,
-    number,
-  ];
+  const [first, limit, delta] = [start, call.constantInput(1), call.constantInput(2)].map((t) => hostNumbers(t)[0]!) as [number, number, number];
   const count = Math.max(Math.ceil((limit - first) / delta), 0);
   return [
     hostTensor(

@@ -59,8 +59,7 @@ export function hostTensor(elementType: number, shape: readonly number[], values
 
 /** The values of a numeric host tensor as plain numbers (booleans as 0/1). */
 export function hostNumbers(tensor: HostTensor): number[] {
-  if (Array.isArray(tensor.data))
-    throw new OnnxError(`expected a numeric tensor, got a STRING tensor of shape [${tensor.shape.join(', ')}]`);
+  if (Array.isArray(tensor.data)) throw new OnnxError(`expected a numeric tensor, got a STRING tensor of shape [${tensor.shape.join(', ')}]`);
   return Array.from(tensor.data as ArrayLike<number>);
 }
 
@@ -88,10 +87,7 @@ export function hostTensorToTf(tensor: HostTensor, what: string, clampIntegers =
           out[i] = v < 0 ? INT32_MIN : INT32_MAX;
           continue;
         }
-        throw new OnnxError(
-          `${what}: ${elementTypeName(tensor.elementType)} value ${v} at flat index ${i} does not fit in int32, ` +
-            'the integer type tfjs computes in',
-        );
+        throw new OnnxError(`${what}: ${elementTypeName(tensor.elementType)} value ${v} at flat index ${i} does not fit in int32, the integer type tfjs computes in`);
       }
       out[i] = v;
     }

@@ -182,9 +182,7 @@ export function checkTensorProto(tensor: TensorProto): void {
   const shape = declaredShape(tensor);
   const size = sizeOf(shape);
   if (tensor.data_location === DATA_LOCATION.EXTERNAL && tensor.raw_data === undefined) {
-    throw new OnnxError(
-      `${describe(tensor)} keeps its data in an external file that was not loaded; read the model from its file with readModel`,
-    );
+    throw new OnnxError(`${describe(tensor)} keeps its data in an external file that was not loaded; read the model from its file with readModel`);
   }
   if (type === T.STRING) {
     if (tensor.string_data.length !== size) {
@@ -195,9 +193,7 @@ export function checkTensorProto(tensor: TensorProto): void {
   const width = elementWidth(tensor, type);
   if (tensor.raw_data !== undefined && (tensor.raw_data.length > 0 || size === 0)) {
     if (tensor.raw_data.length !== size * width) {
-      throw new OnnxError(
-        `${describe(tensor)} has ${tensor.raw_data.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`,
-      );
+      throw new OnnxError(`${describe(tensor)} has ${tensor.raw_data.length} bytes of raw data for ${size} ${elementTypeName(type)} elements (shape [${shape.join(', ')}])`);
     }
     return;
   }

@@ -32,7 +32,13 @@ const denseNet: GradientCase = {
   name: 'a dense net with softmax cross-entropy',
   parameterShapes: [[16, 32], [32, 64], [64], [64, 10], [10]],
   loss: ([x, w1, b1, w2, b2]) => {
-    const labels = tf.oneHot(tf.tensor1d(Array.from({ length: 16 }, (_, i) => i % 10), 'int32'), 10);
+    const labels = tf.oneHot(
+      tf.tensor1d(
+        Array.from({ length: 16 }, (_, i) => i % 10),
+        'int32',
+      ),
+      10,
+    );
     const h = tf.fused.matMul({ a: x!, b: w1!, bias: b1, activation: 'relu' });
     const logits = tf.matMul(tf.dropout(h, 0.1), w2!).add(b2!);
     return tf.losses.softmaxCrossEntropy(labels, logits).add(tf.mul(0.01, tf.sum(tf.square(w1!)))) as tf.Scalar;
@@ -42,7 +48,11 @@ const denseNet: GradientCase = {
 /** Layer normalization over the last axis. */
 function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor): tf.Tensor {
   const { mean, variance } = tf.moments(x, -1, true);
-  return x.sub(mean).mul(tf.rsqrt(variance.add(1e-5))).mul(gamma).add(beta);
+  return x
+    .sub(mean)
+    .mul(tf.rsqrt(variance.add(1e-5)))
+    .mul(gamma)
+    .add(beta);
 }
 
 const attentionBlock: GradientCase = {
@@ -53,7 +63,10 @@ const attentionBlock: GradientCase = {
     const heads = 4;
     const headSize = width / heads;
     const normed = layerNorm(x!, gamma!, beta!);
-    const qkv = tf.matMul(normed.reshape([batch * length, width]), wQkv!).add(bQkv!).reshape([batch, length, 3, heads, headSize]);
+    const qkv = tf
+      .matMul(normed.reshape([batch * length, width]), wQkv!)
+      .add(bQkv!)
+      .reshape([batch, length, 3, heads, headSize]);
     const [q, k, v] = tf.unstack(tf.transpose(qkv, [2, 0, 3, 1, 4]));
     const scores = tf.matMul(q!, k!, false, true).div(Math.sqrt(headSize));
     const causal = tf.linalg.bandPart(tf.ones([length, length]), -1, 0);
@@ -61,7 +74,10 @@ const attentionBlock: GradientCase = {
     const attended = tf.transpose(tf.matMul(weights, v!), [0, 2, 1, 3]).reshape([batch * length, width]);
     const h = x!.add(tf.matMul(attended, wOut!).reshape([batch, length, width]));
     const mlp = tf.matMul(tf.elu(tf.matMul(layerNorm(h, gamma!, beta!).reshape([batch * length, width]), w1!)), w2!);
-    return h.add(mlp.reshape([batch, length, width])).square().mean() as tf.Scalar;
+    return h
+      .add(mlp.reshape([batch, length, width]))
+      .square()
+      .mean() as tf.Scalar;
   },
 };
 
@@ -99,7 +115,7 @@ afterAll(async () => {
 });
 
 describe('gradients on the shape-only backend', () => {
-  it.each(CASES.map((c) => [c.name, c]))('of %s have the cpu backend\'s shapes and dtypes', async (_, gradientCase) => {
+  it.each(CASES.map((c) => [c.name, c]))("of %s have the cpu backend's shapes and dtypes", async (_, gradientCase) => {
     await tf.setBackend('cpu');
     const onCpu = gradientsOf(gradientCase);
     const variablesOnCpu = variableGradientsOf(gradientCase);

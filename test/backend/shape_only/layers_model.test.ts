@@ -31,13 +31,20 @@ function buildModel(): tf.Sequential {
 const EXPECTED_PARAMETERS =
   VOCABULARY * WIDTH + // embedding
   2 * WIDTH + // layer normalization: gamma, beta
-  WIDTH * WIDTH + WIDTH + // dense
-  3 * 3 * 1 * 3 + 3 + // conv2d
+  WIDTH * WIDTH +
+  WIDTH + // dense
+  3 * 3 * 1 * 3 +
+  3 + // conv2d
   4 * 3 + // batch normalization: gamma, beta, moving mean, moving variance
-  (LENGTH / 2) * (WIDTH / 2) * 3 * CLASSES + CLASSES; // dense
+  (LENGTH / 2) * (WIDTH / 2) * 3 * CLASSES +
+  CLASSES; // dense
 
 function tokens(): tf.Tensor {
-  return tf.tensor2d(Array.from({ length: BATCH }, (_, b) => Array.from({ length: LENGTH }, (_, i) => (b * 7 + i) % VOCABULARY)), undefined, 'int32');
+  return tf.tensor2d(
+    Array.from({ length: BATCH }, (_, b) => Array.from({ length: LENGTH }, (_, i) => (b * 7 + i) % VOCABULARY)),
+    undefined,
+    'int32',
+  );
 }
 
 function labels(): tf.Tensor {

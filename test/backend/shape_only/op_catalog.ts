@@ -47,28 +47,82 @@ type T1 = tf.Tensor1D;
 
 /** Kernels of one input named `x` whose ops take one tensor. */
 const UNARY_OPS: Array<[string, (x: tf.Tensor) => tf.Tensor]> = [
-  ['abs', tf.abs], ['acos', tf.acos], ['acosh', (x) => tf.acosh(x.abs().add(1))], ['asin', tf.asin], ['asinh', tf.asinh],
-  ['atan', tf.atan], ['atanh', tf.atanh], ['ceil', tf.ceil], ['cos', tf.cos], ['cosh', tf.cosh], ['elu', tf.elu], ['erf', tf.erf],
-  ['exp', tf.exp], ['expm1', tf.expm1], ['floor', tf.floor], ['log', tf.log], ['log1p', tf.log1p], ['neg', tf.neg],
-  ['reciprocal', tf.reciprocal], ['relu', tf.relu], ['relu6', tf.relu6], ['round', tf.round], ['rsqrt', tf.rsqrt], ['selu', tf.selu],
-  ['sigmoid', tf.sigmoid], ['sign', tf.sign], ['sin', tf.sin], ['sinh', tf.sinh], ['softplus', tf.softplus], ['sqrt', tf.sqrt],
-  ['square', tf.square], ['tan', tf.tan], ['tanh', tf.tanh], ['isNaN', tf.isNaN], ['isInf', tf.isInf], ['isFinite', tf.isFinite],
-  ['onesLike', tf.onesLike], ['zerosLike', tf.zerosLike], ['clone', (x) => x.clone()], ['step', (x) => tf.step(x, 0.5)],
-  ['leakyRelu', (x) => tf.leakyRelu(x, 0.1)], ['clipByValue', (x) => tf.clipByValue(x, -0.5, 0.5)],
+  ['abs', tf.abs],
+  ['acos', tf.acos],
+  ['acosh', (x) => tf.acosh(x.abs().add(1))],
+  ['asin', tf.asin],
+  ['asinh', tf.asinh],
+  ['atan', tf.atan],
+  ['atanh', tf.atanh],
+  ['ceil', tf.ceil],
+  ['cos', tf.cos],
+  ['cosh', tf.cosh],
+  ['elu', tf.elu],
+  ['erf', tf.erf],
+  ['exp', tf.exp],
+  ['expm1', tf.expm1],
+  ['floor', tf.floor],
+  ['log', tf.log],
+  ['log1p', tf.log1p],
+  ['neg', tf.neg],
+  ['reciprocal', tf.reciprocal],
+  ['relu', tf.relu],
+  ['relu6', tf.relu6],
+  ['round', tf.round],
+  ['rsqrt', tf.rsqrt],
+  ['selu', tf.selu],
+  ['sigmoid', tf.sigmoid],
+  ['sign', tf.sign],
+  ['sin', tf.sin],
+  ['sinh', tf.sinh],
+  ['softplus', tf.softplus],
+  ['sqrt', tf.sqrt],
+  ['square', tf.square],
+  ['tan', tf.tan],
+  ['tanh', tf.tanh],
+  ['isNaN', tf.isNaN],
+  ['isInf', tf.isInf],
+  ['isFinite', tf.isFinite],
+  ['onesLike', tf.onesLike],
+  ['zerosLike', tf.zerosLike],
+  ['clone', (x) => x.clone()],
+  ['step', (x) => tf.step(x, 0.5)],
+  ['leakyRelu', (x) => tf.leakyRelu(x, 0.1)],
+  ['clipByValue', (x) => tf.clipByValue(x, -0.5, 0.5)],
 ];
 
 /** Broadcasting ops of two float tensors. */
 const BINARY_OPS: Array<[string, (a: tf.Tensor, b: tf.Tensor) => tf.Tensor]> = [
-  ['add', tf.add], ['sub', tf.sub], ['mul', tf.mul], ['div', tf.div], ['floorDiv', tf.floorDiv], ['pow', tf.pow], ['maximum', tf.maximum],
-  ['minimum', tf.minimum], ['mod', tf.mod], ['squaredDifference', tf.squaredDifference], ['atan2', tf.atan2], ['equal', tf.equal],
-  ['notEqual', tf.notEqual], ['greater', tf.greater], ['greaterEqual', tf.greaterEqual], ['less', tf.less], ['lessEqual', tf.lessEqual],
+  ['add', tf.add],
+  ['sub', tf.sub],
+  ['mul', tf.mul],
+  ['div', tf.div],
+  ['floorDiv', tf.floorDiv],
+  ['pow', tf.pow],
+  ['maximum', tf.maximum],
+  ['minimum', tf.minimum],
+  ['mod', tf.mod],
+  ['squaredDifference', tf.squaredDifference],
+  ['atan2', tf.atan2],
+  ['equal', tf.equal],
+  ['notEqual', tf.notEqual],
+  ['greater', tf.greater],
+  ['greaterEqual', tf.greaterEqual],
+  ['less', tf.less],
+  ['lessEqual', tf.lessEqual],
   ['prelu', tf.prelu],
 ];
 
 /** Shapes that broadcast, for the binary ops. */
 const BROADCAST_PAIRS: Array<[number[], number[]]> = [
-  [[2, 3], [2, 3]],
-  [[4, 1, 3], [5, 1]],
+  [
+    [2, 3],
+    [2, 3],
+  ],
+  [
+    [4, 1, 3],
+    [5, 1],
+  ],
   [[], [3, 2]],
 ];
 
@@ -86,9 +140,7 @@ const castCases: OpCase[] = [
 ];
 
 const binaryCases: OpCase[] = [
-  ...BINARY_OPS.flatMap(([name, op]) =>
-    BROADCAST_PAIRS.map(([a, b]): OpCase => ({ name: `${name} [${a}]×[${b}]`, run: (t) => op(t.random(a), t.random(b)) })),
-  ),
+  ...BINARY_OPS.flatMap(([name, op]) => BROADCAST_PAIRS.map(([a, b]): OpCase => ({ name: `${name} [${a}]×[${b}]`, run: (t) => op(t.random(a), t.random(b)) }))),
   { name: 'add int32', run: (t) => tf.add(t.random([3, 2], 'int32'), t.random([2], 'int32')) },
   { name: 'floorDiv int32', run: (t) => tf.floorDiv(t.random([3, 2], 'int32'), t.values([1, 2], [2], 'int32')) },
   { name: 'logicalAnd', run: (t) => tf.logicalAnd(t.random([2, 3], 'bool'), t.random([3], 'bool')) },
@@ -135,7 +187,10 @@ const matmulCases: OpCase[] = [
   { name: 'matMul batch broadcast', run: (t) => tf.matMul(t.random([2, 1, 3, 4]), t.random([5, 4, 6])) },
   { name: 'matMul 2D × 3D', run: (t) => tf.matMul(t.random([3, 4]), t.random([2, 4, 5])) },
   { name: 'fused matMul bias relu', run: (t) => tf.fused.matMul({ a: t.random([3, 4]), b: t.random([4, 5]), bias: t.random([5]), activation: 'relu' }) },
-  { name: 'fused matMul transposes, broadcast bias', run: (t) => tf.fused.matMul({ a: t.random([2, 4, 3]), b: t.random([2, 5, 4]), transposeA: true, transposeB: true, bias: t.random([3, 1]) }) },
+  {
+    name: 'fused matMul transposes, broadcast bias',
+    run: (t) => tf.fused.matMul({ a: t.random([2, 4, 3]), b: t.random([2, 5, 4]), transposeA: true, transposeB: true, bias: t.random([3, 1]) }),
+  },
   { name: 'fused matMul prelu', run: (t) => tf.fused.matMul({ a: t.random([3, 4]), b: t.random([4, 5]), activation: 'prelu', preluActivationWeights: t.random([5]) }) },
   { name: 'fused matMul leakyrelu', run: (t) => tf.fused.matMul({ a: t.random([3, 4]), b: t.random([4, 5]), activation: 'leakyrelu', leakyreluAlpha: 0.3 }) },
   { name: 'einsum matmul', run: (t) => tf.einsum('ij,jk->ik', t.random([3, 4]), t.random([4, 5])) },
@@ -153,42 +208,122 @@ const convolutionCases: OpCase[] = [
   { name: 'conv2d valid stride 2', run: (t) => tf.conv2d(t.random([2, 9, 7, 3]) as T4, t.random([3, 3, 3, 4]) as T4, 2, 'valid') },
   { name: 'conv2d same strides [2,3]', run: (t) => tf.conv2d(t.random([1, 9, 10, 2]) as T4, t.random([3, 2, 2, 5]) as T4, [2, 3], 'same') },
   { name: 'conv2d dilation 2', run: (t) => tf.conv2d(t.random([1, 10, 10, 2]) as T4, t.random([3, 3, 2, 4]) as T4, 1, 'valid', 'NHWC', 2) },
-  { name: 'conv2d explicit padding', run: (t) => tf.conv2d(t.random([1, 6, 7, 2]) as T4, t.random([3, 3, 2, 4]) as T4, 1, [[0, 0], [1, 2], [2, 1], [0, 0]]) },
+  {
+    name: 'conv2d explicit padding',
+    run: (t) =>
+      tf.conv2d(t.random([1, 6, 7, 2]) as T4, t.random([3, 3, 2, 4]) as T4, 1, [
+        [0, 0],
+        [1, 2],
+        [2, 1],
+        [0, 0],
+      ]),
+  },
   { name: 'conv2d numeric pad, floor rounding', run: (t) => tf.conv2d(t.random([1, 8, 8, 2]) as T4, t.random([3, 3, 2, 4]) as T4, 2, 1, 'NHWC', 1, 'floor') },
   { name: 'conv2d NCHW', run: (t) => tf.conv2d(t.random([2, 3, 8, 8]) as T4, t.random([3, 3, 3, 4]) as T4, 1, 'same', 'NCHW') },
   { name: 'conv1d', run: (t) => tf.conv1d(t.random([2, 10, 3]) as T3, t.random([3, 3, 4]) as T3, 2, 'same') },
   { name: 'conv2dTranspose', run: (t) => tf.conv2dTranspose(t.random([1, 4, 4, 4]) as T4, t.random([3, 3, 2, 4]) as T4, [1, 8, 8, 2], 2, 'same') },
-  { name: 'conv2d grads same', run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.conv2d(x as T4, f as T4, 2, 'same'))([t.random([2, 7, 7, 3]), t.random([3, 3, 3, 4])]) },
-  { name: 'conv2d grads explicit padding', run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.conv2d(x as T4, f as T4, 1, [[0, 0], [1, 0], [0, 1], [0, 0]]))([t.random([1, 5, 6, 2]), t.random([2, 2, 2, 3])]) },
-  { name: 'fused conv2d bias relu', run: (t) => tf.fused.conv2d({ x: t.random([2, 8, 8, 3]) as T4, filter: t.random([3, 3, 3, 4]) as T4, strides: 1, pad: 'same', bias: t.random([4]), activation: 'relu' }) },
-  { name: 'fused conv2d NCHW bias', run: (t) => tf.fused.conv2d({ x: t.random([1, 3, 6, 6]) as T4, filter: t.random([3, 3, 3, 4]) as T4, strides: 1, pad: 'valid', dataFormat: 'NCHW', bias: t.random([4]) }) },
-  { name: 'fused conv2d prelu', run: (t) => tf.fused.conv2d({ x: t.random([1, 6, 6, 3]) as T4, filter: t.random([3, 3, 3, 4]) as T4, strides: 2, pad: 'same', activation: 'prelu', preluActivationWeights: t.random([4]) }) },
+  {
+    name: 'conv2d grads same',
+    run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.conv2d(x as T4, f as T4, 2, 'same'))([t.random([2, 7, 7, 3]), t.random([3, 3, 3, 4])]),
+  },
+  {
+    name: 'conv2d grads explicit padding',
+    run: (t) =>
+      tf.grads((x: tf.Tensor, f: tf.Tensor) =>
+        tf.conv2d(x as T4, f as T4, 1, [
+          [0, 0],
+          [1, 0],
+          [0, 1],
+          [0, 0],
+        ]),
+      )([t.random([1, 5, 6, 2]), t.random([2, 2, 2, 3])]),
+  },
+  {
+    name: 'fused conv2d bias relu',
+    run: (t) => tf.fused.conv2d({ x: t.random([2, 8, 8, 3]) as T4, filter: t.random([3, 3, 3, 4]) as T4, strides: 1, pad: 'same', bias: t.random([4]), activation: 'relu' }),
+  },
+  {
+    name: 'fused conv2d NCHW bias',
+    run: (t) => tf.fused.conv2d({ x: t.random([1, 3, 6, 6]) as T4, filter: t.random([3, 3, 3, 4]) as T4, strides: 1, pad: 'valid', dataFormat: 'NCHW', bias: t.random([4]) }),
+  },
+  {
+    name: 'fused conv2d prelu',
+    run: (t) =>
+      tf.fused.conv2d({
+        x: t.random([1, 6, 6, 3]) as T4,
+        filter: t.random([3, 3, 3, 4]) as T4,
+        strides: 2,
+        pad: 'same',
+        activation: 'prelu',
+        preluActivationWeights: t.random([4]),
+      }),
+  },
   { name: 'depthwiseConv2d same', run: (t) => tf.depthwiseConv2d(t.random([2, 8, 8, 3]) as T4, t.random([3, 3, 3, 2]) as T4, 1, 'same') },
   { name: 'depthwiseConv2d valid stride 2', run: (t) => tf.depthwiseConv2d(t.random([1, 9, 9, 2]) as T4, t.random([3, 3, 2, 1]) as T4, 2, 'valid') },
   { name: 'depthwiseConv2d dilation', run: (t) => tf.depthwiseConv2d(t.random([1, 9, 9, 2]) as T4, t.random([3, 3, 2, 2]) as T4, 1, 'valid', 'NHWC', 2) },
-  { name: 'depthwiseConv2d grads', run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.depthwiseConv2d(x as T4, f as T4, 2, 'same'))([t.random([1, 7, 7, 3]), t.random([3, 3, 3, 2])]) },
+  {
+    name: 'depthwiseConv2d grads',
+    run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.depthwiseConv2d(x as T4, f as T4, 2, 'same'))([t.random([1, 7, 7, 3]), t.random([3, 3, 3, 2])]),
+  },
   { name: 'separableConv2d', run: (t) => tf.separableConv2d(t.random([1, 8, 8, 3]) as T4, t.random([3, 3, 3, 2]) as T4, t.random([1, 1, 6, 4]) as T4, 1, 'same') },
-  { name: 'fused depthwiseConv2d bias', run: (t) => tf.fused.depthwiseConv2d({ x: t.random([1, 6, 6, 3]) as T4, filter: t.random([3, 3, 3, 2]) as T4, strides: 1, pad: 'same', bias: t.random([6]), activation: 'relu6' }) },
+  {
+    name: 'fused depthwiseConv2d bias',
+    run: (t) =>
+      tf.fused.depthwiseConv2d({ x: t.random([1, 6, 6, 3]) as T4, filter: t.random([3, 3, 3, 2]) as T4, strides: 1, pad: 'same', bias: t.random([6]), activation: 'relu6' }),
+  },
   { name: 'conv3d same', run: (t) => tf.conv3d(t.random([1, 4, 5, 6, 2]) as T5, t.random([2, 2, 2, 2, 3]) as T5, 1, 'same') },
   { name: 'conv3d valid stride 2', run: (t) => tf.conv3d(t.random([2, 5, 5, 5, 2]) as T5, t.random([3, 3, 3, 2, 4]) as T5, 2, 'valid') },
-  { name: 'conv3d grads', run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.conv3d(x as T5, f as T5, 2, 'same'))([t.random([1, 5, 5, 5, 2]), t.random([2, 2, 2, 2, 3])]) },
+  {
+    name: 'conv3d grads',
+    run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.conv3d(x as T5, f as T5, 2, 'same'))([t.random([1, 5, 5, 5, 2]), t.random([2, 2, 2, 2, 3])]),
+  },
   { name: 'conv3dTranspose', run: (t) => tf.conv3dTranspose(t.random([1, 2, 2, 2, 4]) as T5, t.random([2, 2, 2, 3, 4]) as T5, [1, 4, 4, 4, 3], 2, 'same') },
   { name: 'dilation2d same', run: (t) => tf.dilation2d(t.random([1, 6, 6, 2]) as T4, t.random([3, 3, 2]) as T3, 1, 'same') },
   { name: 'dilation2d valid strided dilated', run: (t) => tf.dilation2d(t.random([2, 9, 9, 2]) as T4, t.random([2, 2, 2]) as T3, 2, 'valid', [2, 2]) },
-  { name: 'dilation2d grads', run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.dilation2d(x as T4, f as T3, 1, 'same'))([t.random([1, 5, 5, 2]), t.random([2, 2, 2])]) },
+  {
+    name: 'dilation2d grads',
+    run: (t) => tf.grads((x: tf.Tensor, f: tf.Tensor) => tf.dilation2d(x as T4, f as T3, 1, 'same'))([t.random([1, 5, 5, 2]), t.random([2, 2, 2])]),
+  },
 ];
 
 const poolingCases: OpCase[] = [
   { name: 'maxPool same', run: (t) => tf.maxPool(t.random([2, 8, 8, 3]) as T4, 3, 2, 'same') },
   { name: 'maxPool valid', run: (t) => tf.maxPool(t.random([2, 9, 7, 3]) as T4, [2, 3], [2, 1], 'valid') },
-  { name: 'maxPool explicit padding', run: (t) => tf.maxPool(t.random([1, 6, 6, 2]) as T4, 2, 2, [[0, 0], [1, 1], [0, 1], [0, 0]]) },
+  {
+    name: 'maxPool explicit padding',
+    run: (t) =>
+      tf.maxPool(t.random([1, 6, 6, 2]) as T4, 2, 2, [
+        [0, 0],
+        [1, 1],
+        [0, 1],
+        [0, 0],
+      ]),
+  },
   { name: 'maxPool numeric pad ceil', run: (t) => tf.maxPool(t.random([1, 7, 7, 2]) as T4, 3, 2, 1, 'ceil') },
   { name: 'avgPool same', run: (t) => tf.avgPool(t.random([2, 8, 8, 3]) as T4, 2, 2, 'same') },
   { name: 'avgPool valid', run: (t) => tf.avgPool(t.random([1, 9, 9, 2]) as T4, 3, 3, 'valid') },
-  { name: 'pool grads', run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.maxPool(x as T4, 2, 2, 'same').sum().add(tf.avgPool(y as T4, 3, 2, 'valid').sum()))([t.random([1, 7, 7, 2]), t.random([2, 8, 8, 3])]) },
+  {
+    name: 'pool grads',
+    run: (t) =>
+      tf.grads((x: tf.Tensor, y: tf.Tensor) =>
+        tf
+          .maxPool(x as T4, 2, 2, 'same')
+          .sum()
+          .add(tf.avgPool(y as T4, 3, 2, 'valid').sum()),
+      )([t.random([1, 7, 7, 2]), t.random([2, 8, 8, 3])]),
+  },
   { name: 'maxPool3d same', run: (t) => tf.maxPool3d(t.random([1, 4, 4, 4, 2]) as T5, 2, 2, 'same') },
   { name: 'avgPool3d valid', run: (t) => tf.avgPool3d(t.random([2, 5, 6, 7, 2]) as T5, [2, 3, 2], 1, 'valid') },
-  { name: 'pool3d grads', run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.maxPool3d(x as T5, 2, 2, 'same').sum().add(tf.avgPool3d(y as T5, 2, 1, 'valid').sum()))([t.random([1, 4, 4, 4, 2]), t.random([1, 3, 4, 5, 2])]) },
+  {
+    name: 'pool3d grads',
+    run: (t) =>
+      tf.grads((x: tf.Tensor, y: tf.Tensor) =>
+        tf
+          .maxPool3d(x as T5, 2, 2, 'same')
+          .sum()
+          .add(tf.avgPool3d(y as T5, 2, 1, 'valid').sum()),
+      )([t.random([1, 4, 4, 4, 2]), t.random([1, 3, 4, 5, 2])]),
+  },
   { name: 'maxPoolWithArgmax', run: (t) => tf.maxPoolWithArgmax(t.random([1, 6, 6, 2]) as T4, 2, 2, 'same') as unknown as tf.TensorContainer },
   { name: 'maxPoolWithArgmax valid', run: (t) => tf.maxPoolWithArgmax(t.random([2, 7, 5, 3]) as T4, [3, 2], [2, 1], 'valid', true) as unknown as tf.TensorContainer },
 ];
@@ -216,13 +351,77 @@ const reshapingCases: OpCase[] = [
   { name: 'tile', run: (t) => tf.tile(t.random([2, 3]), [3, 2]) },
   { name: 'tile int32', run: (t) => tf.tile(t.random([2], 'int32'), [4]) },
   { name: 'broadcastTo', run: (t) => tf.broadcastTo(t.random([3, 1]), [2, 3, 4]) },
-  { name: 'pad', run: (t) => tf.pad(t.random([2, 3]), [[1, 2], [0, 3]]) },
-  { name: 'pad constant', run: (t) => tf.pad(t.random([2, 3, 4]), [[0, 0], [1, 1], [2, 0]], 5) },
-  { name: 'mirrorPad reflect', run: (t) => tf.mirrorPad(t.random([4, 5]), [[1, 2], [3, 1]], 'reflect') },
-  { name: 'mirrorPad symmetric', run: (t) => tf.mirrorPad(t.random([3, 4, 2]), [[1, 1], [0, 2], [1, 0]], 'symmetric') },
+  {
+    name: 'pad',
+    run: (t) =>
+      tf.pad(t.random([2, 3]), [
+        [1, 2],
+        [0, 3],
+      ]),
+  },
+  {
+    name: 'pad constant',
+    run: (t) =>
+      tf.pad(
+        t.random([2, 3, 4]),
+        [
+          [0, 0],
+          [1, 1],
+          [2, 0],
+        ],
+        5,
+      ),
+  },
+  {
+    name: 'mirrorPad reflect',
+    run: (t) =>
+      tf.mirrorPad(
+        t.random([4, 5]),
+        [
+          [1, 2],
+          [3, 1],
+        ],
+        'reflect',
+      ),
+  },
+  {
+    name: 'mirrorPad symmetric',
+    run: (t) =>
+      tf.mirrorPad(
+        t.random([3, 4, 2]),
+        [
+          [1, 1],
+          [0, 2],
+          [1, 0],
+        ],
+        'symmetric',
+      ),
+  },
   { name: 'reverse', run: (t) => tf.reverse(t.random([2, 3, 4]), [0, -1]) },
-  { name: 'batchToSpaceND', run: (t) => tf.batchToSpaceND(t.random([8, 2, 3, 1]), [2, 2], [[0, 1], [1, 0]]) },
-  { name: 'spaceToBatchND', run: (t) => tf.spaceToBatchND(t.random([2, 3, 5, 1]), [2, 2], [[1, 0], [0, 1]]) },
+  {
+    name: 'batchToSpaceND',
+    run: (t) =>
+      tf.batchToSpaceND(
+        t.random([8, 2, 3, 1]),
+        [2, 2],
+        [
+          [0, 1],
+          [1, 0],
+        ],
+      ),
+  },
+  {
+    name: 'spaceToBatchND',
+    run: (t) =>
+      tf.spaceToBatchND(
+        t.random([2, 3, 5, 1]),
+        [2, 2],
+        [
+          [1, 0],
+          [0, 1],
+        ],
+      ),
+  },
   { name: 'spaceToBatchND 1 block dim', run: (t) => tf.spaceToBatchND(t.random([1, 6, 4, 2]), [3], [[0, 0]]) },
   { name: 'depthToSpace', run: (t) => tf.depthToSpace(t.random([1, 2, 3, 8]) as T4, 2) },
   { name: 'diag', run: (t) => tf.diag(t.random([2, 3])) },
@@ -254,34 +453,152 @@ const slicingCases: OpCase[] = [
 
 const indexingCases: OpCase[] = [
   { name: 'gather axis 0', run: (t) => tf.gather(t.random([5, 3]), t.values([0, 4, 2, 2], [4], 'int32')) },
-  { name: 'gather axis 1 2D indices', run: (t) => tf.gather(t.random([2, 5, 3]), t.values([[0, 1], [4, 3]], [2, 2], 'int32'), 1) },
-  { name: 'gather batchDims', run: (t) => tf.gather(t.random([2, 4, 3]), t.values([[0, 3], [1, 2]], [2, 2], 'int32'), 1, 1) },
+  {
+    name: 'gather axis 1 2D indices',
+    run: (t) =>
+      tf.gather(
+        t.random([2, 5, 3]),
+        t.values(
+          [
+            [0, 1],
+            [4, 3],
+          ],
+          [2, 2],
+          'int32',
+        ),
+        1,
+      ),
+  },
+  {
+    name: 'gather batchDims',
+    run: (t) =>
+      tf.gather(
+        t.random([2, 4, 3]),
+        t.values(
+          [
+            [0, 3],
+            [1, 2],
+          ],
+          [2, 2],
+          'int32',
+        ),
+        1,
+        1,
+      ),
+  },
   { name: 'gather negative axis', run: (t) => tf.gather(t.random([3, 4]), t.values([1, 0, 3], [3], 'int32'), -1) },
-  { name: 'gatherND', run: (t) => tf.gatherND(t.random([4, 5, 6]), t.values([[0, 1], [3, 4]], [2, 2], 'int32')) },
+  {
+    name: 'gatherND',
+    run: (t) =>
+      tf.gatherND(
+        t.random([4, 5, 6]),
+        t.values(
+          [
+            [0, 1],
+            [3, 4],
+          ],
+          [2, 2],
+          'int32',
+        ),
+      ),
+  },
   { name: 'gatherND full index', run: (t) => tf.gatherND(t.random([4, 5]), t.values([[[0, 1]], [[3, 2]]], [2, 1, 2], 'int32')) },
   { name: 'scatterND', run: (t) => tf.scatterND(t.values([[0], [3]], [2, 1], 'int32'), t.random([2, 4]), [5, 4]) },
   { name: 'scatterND int32 updates', run: (t) => tf.scatterND(t.values([[1, 2]], [1, 2], 'int32'), t.random([1], 'int32'), [3, 4]) },
   { name: 'tensorScatterUpdate', run: (t) => tf.tensorScatterUpdate(t.random([5, 3]), t.values([[1], [4]], [2, 1], 'int32'), t.random([2, 3])) },
   { name: 'sparseToDense', run: (t) => tf.sparseToDense(t.values([1, 3], [2], 'int32'), t.random([2]), [6], t.values(0) as tf.Scalar) },
-  { name: 'sparseToDense 2D int32', run: (t) => tf.sparseToDense(t.values([[0, 1], [2, 3]], [2, 2], 'int32'), t.values([5, 6], [2], 'int32'), [3, 4], t.values(0, [], 'int32') as tf.Scalar) },
+  {
+    name: 'sparseToDense 2D int32',
+    run: (t) =>
+      tf.sparseToDense(
+        t.values(
+          [
+            [0, 1],
+            [2, 3],
+          ],
+          [2, 2],
+          'int32',
+        ),
+        t.values([5, 6], [2], 'int32'),
+        [3, 4],
+        t.values(0, [], 'int32') as tf.Scalar,
+      ),
+  },
   { name: 'oneHot', run: (t) => tf.oneHot(t.values([0, 2, 1], [3], 'int32'), 4) },
-  { name: 'oneHot 2D float32', run: (t) => tf.oneHot(t.values([[0, 2], [1, 1]], [2, 2], 'int32'), 3, 1, 0, 'float32') },
+  {
+    name: 'oneHot 2D float32',
+    run: (t) =>
+      tf.oneHot(
+        t.values(
+          [
+            [0, 2],
+            [1, 1],
+          ],
+          [2, 2],
+          'int32',
+        ),
+        3,
+        1,
+        0,
+        'float32',
+      ),
+  },
   { name: 'unsortedSegmentSum', run: (t) => tf.unsortedSegmentSum(t.random([4, 3]), t.values([0, 2, 0, 1], [4], 'int32') as T1, 3) },
   { name: 'unsortedSegmentSum int32', run: (t) => tf.unsortedSegmentSum(t.random([4], 'int32'), t.values([1, 1, 0, 2], [4], 'int32') as T1, 5) },
   { name: 'gather grad (UnsortedSegmentSum)', run: (t) => tf.grad((x: tf.Tensor) => tf.gather(x, tf.tensor1d([0, 2, 2], 'int32')).sum())(t.random([4, 2])) },
   { name: 'bincount', run: (t) => tf.bincount(t.values([0, 1, 1, 3], [4], 'int32') as T1, t.values([], [0]) as T1, 5) },
   { name: 'bincount weights', run: (t) => tf.bincount(t.values([0, 1, 1, 3], [4], 'int32') as T1, t.random([4]) as T1, 4) },
   { name: 'denseBincount 1D', run: (t) => tf.denseBincount(t.values([0, 2, 2], [3], 'int32') as T1, t.values([], [0]) as T1, 4) },
-  { name: 'denseBincount 2D', run: (t) => tf.denseBincount(t.values([[0, 2], [1, 1]], [2, 2], 'int32') as T2, t.random([2, 2]) as T2, 3, true) },
+  {
+    name: 'denseBincount 2D',
+    run: (t) =>
+      tf.denseBincount(
+        t.values(
+          [
+            [0, 2],
+            [1, 1],
+          ],
+          [2, 2],
+          'int32',
+        ) as T2,
+        t.random([2, 2]) as T2,
+        3,
+        true,
+      ),
+  },
   { name: 'unique', run: (t) => tf.unique(t.values([1, 2, 2, 5, 1], [5], 'int32')) as unknown as tf.TensorContainer },
-  { name: 'unique 2D axis 1', run: (t) => tf.unique(t.values([[1, 1, 2], [3, 3, 4]], [2, 3]), 1) as unknown as tf.TensorContainer },
+  {
+    name: 'unique 2D axis 1',
+    run: (t) =>
+      tf.unique(
+        t.values(
+          [
+            [1, 1, 2],
+            [3, 3, 4],
+          ],
+          [2, 3],
+        ),
+        1,
+      ) as unknown as tf.TensorContainer,
+  },
 ];
 
 const sortingCases: OpCase[] = [
   { name: 'topk', run: (t) => tf.topk(t.random([3, 6]), 2) as unknown as tf.TensorContainer },
   { name: 'topk 1D int32', run: (t) => tf.topk(t.random([5], 'int32'), 3, false) as unknown as tf.TensorContainer },
   { name: 'searchSorted left', run: (t) => tf.searchSorted(t.values([1, 3, 5, 7]), t.random([2, 3]).reshape([6])) },
-  { name: 'searchSorted 2D right', run: (t) => tf.searchSorted(t.values([[1, 3], [2, 4]]), t.random([2, 5]), 'right') },
+  {
+    name: 'searchSorted 2D right',
+    run: (t) =>
+      tf.searchSorted(
+        t.values([
+          [1, 3],
+          [2, 4],
+        ]),
+        t.random([2, 5]),
+        'right',
+      ),
+  },
   { name: 'lowerBound / upperBound', run: (t) => [tf.lowerBound(t.values([1, 2, 3]), t.random([4])), tf.upperBound(t.values([1, 2, 3]), t.random([4]))] },
 ];
 
@@ -304,37 +621,206 @@ const imageCases: OpCase[] = [
   { name: 'resizeBilinear int32, half pixel', run: (t) => tf.image.resizeBilinear(t.random([1, 4, 4, 2], 'int32') as T4, [3, 3], false, true) },
   { name: 'resizeNearestNeighbor', run: (t) => tf.image.resizeNearestNeighbor(t.random([2, 4, 6, 3]) as T4, [7, 9], true) },
   { name: 'resizeNearestNeighbor int32', run: (t) => tf.image.resizeNearestNeighbor(t.random([1, 3, 3, 1], 'int32') as T4, [6, 6]) },
-  { name: 'resize grads (square images)', run: (t) => tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.image.resizeBilinear(a as T4, [6, 3]).sum().add(tf.image.resizeNearestNeighbor(b as T4, [5, 7]).sum()))([t.random([2, 4, 4, 3]), t.random([1, 3, 4, 2])]) },
-  { name: 'cropAndResize', run: (t) => tf.image.cropAndResize(t.random([2, 8, 8, 3]) as T4, t.values([[0, 0, 0.5, 0.5], [0.2, 0.1, 0.9, 1]], [2, 4]) as T2, t.values([0, 1], [2], 'int32') as T1, [4, 5]) },
+  {
+    name: 'resize grads (square images)',
+    run: (t) =>
+      tf.grads((a: tf.Tensor, b: tf.Tensor) =>
+        tf.image
+          .resizeBilinear(a as T4, [6, 3])
+          .sum()
+          .add(tf.image.resizeNearestNeighbor(b as T4, [5, 7]).sum()),
+      )([t.random([2, 4, 4, 3]), t.random([1, 3, 4, 2])]),
+  },
+  {
+    name: 'cropAndResize',
+    run: (t) =>
+      tf.image.cropAndResize(
+        t.random([2, 8, 8, 3]) as T4,
+        t.values(
+          [
+            [0, 0, 0.5, 0.5],
+            [0.2, 0.1, 0.9, 1],
+          ],
+          [2, 4],
+        ) as T2,
+        t.values([0, 1], [2], 'int32') as T1,
+        [4, 5],
+      ),
+  },
   { name: 'flipLeftRight', run: (t) => tf.image.flipLeftRight(t.random([2, 4, 5, 3]) as T4) },
   { name: 'rotateWithOffset', run: (t) => tf.image.rotateWithOffset(t.random([1, 5, 6, 3]) as T4, 0.5) },
   { name: 'transform', run: (t) => tf.image.transform(t.random([2, 5, 6, 3]) as T4, t.values([[1, 0, 0, 0, 1, 0, 0, 0]], [1, 8]) as T2) },
-  { name: 'transform output shape', run: (t) => tf.image.transform(t.random([1, 5, 6, 3]) as T4, t.values([[1, 0, 1, 0, 1, 2, 0, 0]], [1, 8]) as T2, 'bilinear', 'reflect', 0, [7, 4]) },
+  {
+    name: 'transform output shape',
+    run: (t) => tf.image.transform(t.random([1, 5, 6, 3]) as T4, t.values([[1, 0, 1, 0, 1, 2, 0, 0]], [1, 8]) as T2, 'bilinear', 'reflect', 0, [7, 4]),
+  },
   { name: 'fromPixels', run: () => tf.browser.fromPixels({ data: new Uint8Array(2 * 3 * 4), width: 3, height: 2 }, 3) },
-  { name: 'nonMaxSuppression', run: (t) => tf.image.nonMaxSuppression(t.values([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], [3, 4]) as T2, t.values([0.9, 0.8, 0.7]) as T1, 3, 0.5) },
-  { name: 'nonMaxSuppressionPadded', run: (t) => tf.image.nonMaxSuppressionPadded(t.values([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], [3, 4]) as T2, t.random([3]) as T1, 3, 0.5, 0, true) as unknown as tf.TensorContainer },
-  { name: 'nonMaxSuppressionWithScore', run: (t) => tf.image.nonMaxSuppressionWithScore(t.values([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], [3, 4]) as T2, t.values([0.9, 0.8, 0.7]) as T1, 3, 0.5, 0, 0.5) as unknown as tf.TensorContainer },
+  {
+    name: 'nonMaxSuppression',
+    run: (t) =>
+      tf.image.nonMaxSuppression(
+        t.values(
+          [
+            [0, 0, 1, 1],
+            [0, 0.1, 1, 1.1],
+            [0, 2, 1, 3],
+          ],
+          [3, 4],
+        ) as T2,
+        t.values([0.9, 0.8, 0.7]) as T1,
+        3,
+        0.5,
+      ),
+  },
+  {
+    name: 'nonMaxSuppressionPadded',
+    run: (t) =>
+      tf.image.nonMaxSuppressionPadded(
+        t.values(
+          [
+            [0, 0, 1, 1],
+            [0, 0.1, 1, 1.1],
+            [0, 2, 1, 3],
+          ],
+          [3, 4],
+        ) as T2,
+        t.random([3]) as T1,
+        3,
+        0.5,
+        0,
+        true,
+      ) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'nonMaxSuppressionWithScore',
+    run: (t) =>
+      tf.image.nonMaxSuppressionWithScore(
+        t.values(
+          [
+            [0, 0, 1, 1],
+            [0, 0.1, 1, 1.1],
+            [0, 2, 1, 3],
+          ],
+          [3, 4],
+        ) as T2,
+        t.values([0.9, 0.8, 0.7]) as T1,
+        3,
+        0.5,
+        0,
+        0.5,
+      ) as unknown as tf.TensorContainer,
+  },
 ];
 
 const complexCases: OpCase[] = [
-  { name: 'complex, real, imag', run: (t) => { const c = tf.complex(t.random([2, 3]), t.random([2, 3])); return [c, tf.real(c), tf.imag(c)]; } },
+  {
+    name: 'complex, real, imag',
+    run: (t) => {
+      const c = tf.complex(t.random([2, 3]), t.random([2, 3]));
+      return [c, tf.real(c), tf.imag(c)];
+    },
+  },
   { name: 'complex abs', run: (t) => tf.abs(tf.complex(t.random([4]), t.random([4]))) },
-  { name: 'complex arithmetic', run: (t) => { const c = tf.complex(t.random([2, 3]), t.random([2, 3])); return [tf.add(c, c), tf.mul(c, c), tf.sub(c, c)]; } },
-  { name: 'fft and ifft', run: (t) => { const c = tf.complex(t.random([3, 8]), t.random([3, 8])); return [tf.spectral.fft(c), tf.spectral.ifft(c)]; } },
+  {
+    name: 'complex arithmetic',
+    run: (t) => {
+      const c = tf.complex(t.random([2, 3]), t.random([2, 3]));
+      return [tf.add(c, c), tf.mul(c, c), tf.sub(c, c)];
+    },
+  },
+  {
+    name: 'fft and ifft',
+    run: (t) => {
+      const c = tf.complex(t.random([3, 8]), t.random([3, 8]));
+      return [tf.spectral.fft(c), tf.spectral.ifft(c)];
+    },
+  },
   { name: 'rfft', run: (t) => tf.spectral.rfft(t.random([2, 8])) },
 ];
 
 const sparseRaggedStringCases: OpCase[] = [
-  { name: 'sparseReshape', run: (t) => tf.sparse.sparseReshape(t.values([[0, 0], [1, 2]], [2, 2], 'int32') as T2, t.values([2, 3], [2], 'int32') as T1, t.values([3, -1], [2], 'int32') as T1) as unknown as tf.TensorContainer },
-  { name: 'sparseReshape to rank 3', run: (t) => tf.sparse.sparseReshape(t.values([[0, 1], [1, 0], [1, 2]], [3, 2], 'int32') as T2, t.values([2, 6], [2], 'int32') as T1, t.values([2, 2, 3], [3], 'int32') as T1) as unknown as tf.TensorContainer },
-  { name: 'sparseFillEmptyRows', run: (t) => tf.sparse.sparseFillEmptyRows(t.values([[0, 0], [2, 1]], [2, 2], 'int32') as T2, t.values([5, 6], [2]) as T1, t.values([4, 3], [2], 'int32') as T1, t.values(0) as tf.Scalar) as unknown as tf.TensorContainer },
+  {
+    name: 'sparseReshape',
+    run: (t) =>
+      tf.sparse.sparseReshape(
+        t.values(
+          [
+            [0, 0],
+            [1, 2],
+          ],
+          [2, 2],
+          'int32',
+        ) as T2,
+        t.values([2, 3], [2], 'int32') as T1,
+        t.values([3, -1], [2], 'int32') as T1,
+      ) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'sparseReshape to rank 3',
+    run: (t) =>
+      tf.sparse.sparseReshape(
+        t.values(
+          [
+            [0, 1],
+            [1, 0],
+            [1, 2],
+          ],
+          [3, 2],
+          'int32',
+        ) as T2,
+        t.values([2, 6], [2], 'int32') as T1,
+        t.values([2, 2, 3], [3], 'int32') as T1,
+      ) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'sparseFillEmptyRows',
+    run: (t) =>
+      tf.sparse.sparseFillEmptyRows(
+        t.values(
+          [
+            [0, 0],
+            [2, 1],
+          ],
+          [2, 2],
+          'int32',
+        ) as T2,
+        t.values([5, 6], [2]) as T1,
+        t.values([4, 3], [2], 'int32') as T1,
+        t.values(0) as tf.Scalar,
+      ) as unknown as tf.TensorContainer,
+  },
   { name: 'sparseSegmentSum', run: (t) => tf.sparse.sparseSegmentSum(t.random([4, 3]), t.values([0, 1, 3], [3], 'int32') as T1, t.values([0, 0, 2], [3], 'int32') as T1) },
   { name: 'sparseSegmentMean', run: (t) => tf.sparse.sparseSegmentMean(t.random([5, 2, 2]), t.values([4, 1], [2], 'int32') as T1, t.values([1, 3], [2], 'int32') as T1) },
-  { name: 'raggedGather', run: (t) => tf.raggedGather([t.values([0, 2, 3, 5], [4], 'int32')], t.values([1, 2, 3, 4, 5]), t.values([2, 0], [2], 'int32'), 1) as unknown as tf.TensorContainer },
-  { name: 'raggedRange', run: (t) => tf.raggedRange(t.values([0, 5], [2], 'int32'), t.values([3, 9], [2], 'int32'), t.values([1, 2], [2], 'int32')) as unknown as tf.TensorContainer },
-  { name: 'raggedTensorToTensor', run: (t) => tf.raggedTensorToTensor(t.values([2, 3], [2], 'int32'), t.values([1, 2, 3]), t.values(0), [t.values([0, 1, 3], [3], 'int32')], ['ROW_SPLITS']) },
-  { name: 'stringSplit', run: (t) => tf.string.stringSplit(t.values(['a b', 'c d e'], [2], 'string') as T1, t.values(' ', [], 'string') as tf.Scalar) as unknown as tf.TensorContainer },
-  { name: 'stringNGrams', run: (t) => tf.string.stringNGrams(t.values(['a', 'b', 'c', 'd'], [4], 'string') as T1, t.values([0, 2, 4], [3], 'int32') as T1, '|', [2], '', '', 0, false) as unknown as tf.TensorContainer },
+  {
+    name: 'raggedGather',
+    run: (t) => tf.raggedGather([t.values([0, 2, 3, 5], [4], 'int32')], t.values([1, 2, 3, 4, 5]), t.values([2, 0], [2], 'int32'), 1) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'raggedRange',
+    run: (t) => tf.raggedRange(t.values([0, 5], [2], 'int32'), t.values([3, 9], [2], 'int32'), t.values([1, 2], [2], 'int32')) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'raggedTensorToTensor',
+    run: (t) => tf.raggedTensorToTensor(t.values([2, 3], [2], 'int32'), t.values([1, 2, 3]), t.values(0), [t.values([0, 1, 3], [3], 'int32')], ['ROW_SPLITS']),
+  },
+  {
+    name: 'stringSplit',
+    run: (t) => tf.string.stringSplit(t.values(['a b', 'c d e'], [2], 'string') as T1, t.values(' ', [], 'string') as tf.Scalar) as unknown as tf.TensorContainer,
+  },
+  {
+    name: 'stringNGrams',
+    run: (t) =>
+      tf.string.stringNGrams(
+        t.values(['a', 'b', 'c', 'd'], [4], 'string') as T1,
+        t.values([0, 2, 4], [3], 'int32') as T1,
+        '|',
+        [2],
+        '',
+        '',
+        0,
+        false,
+      ) as unknown as tf.TensorContainer,
+  },
   { name: 'stringToHashBucketFast', run: (t) => tf.string.stringToHashBucketFast(t.values(['a', 'bb', 'c'], [3], 'string'), 10) },
   { name: 'staticRegexReplace', run: (t) => tf.string.staticRegexReplace(t.values(['ab', 'cb'], [2, 1], 'string'), 'b', 'x') },
 ];

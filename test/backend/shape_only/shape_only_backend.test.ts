@@ -32,7 +32,13 @@ beforeAll(async () => {
 describe('registration', () => {
   it('registers the backend under its name, below every other backend, without changing the backend chosen', async () => {
     const factories = (tf.engine() as unknown as { registryFactory: Record<string, { priority: number }> }).registryFactory;
-    expect(factories[SHAPE_ONLY_BACKEND]!.priority).toBeLessThan(Math.min(...Object.entries(factories).filter(([n]) => n !== SHAPE_ONLY_BACKEND).map(([, f]) => f.priority)));
+    expect(factories[SHAPE_ONLY_BACKEND]!.priority).toBeLessThan(
+      Math.min(
+        ...Object.entries(factories)
+          .filter(([n]) => n !== SHAPE_ONLY_BACKEND)
+          .map(([, f]) => f.priority),
+      ),
+    );
     const sorted = (tf.engine() as unknown as { getSortedBackends(): string[] }).getSortedBackends();
     expect(sorted[sorted.length - 1]).toBe(SHAPE_ONLY_BACKEND);
     expect(sorted[0]).not.toBe(SHAPE_ONLY_BACKEND);
@@ -46,7 +52,12 @@ describe('registration', () => {
     const shapeOnlyKernels = new Set(tf.getKernelsForBackend(SHAPE_ONLY_BACKEND).map((k) => k.kernelName));
     expect([...kernelsOfOtherBackends()].filter((name) => !shapeOnlyKernels.has(name))).toEqual([]);
     for (const backend of ['cpu', 'wasm']) {
-      expect(tf.getKernelsForBackend(backend).map((k) => k.kernelName).filter((name) => !SHAPE_RULES.has(name))).toEqual([]);
+      expect(
+        tf
+          .getKernelsForBackend(backend)
+          .map((k) => k.kernelName)
+          .filter((name) => !SHAPE_RULES.has(name)),
+      ).toEqual([]);
     }
   });
 
@@ -83,7 +94,9 @@ describe('tensors of the shape-only backend', () => {
       expect(tf.scalar(7, 'int32').arraySync()).toBe(7);
       expect(tf.tensor(['a', 'bc']).arraySync()).toEqual(['a', 'bc']);
       expect(() => large.dataSync()).toThrow(
-        new RegExp(`a tensor of shape \\[${SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1}\\] \\(float32\\) written from the host: the shape-only backend keeps the values of tensors of at most ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} elements`),
+        new RegExp(
+          `a tensor of shape \\[${SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1}\\] \\(float32\\) written from the host: the shape-only backend keeps the values of tensors of at most ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} elements`,
+        ),
       );
       const after = backend.memory();
       expect(after.numBytesDescribed - before.numBytesDescribed).toBe(3 * 4 + SHAPE_ONLY_MAX_KEPT_ELEMENTS * 4 + 2 * (SHAPE_ONLY_MAX_KEPT_ELEMENTS + 1) * 4 + 4 + 3);
@@ -98,7 +111,8 @@ describe('tensors of the shape-only backend', () => {
   it('made by kernels have no values: reading them names the shape and the kernel, and says what to do', async () => {
     await withShapeOnlyBackend(async () => {
       const product = tf.matMul(tf.ones([4, 5]), tf.ones([5, 6]));
-      const message = /poptfjs is planning with shapes only, and the model read the values of a tensor of shape \[4,6\] \(float32\) made by kernel 'BatchMatMul'.*compute with tensor ops.*or plan with real data/;
+      const message =
+        /poptfjs is planning with shapes only, and the model read the values of a tensor of shape \[4,6\] \(float32\) made by kernel 'BatchMatMul'.*compute with tensor ops.*or plan with real data/;
       expect(() => product.dataSync()).toThrow(message);
       expect(() => product.arraySync()).toThrow(message);
       await expect(product.data()).rejects.toThrow(message);
@@ -216,8 +230,20 @@ describe('value-dependent kernels', () => {
   it('are documented with their reasons', () => {
     expect([...VALUE_DEPENDENT_KERNELS.keys()].sort()).toEqual(
       [
-        'Draw', 'poptfjs.CpuOp', 'NonMaxSuppressionV3', 'NonMaxSuppressionV4', 'NonMaxSuppressionV5', 'RaggedGather', 'RaggedRange', 'RaggedTensorToTensor',
-        'SparseFillEmptyRows', 'SparseSegmentMean', 'SparseSegmentSum', 'StringNGrams', 'StringSplit', 'Unique',
+        'Draw',
+        'poptfjs.CpuOp',
+        'NonMaxSuppressionV3',
+        'NonMaxSuppressionV4',
+        'NonMaxSuppressionV5',
+        'RaggedGather',
+        'RaggedRange',
+        'RaggedTensorToTensor',
+        'SparseFillEmptyRows',
+        'SparseSegmentMean',
+        'SparseSegmentSum',
+        'StringNGrams',
+        'StringSplit',
+        'Unique',
       ].sort(),
     );
     for (const reason of VALUE_DEPENDENT_KERNELS.values()) expect(reason.length).toBeGreaterThan(10);

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 
 describe('withShapeOnlyBackend', () => {
-  it('is exported by poptfjs with the backend\'s name and error', () => {
+  it("is exported by poptfjs with the backend's name and error", () => {
     expect(poptfjs.withShapeOnlyBackend).toBe(withShapeOnlyBackend);
     expect(poptfjs.SHAPE_ONLY_BACKEND).toBe(SHAPE_ONLY_BACKEND);
     expect(poptfjs.ShapeOnlyError).toBe(ShapeOnlyError);
@@ -51,7 +51,11 @@ describe('withShapeOnlyBackend', () => {
     const backends = await withShapeOnlyBackend(async () => {
       const inner = await withShapeOnlyBackend(() => tf.getBackend());
       const afterInner = tf.getBackend();
-      await expect(withShapeOnlyBackend(() => { throw new Error('inner'); })).rejects.toThrow('inner');
+      await expect(
+        withShapeOnlyBackend(() => {
+          throw new Error('inner');
+        }),
+      ).rejects.toThrow('inner');
       return [inner, afterInner, tf.getBackend()];
     });
     expect(backends).toEqual([SHAPE_ONLY_BACKEND, SHAPE_ONLY_BACKEND, SHAPE_ONLY_BACKEND]);

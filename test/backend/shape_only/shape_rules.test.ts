@@ -64,7 +64,7 @@ afterAll(async () => {
   await tf.setBackend(initialBackend);
 });
 
-describe('the shape-only backend gives the cpu backend\'s output shapes and dtypes', () => {
+describe("the shape-only backend gives the cpu backend's output shapes and dtypes", () => {
   it('for a catalog of uniquely named cases', () => {
     expect(new Set(OP_CATALOG.map((c) => c.name)).size).toBe(OP_CATALOG.length);
   });

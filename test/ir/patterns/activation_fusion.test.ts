@@ -60,11 +60,14 @@ describe('ActivationFusion', () => {
     const x = tf.randomNormal([1, 4, 4, 2]);
     const filter = tf.randomNormal([3, 3, 2, 2]);
     const bias = tf.randomNormal([2]);
-    const { graph } = traceInference((input: tf.Tensor) => {
-      const conv = fusedConv(input, filter, bias);
-      const clipped = tf.minimum(tf.maximum(fusedConv(input, filter, bias), 1), 6);
-      return [tf.relu(conv), conv, clipped];
-    }, [x]);
+    const { graph } = traceInference(
+      (input: tf.Tensor) => {
+        const conv = fusedConv(input, filter, bias);
+        const clipped = tf.minimum(tf.maximum(fusedConv(input, filter, bias), 1), 6);
+        return [tf.relu(conv), conv, clipped];
+      },
+      [x],
+    );
     expect(activationFusion.apply(graph, CONTEXT).count).toBe(0);
   });
 });

@@ -40,7 +40,11 @@ describe('ConstantFolding', () => {
     const { graph: folded, count } = constantFolding.apply(graph, CONTEXT);
     expect(count).toBe(5);
     expect(folded.nodes.map((n) => n.kernel)).toEqual(['Identity', 'Select']);
-    expect(constants(folded).map((v) => v.dtype).sort()).toEqual(['bool', 'float32']);
+    expect(
+      constants(folded)
+        .map((v) => v.dtype)
+        .sort(),
+    ).toEqual(['bool', 'float32']);
     expectSameResults(graph, folded, { inputs: [x], params: new Map() });
   });
 

@@ -11,7 +11,13 @@ const TRAINING = { backend: 'wasm', training: true };
 
 /** The kernel each fused activation lowers to (none for linear). */
 const ACTIVATION_KERNELS: Record<tf.fused.Activation, string | undefined> = {
-  linear: undefined, relu: 'Relu', relu6: 'Relu6', elu: 'Elu', sigmoid: 'Sigmoid', leakyrelu: 'LeakyRelu', prelu: 'Prelu',
+  linear: undefined,
+  relu: 'Relu',
+  relu6: 'Relu6',
+  elu: 'Elu',
+  sigmoid: 'Sigmoid',
+  leakyrelu: 'LeakyRelu',
+  prelu: 'Prelu',
 };
 const ACTIVATIONS = Object.keys(ACTIVATION_KERNELS) as tf.fused.Activation[];
 
@@ -73,8 +79,7 @@ describe('FusedKernelLowering', () => {
     const x = tf.randomNormal([1, 6, 6, 2]);
     const filter = tf.randomNormal([3, 3, 2, 2]);
     const bias = tf.randomNormal([4]);
-    const fn = (input: tf.Tensor) =>
-      tf.fused.depthwiseConv2d({ x: input as tf.Tensor4D, filter: filter as tf.Tensor4D, strides: 1, pad: 'valid', bias, activation: 'relu6' });
+    const fn = (input: tf.Tensor) => tf.fused.depthwiseConv2d({ x: input as tf.Tensor4D, filter: filter as tf.Tensor4D, strides: 1, pad: 'valid', bias, activation: 'relu6' });
     const { graph } = traceInference(fn, [x]);
     const { graph: lowered, count } = fusedKernelLowering.apply(graph, TRAINING);
     expect(count).toBe(1);
@@ -115,12 +120,24 @@ describe('FusedKernelLowering', () => {
       const bias = tf.randomNormal([3]);
       const alpha = tf.tensor1d([0.1, 0.2, 0.3]);
       const fn = (input: tf.Tensor) =>
-        tf.fused.conv2d({ x: input as tf.Tensor4D, filter: filter as tf.Tensor4D, strides: 1, pad: 'same', dataFormat: 'NCHW', bias, activation: 'prelu', preluActivationWeights: alpha });
+        tf.fused.conv2d({
+          x: input as tf.Tensor4D,
+          filter: filter as tf.Tensor4D,
+          strides: 1,
+          pad: 'same',
+          dataFormat: 'NCHW',
+          bias,
+          activation: 'prelu',
+          preluActivationWeights: alpha,
+        });
       const { graph } = traceInference(fn, [x]);
       const { graph: lowered, count } = fusedKernelLowering.apply(graph, { backend: 'cpu', training: true });
       expect(count).toBe(1);
       expect(lowered.nodes.map((n) => n.kernel)).toEqual(['Conv2D', 'Reshape', 'Add', 'Reshape', 'Prelu']);
-      expect(nodesOf(lowered, 'Reshape').map((n) => n.attrs.shape)).toEqual([[3, 1, 1], [3, 1, 1]]);
+      expect(nodesOf(lowered, 'Reshape').map((n) => n.attrs.shape)).toEqual([
+        [3, 1, 1],
+        [3, 1, 1],
+      ]);
       expectSameResults(graph, lowered, { inputs: [x], params: new Map() });
     });
   });

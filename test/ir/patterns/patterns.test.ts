@@ -8,8 +8,34 @@ import { expectSameResults, nodesOf, onWasmBackend, paramsOf } from './graph_res
 onWasmBackend();
 
 const MINIMAL = ['NoOpRemoval', 'DeadCodeElimination'];
-const DEFAULT = ['NoOpRemoval', 'ConstantFolding', 'TransposeSinking', 'ConcatSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'DeadCodeElimination'];
-const ALL = ['NoOpRemoval', 'ConstantFolding', 'FusedKernelLowering', 'TransposeSinking', 'ConcatSinking', 'BiasFusion', 'ActivationFusion', 'TransposedMatMul', 'SumAsAveragePool', 'BroadcastWidening', 'WeightLayoutCaching', 'CommonSubexpression', 'DeadCodeElimination'];
+const DEFAULT = [
+  'NoOpRemoval',
+  'ConstantFolding',
+  'TransposeSinking',
+  'ConcatSinking',
+  'BiasFusion',
+  'ActivationFusion',
+  'TransposedMatMul',
+  'SumAsAveragePool',
+  'BroadcastWidening',
+  'WeightLayoutCaching',
+  'DeadCodeElimination',
+];
+const ALL = [
+  'NoOpRemoval',
+  'ConstantFolding',
+  'FusedKernelLowering',
+  'TransposeSinking',
+  'ConcatSinking',
+  'BiasFusion',
+  'ActivationFusion',
+  'TransposedMatMul',
+  'SumAsAveragePool',
+  'BroadcastWidening',
+  'WeightLayoutCaching',
+  'CommonSubexpression',
+  'DeadCodeElimination',
+];
 
 describe('Patterns', () => {
   it('enables the patterns of each level, and Default when no level is given', () => {
@@ -32,9 +58,7 @@ describe('Patterns', () => {
   it('refuses unknown pattern names and levels, listing the known ones', () => {
     const patterns = new Patterns();
     expect(() => patterns.enablePattern('TransposeMatmul', true)).toThrow(PoptfjsError);
-    expect(() => patterns.enablePattern('TransposeMatmul', true)).toThrow(
-      `unknown pattern 'TransposeMatmul'; known patterns: ${ALL.join(', ')}`,
-    );
+    expect(() => patterns.enablePattern('TransposeMatmul', true)).toThrow(`unknown pattern 'TransposeMatmul'; known patterns: ${ALL.join(', ')}`);
     expect(() => patterns.isPatternEnabled('Nope')).toThrow(/unknown pattern 'Nope'/);
     expect(() => new Patterns('Most' as 'All')).toThrow("unknown patterns level 'Most'; expected one of NoPatterns, Minimal, Default, All");
   });

@@ -24,7 +24,16 @@ describe('TransposeSinking', () => {
       const xs = tf.minimum(tf.relu(tf.transpose(x, TO_FIRST)), 6);
       const ys = tf.mul(2, tf.transpose(y, TO_FIRST));
       const joined = tf.concat([tf.add(xs, ys), tf.sigmoid(tf.transpose(y, TO_FIRST))], 1);
-      const padded = tf.pad(joined, [[0, 0], [0, 0], [1, 2], [0, 1]], -1);
+      const padded = tf.pad(
+        joined,
+        [
+          [0, 0],
+          [0, 0],
+          [1, 2],
+          [0, 1],
+        ],
+        -1,
+      );
       return tf.exp(tf.transpose(padded, TO_LAST));
     };
     const { graph } = traceInference(fn, [a, b]);
@@ -38,7 +47,12 @@ describe('TransposeSinking', () => {
     const cleaned = applyPatterns(graph, patterns, CONTEXT).graph;
     expect(liveTransposes(cleaned)).toHaveLength(0);
     expect(nodesOf(cleaned, 'Concat')[0]!.attrs.axis).toBe(3);
-    expect(nodesOf(cleaned, 'PadV2')[0]!.attrs.paddings).toEqual([[0, 0], [1, 2], [0, 1], [0, 0]]);
+    expect(nodesOf(cleaned, 'PadV2')[0]!.attrs.paddings).toEqual([
+      [0, 0],
+      [1, 2],
+      [0, 1],
+      [0, 0],
+    ]);
     expectSameResults(graph, cleaned, { inputs: [a, b], params: new Map() });
   });
 
@@ -64,10 +78,13 @@ describe('TransposeSinking', () => {
 
   it('keeps a transpose that another kernel or the graph also reads, and leaves training graphs alone', () => {
     const x = tf.randomNormal([1, 2, 2, 3]);
-    const shared = traceInference((t: tf.Tensor) => {
-      const first = tf.transpose(t, TO_FIRST);
-      return [tf.relu(first), first];
-    }, [x]).graph;
+    const shared = traceInference(
+      (t: tf.Tensor) => {
+        const first = tf.transpose(t, TO_FIRST);
+        return [tf.relu(first), first];
+      },
+      [x],
+    ).graph;
     expect(transposeSinking.apply(shared, CONTEXT).count).toBe(0);
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3], activation: 'relu' })] });
     const training = traceTraining(model, 'meanSquaredError', [tf.randomNormal([4, 3]), tf.randomNormal([4, 2])]).graph;

@@ -14,7 +14,11 @@ function transposedMatMuls(graph: Graph) {
 }
 
 describe('TransposedMatMul', () => {
-  for (const [transposeA, transposeB] of [[true, false], [false, true], [true, true]] as const) {
+  for (const [transposeA, transposeB] of [
+    [true, false],
+    [false, true],
+    [true, true],
+  ] as const) {
     it(`makes the transposes of matMul(a, b, ${transposeA}, ${transposeB}) explicit and gives the same product`, () => {
       const a = tf.randomNormal(transposeA ? [5, 3] : [3, 5]);
       const b = tf.randomNormal(transposeB ? [4, 5] : [5, 4]);

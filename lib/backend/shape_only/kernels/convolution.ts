@@ -107,7 +107,10 @@ export const CONVOLUTION_RULES: Readonly<Record<string, KernelShapeRule>> = {
   Dilation2D: (call) => {
     const x = call.input('x');
     const { strides, pad, dilations } = call.attrsAs<tf.Dilation2DAttrs>();
-    return output(tf.backend_util.computeDilation2DInfo([...x.shape] as Shape4D, [...call.input('filter').shape] as [number, number, number], strides, pad, 'NHWC', dilations).outShape, x.dtype);
+    return output(
+      tf.backend_util.computeDilation2DInfo([...x.shape] as Shape4D, [...call.input('filter').shape] as [number, number, number], strides, pad, 'NHWC', dilations).outShape,
+      x.dtype,
+    );
   },
   Dilation2DBackpropFilter: (call) => {
     const filter = call.input('filter');

@@ -22,7 +22,8 @@ function matMulOutput(call: KernelCall): OutputSpec {
   const innerB = transposeB ? b.shape[bRank - 1] : b.shape[bRank - 2];
   tf.util.assert(
     innerA === innerB,
-    () => `Error in matMul: inner shapes (${innerA}) and (${innerB}) of Tensors with shapes ${a.shape} and ${b.shape} and transposeA=${transposeA} and transposeB=${transposeB} must match.`,
+    () =>
+      `Error in matMul: inner shapes (${innerA}) and (${innerB}) of Tensors with shapes ${a.shape} and ${b.shape} and transposeA=${transposeA} and transposeB=${transposeB} must match.`,
   );
   const outerA = transposeA ? a.shape[aRank - 1]! : a.shape[aRank - 2]!;
   const outerB = transposeB ? b.shape[bRank - 2]! : b.shape[bRank - 1]!;

@@ -37,7 +37,10 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   [POPTFJS_KERNELS.dynamicSlice]: (call) => {
     const { dim, size, step } = call.attrs as unknown as { dim: number; size: number; step: number };
     const x = call.input('x');
-    return output(x.shape.map((n, d) => (d === dim ? Math.ceil(size / step) : n)), x.dtype);
+    return output(
+      x.shape.map((n, d) => (d === dim ? Math.ceil(size / step) : n)),
+      x.dtype,
+    );
   },
   /** The shape and dtype of the tensor updated. */
   [POPTFJS_KERNELS.dynamicUpdate]: (call) => output(call.input('x').shape, call.input('x').dtype),

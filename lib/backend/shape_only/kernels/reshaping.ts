@@ -11,7 +11,10 @@ import { output, type KernelShapeRule } from '../rules/kernel_shape_rule.js';
 const padding: KernelShapeRule = (call) => {
   const x = call.input('x');
   const { paddings } = call.attrsAs<tf.PadV2Attrs>();
-  return output(paddings.map(([before, after], axis) => before + x.shape[axis]! + after), x.dtype);
+  return output(
+    paddings.map(([before, after], axis) => before + x.shape[axis]! + after),
+    x.dtype,
+  );
 };
 
 /** The rearranging kernels, by kernel name. */
@@ -23,7 +26,8 @@ export const RESHAPING_RULES: Readonly<Record<string, KernelShapeRule>> = {
     const shape = tf.util.inferFromImplicitShape([...call.attrsAs<tf.ReshapeAttrs>().shape], size);
     tf.util.assert(
       tf.util.sizeFromShape(shape) === size,
-      () => `The new shape (${shape}) has ${tf.util.sizeFromShape(shape)} elements and the old shape (${x.shape}) has ${size} elements. The new shape and old shape must have the same number of elements.`,
+      () =>
+        `The new shape (${shape}) has ${tf.util.sizeFromShape(shape)} elements and the old shape (${x.shape}) has ${size} elements. The new shape and old shape must have the same number of elements.`,
     );
     return output(shape, x.dtype);
   },
@@ -39,12 +43,18 @@ export const RESHAPING_RULES: Readonly<Record<string, KernelShapeRule>> = {
   },
   Transpose: (call) => {
     const x = call.input('x');
-    return output(call.attrsAs<tf.TransposeAttrs>().perm.map((axis) => x.shape[axis]!), x.dtype);
+    return output(
+      call.attrsAs<tf.TransposeAttrs>().perm.map((axis) => x.shape[axis]!),
+      x.dtype,
+    );
   },
   Tile: (call) => {
     const x = call.input('x');
     const { reps } = call.attrsAs<tf.TileAttrs>();
-    return output(x.shape.map((size, axis) => size * reps[axis]!), x.dtype);
+    return output(
+      x.shape.map((size, axis) => size * reps[axis]!),
+      x.dtype,
+    );
   },
   PadV2: padding,
   MirrorPad: padding,

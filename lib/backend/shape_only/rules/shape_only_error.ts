@@ -6,8 +6,7 @@ import { PoptfjsError } from '../../../common/errors.js';
 
 /** What to do when a model needs values while poptfjs plans with shapes only. */
 export const SHAPE_ONLY_REMEDY =
-  'compute with tensor ops instead of reading values on the host (dataSync, data, array, print), ' +
-  'or plan with real data on a computing backend';
+  'compute with tensor ops instead of reading values on the host (dataSync, data, array, print), ' + 'or plan with real data on a computing backend';
 
 /**
  * Thrown by the shape-only backend when a model needs tensor values, which it

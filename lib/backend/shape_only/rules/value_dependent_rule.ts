@@ -36,7 +36,11 @@ function unplannable(call: KernelCall, reason: string, input: tf.TensorInfo, inp
 function namedTensors(call: KernelCall): Array<[string, tf.TensorInfo]> {
   if (Array.isArray(call.inputs)) return call.inputs.map((input, i) => [`${i}`, input]);
   return Object.entries(call.inputs as Record<string, tf.TensorInfo | tf.TensorInfo[] | undefined | null>).flatMap(([name, input]) =>
-    input === undefined || input === null ? [] : Array.isArray(input) ? input.map((t, i): [string, tf.TensorInfo] => [`${name}[${i}]`, t]) : [[name, input] as [string, tf.TensorInfo]],
+    input === undefined || input === null
+      ? []
+      : Array.isArray(input)
+        ? input.map((t, i): [string, tf.TensorInfo] => [`${name}[${i}]`, t])
+        : [[name, input] as [string, tf.TensorInfo]],
   );
 }
 
