@@ -16,8 +16,9 @@
  * unfused kernels), as are float16 values (rounded after each kernel).
  */
 import type { AttrValue, Node, ValueId } from '../graph.js';
-import { constantData, rootValues } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import { constantData } from '../graph.js';
+import type { GraphEditor } from './graph_editor.js';
+import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';
 
 /** The kernels that apply a fused activation. */
@@ -66,22 +67,18 @@ export const activationFusion: Pattern = {
   name: 'ActivationFusion',
   description: "makes an activation reading a fused convolution or matrix product that kernel's fused activation (inference graphs)",
   level: 'Default',
-  apply(graph, context) {
-    if (context.training) return { graph, count: 0 };
-    const editor = new GraphEditor(graph);
-    const uses = editor.useCounts(rootValues(graph));
-    let count = 0;
-    for (const node of editor.liveNodes()) {
-      if (node.outputs.length !== 1) continue;
+  apply: (graph, context) =>
+    rewriteInferenceNodes(graph, context, (editor, uses, node) => {
+      if (node.outputs.length !== 1) return false;
       const x = node.inputs.find((id) => fusedOutput(editor, uses, id) !== undefined);
       const fusedOut = x === undefined ? undefined : fusedOutput(editor, uses, x);
       const fused = fusedOut === undefined ? undefined : editor.producer(fusedOut);
-      if (x === undefined || fusedOut === undefined || !fused || uses.get(x) !== 1 || fused.outputs.length !== 1) continue;
+      if (x === undefined || fusedOut === undefined || !fused || uses.get(x) !== 1 || fused.outputs.length !== 1) return false;
       const involved = [...fused.inputs, fusedOut, x, node.outputs[0]!];
-      if (involved.some((id) => editor.value(id).precision === 'float16')) continue;
+      if (involved.some((id) => editor.value(id).precision === 'float16')) return false;
       const found = activationOf(editor, node, x, (fused.attrs.activation ?? 'linear') as string);
       const output = editor.value(node.outputs[0]!);
-      if (!found || output.dtype !== editor.value(x).dtype || output.shape.join() !== editor.value(x).shape.join()) continue;
+      if (!found || output.dtype !== editor.value(x).dtype || output.shape.join() !== editor.value(x).shape.join()) return false;
       const fusedShape = editor.value(fusedOut).shape;
       const [activated] = editor.insertBefore(node.id, {
         kernel: fused.kernel,
@@ -104,8 +101,6 @@ export const activationFusion: Pattern = {
       if (fusedOut !== x) uses.set(activated!, 1);
       uses.set(replacement!, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [replacement!]);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+      return true;
+    }),
 };

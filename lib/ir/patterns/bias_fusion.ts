@@ -18,8 +18,8 @@
  * unfused kernels), as are float16 values (rounded after each kernel).
  */
 import type { Node, ValueId } from '../graph.js';
-import { rootValues } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import type { GraphEditor } from './graph_editor.js';
+import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';
 
 /** A product and bias `Add` that fuse: the product and the bias (as a `[columns]` value). */
@@ -70,14 +70,10 @@ export const biasFusion: Pattern = {
   name: 'BiasFusion',
   description: 'makes the Add of a per-column weight to a matrix product (or a Reshape of it) the bias of a _FusedMatMul (inference graphs)',
   level: 'Default',
-  apply(graph, context) {
-    if (context.training) return { graph, count: 0 };
-    const editor = new GraphEditor(graph);
-    const uses = editor.useCounts(rootValues(graph));
-    let count = 0;
-    for (const node of editor.liveNodes()) {
+  apply: (graph, context) =>
+    rewriteInferenceNodes(graph, context, (editor, uses, node) => {
       const found = biasedProduct(editor, uses, node);
-      if (!found) continue;
+      if (!found) return false;
       const { product, bias } = found;
       const sum = editor.value(node.outputs[0]!);
       const reshaped = (x: ValueId, shape: readonly number[]) =>
@@ -96,8 +92,6 @@ export const biasFusion: Pattern = {
       uses.set(fused!, 1);
       uses.set(result, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [result]);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+      return true;
+    }),
 };

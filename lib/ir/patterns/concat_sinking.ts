@@ -12,8 +12,8 @@
  * values), as are float16 values (rounded after each kernel).
  */
 import type { Node, ValueId } from '../graph.js';
-import { rootValues } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import type { GraphEditor } from './graph_editor.js';
+import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';
 
 /** The poolings that act on each channel alone. */
@@ -36,14 +36,10 @@ export const concatSinking: Pattern = {
   name: 'ConcatSinking',
   description: 'moves a channel Concat past the MaxPool or AvgPool that alone reads it, so it joins the pooled tensors (inference graphs)',
   level: 'Default',
-  apply(graph, context) {
-    if (context.training) return { graph, count: 0 };
-    const editor = new GraphEditor(graph);
-    const uses = editor.useCounts(rootValues(graph));
-    let count = 0;
-    for (const node of editor.liveNodes()) {
+  apply: (graph, context) =>
+    rewriteInferenceNodes(graph, context, (editor, uses, node) => {
       const concat = pooledConcat(editor, uses, node);
-      if (!concat) continue;
+      if (!concat) return false;
       const output = editor.value(node.outputs[0]!);
       const pooled = concat.inputs.map((id) => {
         const shape = [...output.shape.slice(0, 3), editor.value(id).shape[3]!];
@@ -67,8 +63,6 @@ export const concatSinking: Pattern = {
       });
       uses.set(joined!, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [joined!]);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+      return true;
+    }),
 };

@@ -24,9 +24,9 @@
  * their precision).
  */
 import type { Node, ValueId } from '../graph.js';
-import { rootValues } from '../graph.js';
-import { GraphEditor } from './graph_editor.js';
+import type { GraphEditor } from './graph_editor.js';
 import { transposeShape } from './kernel_output_shapes.js';
+import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';
 
 /** Elementwise kernels of one tensor input. */
@@ -138,14 +138,10 @@ export const transposeSinking: Pattern = {
   name: 'TransposeSinking',
   description: 'moves a Transpose past the elementwise, Concat, PadV2 or reduction kernel that alone reads it, so that it can meet its inverse (inference graphs)',
   level: 'Default',
-  apply(graph, context) {
-    if (context.training) return { graph, count: 0 };
-    const editor = new GraphEditor(graph);
-    const uses = editor.useCounts(rootValues(graph));
-    let count = 0;
-    for (const node of editor.liveNodes()) {
+  apply: (graph, context) =>
+    rewriteInferenceNodes(graph, context, (editor, uses, node) => {
       const move = sunk(editor, uses, node);
-      if (!move) continue;
+      if (!move) return false;
       const output = editor.value(node.outputs[0]!);
       const [inner] = editor.insertBefore(node.id, {
         kernel: node.kernel,
@@ -164,8 +160,6 @@ export const transposeSinking: Pattern = {
       uses.set(inner!, 1);
       uses.set(transposed!, uses.get(node.outputs[0]!) ?? 0);
       editor.removeNode(node.id, [transposed!]);
-      count++;
-    }
-    return { graph: count > 0 ? editor.build() : graph, count };
-  },
+      return true;
+    }),
 };
