@@ -125,9 +125,9 @@ const code: RoutineCode = {
  * inChannels, outChannels]`, zeros) from `x` and `dy` (byte addresses), and returns
  * true; returns false without writing when the routine does not fit: more
  * than {@link FEW_TAPS} taps, output channels not in sixteens, dilation, or
- * an engine without WebAssembly SIMD.
+ * an engine without WebAssembly SIMD or a backend whose memory is not found.
  */
-export function conv2dBackpropFilterSimd(memory: WasmMemory, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dw: number): boolean {
+export function conv2dBackpropFilterSimd(memory: WasmMemory | undefined, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dw: number): boolean {
   const { filterHeight, filterWidth, inChannels, outChannels } = info;
   if (filterHeight * filterWidth * inChannels > FEW_TAPS || outChannels % 16 !== 0 || info.dilationHeight !== 1 || info.dilationWidth !== 1) return false;
   const routine = simdRoutine(memory, code);

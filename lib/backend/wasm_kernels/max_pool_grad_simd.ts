@@ -188,9 +188,10 @@ const code: RoutineCode = { name: 'maxPoolGrad', params: PARAMS, i32Locals: I32_
  * reads), from the input `x` and `dy` (byte addresses), and returns true;
  * returns false without writing when it cannot: windows that overlap
  * (filter larger than the stride), a channel count that is not a multiple
- * of 4, or an engine without WebAssembly SIMD.
+ * of 4, or an engine without WebAssembly SIMD or a backend whose memory is
+ * not found.
  */
-export function maxPoolGradSimd(memory: WasmMemory, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dx: number): boolean {
+export function maxPoolGradSimd(memory: WasmMemory | undefined, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dx: number): boolean {
   const { filterHeight, filterWidth, strideHeight, strideWidth, inChannels } = info;
   if (filterHeight > strideHeight || filterWidth > strideWidth || inChannels % 4 !== 0) return false;
   const routine = simdRoutine(memory, code);

@@ -20,9 +20,14 @@ export interface WasmMemory {
   readonly buffer: ArrayBufferLike;
 }
 
-/** The wasm backend's WebAssembly memory (its Emscripten module's `wasmMemory`). */
-export function wasmMemory(backend: BackendWasm): WasmMemory {
-  return (backend.wasm as unknown as { wasmMemory: WasmMemory }).wasmMemory;
+/**
+ * The wasm backend's WebAssembly memory: its Emscripten module's
+ * `wasmMemory` (the threaded build) or its instance's exported `memory`
+ * (the others); undefined if neither is there.
+ */
+export function wasmMemory(backend: BackendWasm): WasmMemory | undefined {
+  const module = backend.wasm as unknown as { wasmMemory?: WasmMemory; asm?: { memory?: WasmMemory } };
+  return module.wasmMemory ?? module.asm?.memory;
 }
 
 /** The parts of the WebAssembly API used here. */
@@ -181,9 +186,11 @@ const instances = new WeakMap<WasmMemory, Map<RoutineCode, ((...args: number[]) 
 
 /**
  * `code` instantiated on `memory` (built on the first call for that memory),
- * or undefined where the engine refuses it (no WebAssembly SIMD).
+ * or undefined where the engine refuses it (no WebAssembly SIMD) or there is
+ * no memory.
  */
-export function simdRoutine(memory: WasmMemory, code: RoutineCode): ((...args: number[]) => void) | undefined {
+export function simdRoutine(memory: WasmMemory | undefined, code: RoutineCode): ((...args: number[]) => void) | undefined {
+  if (memory === undefined) return undefined;
   let routines = instances.get(memory);
   if (routines === undefined) {
     routines = new Map();
