@@ -1,8 +1,9 @@
 /**
- * Shared test helpers: tolerance checks against independent references.
+ * Shared test helpers: tolerance checks against independent references, and a small IPU target for hand-computed costs.
  */
 import * as tf from '@tensorflow/tfjs';
 import { expect } from 'vitest';
+import type { KernelTarget } from '../lib/ipu/kernel_cycles.js';
 
 /** Asserts two tensors have the same shape and values within `rtol`/`atol`. */
 export function expectClose(actual: tf.Tensor, expected: tf.Tensor, rtol = 1e-5, atol = 1e-6): void {
@@ -25,4 +26,29 @@ export function variableOf(weight: tf.LayerVariable): tf.Variable {
 /** The number of tensors alive in the engine. */
 export function liveTensors(): number {
   return tf.memory().numTensors;
+}
+
+/**
+ * A small IPU target for hand-computing kernel costs: the GC200's AMP multiply-accumulates per tile per cycle
+ * (64 fp16 with fp16 partials, 32 fp16 with fp32 partials, 16 fp32), Poplar's default available memory proportion
+ * of 0.6 and float32 partials, on `tiles` tiles of `memoryPerTile` bytes with a host link of `hostBytesPerCycle`
+ * bytes a cycle.
+ */
+export function smallIpuTarget({
+  tiles,
+  memoryPerTile = 1 << 20,
+  hostBytesPerCycle = 4,
+}: {
+  tiles: number;
+  memoryPerTile?: number;
+  hostBytesPerCycle?: number;
+}): KernelTarget {
+  return {
+    tiles,
+    memoryPerTile,
+    availableMemoryProportion: 0.6,
+    macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
+    halfPartials: false,
+    hostBytesPerCycle,
+  };
 }

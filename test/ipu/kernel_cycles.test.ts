@@ -5,14 +5,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { GC200, Options, inferenceModel, type IpuTargetSpec } from 'poptfjs';
-import { planMatMul, type MatMulTarget } from '../../lib/ipu/matmul_plan.js';
+import { planMatMul } from '../../lib/ipu/matmul_plan.js';
+import { smallIpuTarget } from '../helpers.js';
 
-const GC200_TILE: MatMulTarget = {
-  tiles: 1,
-  memoryPerTile: 1 << 20,
-  availableMemoryProportion: 0.6,
-  macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-};
+const GC200_TILE = smallIpuTarget({ tiles: 1 });
 
 async function timelineOf(fn: (x: tf.Tensor) => tf.Tensor, input: tf.Tensor, target: Partial<IpuTargetSpec> = {}) {
   const executor = inferenceModel(fn, { options: new Options().ipuTarget({ hostLinkBandwidth: 1e30, ...target }) });

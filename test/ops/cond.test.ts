@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { inferenceModel, load, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost, kernelCycles } from '../../lib/ipu/kernel_cycles.js';
 import { bodyWorkingBytes } from '../../lib/ipu/body_memory.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 const W = [
   [0.5, -1],
@@ -138,14 +138,7 @@ describe('ops.cond', () => {
     await executor.compile(TRUE(), X(), Y());
     const graph = executor.executable.graph;
     const node = graph.nodes[0]!;
-    const target = {
-      tiles: 8,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 4,
-    };
+    const target = smallIpuTarget({ tiles: 8 });
     const [thenBody, elseBody] = node.bodies!;
     const costs = [thenBody!, elseBody!].map((body) => body.nodes.map((n) => kernelCost(body, n, target)));
     const cycles = costs.map((list) => list.reduce((n, c) => n + kernelCycles(c), 0));

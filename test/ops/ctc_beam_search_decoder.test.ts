@@ -8,6 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { inferenceModel, ops } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
+import { smallIpuTarget } from '../helpers.js';
 
 interface Decoded {
   labels: number[];
@@ -123,14 +124,7 @@ describe('ops.ctcBeamSearchDecoder', () => {
     await executor.compile(tf.zeros([10, 2, 8]), tf.zeros([2], 'int32'));
     const graph = executor.executable.graph;
     const node = graph.nodes[0]!;
-    const target = {
-      tiles: 16,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 2,
-    };
+    const target = smallIpuTarget({ tiles: 16, hostBytesPerCycle: 2 });
     // 2 entries × 4 beams × 8 classes = 64 candidates, 4 a tile: 170 + 4 × 3 cycles, one sync. Reduced to 8 beams: 8 candidates
     // each, spread over 8 tiles (170 + 4 × 0.5), partial sums 8 × 8 = 64, 4 a tile of 4 bytes exchanged at 4 bytes a cycle,
     // added (170 + 4 × 0.5), two syncs. Ten steps.

@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Options, inferenceModel, load, ops, optim, plan, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 /** PopTorch's test op `Cube` (tests/custom_ops/custom_cube_op.cpp): outputs x³ + bias and x³; the gradient of x is 3x²·dy. */
 const CUBE: ops.CustomOpDefinition = {
@@ -188,14 +188,7 @@ describe('ops.customOp', () => {
     await executor.compile(tf.zeros([8, 16]), tf.zeros([16]));
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.CustomOp')!;
-    const target = {
-      tiles: 4,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 2,
-    };
+    const target = smallIpuTarget({ tiles: 4, hostBytesPerCycle: 2 });
     // Two outputs of 8 × 16: 256 elements, 64 a tile at 3 cycles after a vertex's 170. Each input has fewer elements
     // than the outputs and is sent to the tiles: of x (128) a tile's 64 elements, of the bias all 16, 320 bytes at
     // 4 bytes a cycle (EXCHANGE_BYTES_PER_TILE_CYCLE); one sync of 90.

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
 const X = tf.tensor1d([2, 2, 3, 4, 5, 6, 7, 8]);
@@ -116,14 +116,7 @@ describe('ops.dynamicSlice', () => {
     await executor.compile(tf.zeros([64, 32]), tf.scalar(0, 'int32'));
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.DynamicSlice')!;
-    const target = {
-      tiles: 8,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 4,
-    };
+    const target = smallIpuTarget({ tiles: 8 });
     // The slice: 32 × 32 float32 = 4096 bytes, 512 a tile: exchanged at 4 bytes a cycle and copied at 8, after two vertices of 170; two syncs.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 2 * 170 + 512 / 8, exchange: 512 / 4, sync: 2 * 90, temporaryBytes: 0 });
     // The slice is a copy, not a view: the input (8192 bytes), the offset (4) and the slice (4096) are live as it runs, the peak.

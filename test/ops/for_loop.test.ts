@@ -12,7 +12,7 @@ import { irText } from '../../lib/ir/ir_text.js';
 import { nodeFlops } from '../../lib/ir/node_cost.js';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
-import { expectClose, liveTensors } from '../helpers.js';
+import { expectClose, liveTensors, smallIpuTarget } from '../helpers.js';
 
 const W = [
   [0.5, -0.25, 0.125, 0],
@@ -139,14 +139,7 @@ describe('ops.forLoop', () => {
     };
     const once = await graphOf(1);
     const ten = await graphOf(10);
-    const target = {
-      tiles: 8,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 4,
-    };
+    const target = smallIpuTarget({ tiles: 8 });
     const cost = (e: typeof once) => kernelCost(e.graph, e.graph.nodes[0]!, target);
     const body = once.graph.nodes[0]!.bodies![0]!;
     const bodyCost = body.nodes.map((n) => kernelCost(body, n, target));

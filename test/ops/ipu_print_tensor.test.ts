@@ -13,7 +13,7 @@ import { isViewNode } from '../../lib/ir/value_views.js';
 import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { DEFAULT_TENSOR_TEXT_FORMAT, tensorText, type TensorTextFormat } from '../../lib/runtime/tensor_text.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z poptfjs:op \d+\.\d+ I: /;
 
@@ -129,14 +129,7 @@ describe('ops.ipuPrintTensor', () => {
     const graph = executor.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.IpuPrintTensor')!;
     expect(isViewNode(graph, node)).toBe(false);
-    const target = {
-      tiles: 4,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 2,
-    };
+    const target = smallIpuTarget({ tiles: 4, hostBytesPerCycle: 2 });
     // 8 × 16 float32 = 512 bytes: 128 a tile copied at 8 bytes a cycle after a vertex's 170; 512 bytes to the host at 2 a cycle; one sync of 90.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 128 / 8, exchange: 512 / 2, sync: 90, temporaryBytes: 0 });
   });

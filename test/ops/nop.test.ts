@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
 
@@ -80,14 +80,7 @@ describe('ops.nop', () => {
     }, x);
     const graph = withNop.executable.graph;
     const node = graph.nodes.find((n) => n.kernel === 'poptfjs.Nop')!;
-    const target = {
-      tiles: 8,
-      memoryPerTile: 1 << 20,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 4,
-    };
+    const target = smallIpuTarget({ tiles: 8 });
     // 16 × 32 float32 = 2048 bytes, 256 a tile at 8 bytes a cycle, after a vertex's 170 cycles; one sync.
     expect(kernelCost(graph, node, target)).toEqual({ compute: 170 + 256 / 8, exchange: 0, sync: 90, temporaryBytes: 0 });
     // Without the nop, Add reads Neg's output twice and writes its own: two values of 2048 bytes working.

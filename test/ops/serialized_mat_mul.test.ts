@@ -7,17 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import type { Graph } from '../../lib/ir/graph.js';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 const { MatMulSerializationMode: Mode } = ops;
 const ONE_TILE = { tiles: 1, memoryPerTile: 16 * 2 ** 20 };
-const TARGET = {
-  ...ONE_TILE,
-  availableMemoryProportion: 0.6,
-  macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-  halfPartials: false,
-  hostBytesPerCycle: 4,
-};
+const TARGET = smallIpuTarget(ONE_TILE);
 const MODES = [Mode.InputChannels, Mode.ReducingDim, Mode.OutputChannels] as const;
 
 async function compiledGraph(fn: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, a: tf.Tensor, b: tf.Tensor): Promise<Graph> {

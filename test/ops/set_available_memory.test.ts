@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
-import { expectClose } from '../helpers.js';
+import { expectClose, smallIpuTarget } from '../helpers.js';
 
 // One tile of 1 MiB: Poplar's default proportion, 0.6, leaves 629,146 bytes for temporaries.
 const SMALL_TILE = { tiles: 1, memoryPerTile: 2 ** 20 };
@@ -39,13 +39,7 @@ describe('ops.setAvailableMemory', () => {
     const node = limited.executable.graph.nodes.find((n) => n.kernel === 'BatchMatMul')!;
     expect(node.annotations.availableMemoryProportion).toBe(0.1);
     expect(limited.irText()).toMatch(/BatchMatMul\(.*# .*availableMemoryProportion 0\.1/);
-    const target = {
-      ...SMALL_TILE,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-      halfPartials: false,
-      hostBytesPerCycle: 4,
-    };
+    const target = smallIpuTarget(SMALL_TILE);
     const cost = kernelCost(limited.executable.graph, node, target);
     expect(cost.plan!.split.serial).toBe(3);
     // Two more steps, each a vertex call (162 cycles) and two syncs (90 each), make it slower.
@@ -69,13 +63,7 @@ describe('ops.setAvailableMemory', () => {
       await executor.compile(tf.zeros([256, 256]));
       const graph = executor.executable.graph;
       // Costed on the small tile, where 0.1 binds.
-      const target = {
-        ...SMALL_TILE,
-        availableMemoryProportion: 0.6,
-        macsPerCycle: { float16: 64, float16Float32Partials: 32, float32: 16 },
-        halfPartials: false,
-        hostBytesPerCycle: 4,
-      };
+      const target = smallIpuTarget(SMALL_TILE);
       const products = graph.nodes.filter((n) => n.kernel === 'BatchMatMul');
       const first = products[0]!.id;
       return products.map((n) => ({
