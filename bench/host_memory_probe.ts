@@ -53,7 +53,13 @@ if (isMain) {
   options.Training.gradientAccumulation(hostBatch / microBatch);
   const executor = trainingModel(model, { options, loss: 'categoricalCrossentropy', optimizer: new optim.SGD(model, { lr: 0.01 }) });
   const x = tf.randomUniform([hostBatch, imageSize, imageSize, 3], -1, 1, 'float32', 1);
-  const y = tf.oneHot(tf.tensor1d(Array.from({ length: hostBatch }, (_, i) => i % 1000), 'int32'), 1000);
+  const y = tf.oneHot(
+    tf.tensor1d(
+      Array.from({ length: hostBatch }, (_, i) => i % 1000),
+      'int32',
+    ),
+    1000,
+  );
   await executor.compile(x, y);
   resetHostMemoryPeak();
   const started = performance.now();

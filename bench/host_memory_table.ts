@@ -33,8 +33,19 @@ export interface HostMemoryRow {
 
 /** The configurations: micro-batches 1, 2, 4 (one per call), then host batches of micro-batch 4 (MobileNetV2) and 2 (ResNet-50). */
 export const HOST_MEMORY_CONFIGS: readonly HostMemoryConfig[] = [
-  ...[[1, 1], [2, 2], [4, 4], [16, 4], [64, 4]].map(([hostBatch, microBatch]) => ({ model: 'mobilenet-v2' as const, imageSize: 224, hostBatch: hostBatch!, microBatch: microBatch! })),
-  ...[[1, 1], [2, 2], [4, 2], [8, 2]].map(([hostBatch, microBatch]) => ({ model: 'resnet-50' as const, imageSize: 224, hostBatch: hostBatch!, microBatch: microBatch! })),
+  ...[
+    [1, 1],
+    [2, 2],
+    [4, 4],
+    [16, 4],
+    [64, 4],
+  ].map(([hostBatch, microBatch]) => ({ model: 'mobilenet-v2' as const, imageSize: 224, hostBatch: hostBatch!, microBatch: microBatch! })),
+  ...[
+    [1, 1],
+    [2, 2],
+    [4, 2],
+    [8, 2],
+  ].map(([hostBatch, microBatch]) => ({ model: 'resnet-50' as const, imageSize: 224, hostBatch: hostBatch!, microBatch: microBatch! })),
 ];
 
 /** Runs one probe in a child process (its own IPU locks, so nothing else holds its IPUs). */
@@ -72,7 +83,18 @@ function cells(row: HostMemoryRow): string[] {
   return [...head, mib(result.estimated), mib(result.estimatedActivations), mib(result.tensorsPeak), mib(result.heap), mib(result.maxRss), (result.stepMs / 1000).toFixed(1)];
 }
 
-const HEADERS = ['model (parameters)', 'image', 'host batch', 'micro-batch', 'estimated MiB', 'of it activations MiB', 'tensors peak MiB', 'wasm heap peak MiB', 'peak RSS MiB', 'step s'];
+const HEADERS = [
+  'model (parameters)',
+  'image',
+  'host batch',
+  'micro-batch',
+  'estimated MiB',
+  'of it activations MiB',
+  'tensors peak MiB',
+  'wasm heap peak MiB',
+  'peak RSS MiB',
+  'step s',
+];
 
 /** The table as text, for the console. */
 export function hostMemoryText(rows: readonly HostMemoryRow[]): string {
@@ -92,11 +114,13 @@ export function hostMemoryMarkdown(rows: readonly HostMemoryRow[]): string {
     'accumulated gradients, inputs, and the activations of the schedule\'s peak); "tensors peak" is what tfjs counted its',
     'tensors to take after any kernel of the step, the figure the estimate models. The wasm heap only grows, and in steps of',
     'up to a fifth of its size, so its final size is its peak to within that step; it also holds what the backend keeps',
-    'beside tensors (XNNPACK\'s packed weights, the allocator\'s free blocks). The peak RSS adds Node.js and the compiled wasm.',
+    "beside tensors (XNNPACK's packed weights, the allocator's free blocks). The peak RSS adds Node.js and the compiled wasm.",
     'At a fixed micro-batch, a larger host batch costs its inputs and, from two micro-batches on, the accumulated gradients.',
     '',
     `| ${HEADERS.join(' | ')} |`,
-    `|---|${HEADERS.slice(1).map(() => '---:').join('|')}|`,
+    `|---|${HEADERS.slice(1)
+      .map(() => '---:')
+      .join('|')}|`,
     ...rows.map((r) => `| ${cells(r).join(' | ')} |`),
   ].join('\n');
 }

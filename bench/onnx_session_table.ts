@@ -37,9 +37,7 @@ const MODELS: readonly SessionModel[] = [
 /** What was measured for a model, or why not. */
 export interface SessionRow {
   readonly model: SessionModel;
-  readonly result:
-    | { readonly poptfjsMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number }
-    | { readonly failed: string };
+  readonly result: { readonly poptfjsMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number } | { readonly failed: string };
 }
 
 /** The measured table, or why it could not be measured. */
@@ -146,7 +144,11 @@ export function sessionTableText(table: SessionTable): string {
   if ('skipped' in table) return `${SESSION_TABLE_TITLE}: skipped: ${table.skipped}`;
   const rows = [HEADERS, ...table.rows.map(cells)];
   const widths = HEADERS.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return [`${SESSION_TABLE_TITLE} ${table.onnxruntime} (median run, ms):`, ...rows.map((r) => `  ${r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')}`), verdict(table.rows)].join('\n');
+  return [
+    `${SESSION_TABLE_TITLE} ${table.onnxruntime} (median run, ms):`,
+    ...rows.map((r) => `  ${r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')}`),
+    verdict(table.rows),
+  ].join('\n');
 }
 
 /** The table as a Markdown section, for bench/RESULTS.md. */
@@ -158,11 +160,13 @@ export function sessionTableMarkdown(table: SessionTable): string {
     `Each model is exported by \`torch.onnx.export\` (bench/session_models.py: random weights, opset 14) and run on the same`,
     `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device) and by onnxruntime-node ${table.onnxruntime} (CPU, its`,
     'thread pool\'s spin-waiting off), the two taking turns within each round; "max abs diff" compares their outputs. With',
-    'spin-waiting on (its default), onnxruntime\'s threads keep both cores busy after each of its runs, which slows whatever runs',
-    'next in the process, poptfjs\'s turn included, about threefold; so its default is timed alone, after the side-by-side rounds.',
+    "spin-waiting on (its default), onnxruntime's threads keep both cores busy after each of its runs, which slows whatever runs",
+    "next in the process, poptfjs's turn included, about threefold; so its default is timed alone, after the side-by-side rounds.",
     '',
     `| ${HEADERS.join(' | ')} |`,
-    `|---|---|${HEADERS.slice(2).map(() => '---:').join('|')}|`,
+    `|---|---|${HEADERS.slice(2)
+      .map(() => '---:')
+      .join('|')}|`,
     ...table.rows.map((r) => `| ${cells(r).join(' | ')} |`),
     '',
     verdict(table.rows),

@@ -31,10 +31,7 @@ export async function plainTfjsCase(problem: TrainingProblem, backend: string, r
     ...(rounds !== undefined ? { rounds } : {}),
     async step() {
       await tf.setBackend(backend);
-      const loss = optimizer.minimize(
-        () => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x, { training: true }) as tf.Tensor)) as tf.Scalar,
-        true,
-      )!;
+      const loss = optimizer.minimize(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x, { training: true }) as tf.Tensor)) as tf.Scalar, true)!;
       loss.dataSync();
       loss.dispose();
     },

@@ -5,14 +5,9 @@ import type { MachineRow } from './machine.js';
 function table(t: BenchmarkTable): string {
   const baseline = t.results[0]!;
   const rows = t.results.map((r) => `| ${r.name} | ${r.medianMs.toFixed(2)} | ${r.samples} | ${(r.medianMs / baseline.medianMs).toFixed(3)} |`);
-  return [
-    `### ${t.title}`,
-    '',
-    `| case | median ms | samples | ratio to ${baseline.name} |`,
-    '|---|---:|---:|---:|',
-    ...rows,
-    ...(t.verdict ? ['', t.verdict] : []),
-  ].join('\n');
+  return [`### ${t.title}`, '', `| case | median ms | samples | ratio to ${baseline.name} |`, '|---|---:|---:|---:|', ...rows, ...(t.verdict ? ['', t.verdict] : [])].join(
+    '\n',
+  );
 }
 
 /** The whole results page: how it was measured, the machine, one table per benchmark, then the further sections (Markdown, each with its heading). */

@@ -67,7 +67,9 @@ function benchmarks(pytorch: PyTorchReference | undefined): Benchmark[] {
 await initBackend();
 const started = await PyTorchReference.start();
 const pytorch = started instanceof PyTorchReference ? started : undefined;
-const notes = [pytorch ? `PyTorch reference: bench/pytorch_reference.py in a subprocess, steps timed in Python` : `PyTorch reference skipped: ${(started as { skipped: string }).skipped}`];
+const notes = [
+  pytorch ? `PyTorch reference: bench/pytorch_reference.py in a subprocess, steps timed in Python` : `PyTorch reference skipped: ${(started as { skipped: string }).skipped}`,
+];
 console.log(`poptfjs benchmarks on the tfjs '${currentBackend()}' backend, ${rounds} rounds, median of each case`);
 console.log(notes.join('\n'));
 const tables: BenchmarkTable[] = [];
@@ -88,7 +90,9 @@ if (hostMemory) console.log(`\n${hostMemoryText(hostMemory)}`);
 const sessions = only === undefined || SESSION_TABLE_TITLE.toLowerCase().includes(only.toLowerCase()) ? await sessionTable(rounds) : undefined;
 if (sessions) console.log(`\n${sessionTableText(sessions)}`);
 if (only === undefined) {
-  const machine = describeMachine(pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : []);
+  const machine = describeMachine(
+    pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : [],
+  );
   const path = join(benchDirectory(), 'RESULTS.md');
   writeFileSync(path, resultsMarkdown(tables, machine, notes, [sessionTableMarkdown(sessions!), hostMemoryMarkdown(hostMemory!), calibrationMarkdown(calibration!)]));
   console.log(`\nwritten to ${path}`);

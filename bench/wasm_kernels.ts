@@ -30,11 +30,35 @@ const SAME = { strides: 1, pad: 'same', dataFormat: 'NHWC' };
 const POOL = { filterSize: 2, strides: 2, pad: 'valid' };
 
 const PROBLEMS: KernelProblem[] = [
-  { kernelName: tf.Conv2DBackpropInput, problem: 'dy [64,14,14,32], filter [3,3,16,32], same', inputs: { dy: [64, 14, 14, 32], filter: [3, 3, 16, 32] }, attrs: { ...SAME, inputShape: [64, 14, 14, 16] }, baseline: 'wasm' },
-  { kernelName: tf.MaxPoolGrad, problem: 'x [64,28,28,16], 2×2 stride 2', inputs: { dy: [64, 14, 14, 16], input: [64, 28, 28, 16], output: [64, 14, 14, 16] }, attrs: POOL, baseline: 'wasm' },
+  {
+    kernelName: tf.Conv2DBackpropInput,
+    problem: 'dy [64,14,14,32], filter [3,3,16,32], same',
+    inputs: { dy: [64, 14, 14, 32], filter: [3, 3, 16, 32] },
+    attrs: { ...SAME, inputShape: [64, 14, 14, 16] },
+    baseline: 'wasm',
+  },
+  {
+    kernelName: tf.MaxPoolGrad,
+    problem: 'x [64,28,28,16], 2×2 stride 2',
+    inputs: { dy: [64, 14, 14, 16], input: [64, 28, 28, 16], output: [64, 14, 14, 16] },
+    attrs: POOL,
+    baseline: 'wasm',
+  },
   { kernelName: tf.AvgPoolGrad, problem: 'x [64,28,28,16], 2×2 stride 2', inputs: { dy: [64, 14, 14, 16], input: [64, 28, 28, 16] }, attrs: POOL, baseline: 'wasm' },
-  { kernelName: tf.Conv2DBackpropFilter, problem: 'x [64,28,28,1], filter [3,3,1,16], same', inputs: { x: [64, 28, 28, 1], dy: [64, 28, 28, 16] }, attrs: { ...SAME, filterShape: [3, 3, 1, 16] }, baseline: 'cpu' },
-  { kernelName: tf.Conv2DBackpropFilter, problem: 'x [64,14,14,16], filter [3,3,16,32], same', inputs: { x: [64, 14, 14, 16], dy: [64, 14, 14, 32] }, attrs: { ...SAME, filterShape: [3, 3, 16, 32] }, baseline: 'cpu' },
+  {
+    kernelName: tf.Conv2DBackpropFilter,
+    problem: 'x [64,28,28,1], filter [3,3,1,16], same',
+    inputs: { x: [64, 28, 28, 1], dy: [64, 28, 28, 16] },
+    attrs: { ...SAME, filterShape: [3, 3, 1, 16] },
+    baseline: 'cpu',
+  },
+  {
+    kernelName: tf.Conv2DBackpropFilter,
+    problem: 'x [64,14,14,16], filter [3,3,16,32], same',
+    inputs: { x: [64, 14, 14, 16], dy: [64, 14, 14, 32] },
+    attrs: { ...SAME, filterShape: [3, 3, 16, 32] },
+    baseline: 'cpu',
+  },
 ];
 
 /** The cpu kernels take seconds a step: few rounds. */
@@ -83,9 +107,10 @@ export function wasmKernelBenchmarks(rounds: number): Benchmark[] {
       const wasm = await initialisedBackend('wasm');
       const inputs = randomInputs(p.inputs);
       const ours = tf.getKernel(p.kernelName, 'wasm')!;
-      const baseline = p.baseline === 'wasm'
-        ? kernelCase('tfjs wasm kernel', wasm, replacedWasmKernels().get(p.kernelName)!, inputs, p.attrs)
-        : kernelCase('tfjs cpu kernel', await initialisedBackend('cpu'), tf.getKernel(p.kernelName, 'cpu')!, inputs, p.attrs, CPU_ROUNDS);
+      const baseline =
+        p.baseline === 'wasm'
+          ? kernelCase('tfjs wasm kernel', wasm, replacedWasmKernels().get(p.kernelName)!, inputs, p.attrs)
+          : kernelCase('tfjs cpu kernel', await initialisedBackend('cpu'), tf.getKernel(p.kernelName, 'cpu')!, inputs, p.attrs, CPU_ROUNDS);
       return [baseline, kernelCase('poptfjs wasm kernel', wasm, ours, inputs, p.attrs)];
     },
     verdict: (results) => `speed-up ×${(results[0]!.medianMs / results[1]!.medianMs).toFixed(1)}`,

@@ -56,9 +56,20 @@ function relu(elements: number): PoolProblem {
 }
 
 const PROBLEMS: PoolProblem[] = [
-  relu(10_000), relu(100_000), relu(1_000_000),
-  matMul(64, 64, 64), matMul(64, 128, 128), matMul(64, 256, 256), matMul(64, 512, 512), matMul(64, 784, 512), matMul(64, 1024, 1024),
-  conv(8, 4, 8), conv(14, 4, 8), conv(28, 1, 16), conv(14, 16, 32), conv(28, 16, 16),
+  relu(10_000),
+  relu(100_000),
+  relu(1_000_000),
+  matMul(64, 64, 64),
+  matMul(64, 128, 128),
+  matMul(64, 256, 256),
+  matMul(64, 512, 512),
+  matMul(64, 784, 512),
+  matMul(64, 1024, 1024),
+  conv(8, 4, 8),
+  conv(14, 4, 8),
+  conv(28, 1, 16),
+  conv(14, 16, 32),
+  conv(28, 16, 16),
 ];
 
 const ONE = '1 thread';
@@ -79,12 +90,13 @@ function poolVerdict(results: readonly BenchResult[]): string {
 /** The benchmark, `rounds` timed rounds. */
 export function wasmPoolKernelsBenchmark(rounds: number): Benchmark {
   return {
-    title: 'wasm kernels on one thread and on the pool (the automatic thread choice\'s threshold)',
+    title: "wasm kernels on one thread and on the pool (the automatic thread choice's threshold)",
     rounds,
     warmup: 2,
     async cases() {
       const threads = switchableWasmThreads();
-      if (threads === undefined) throw new Error('the wasm pool cannot be switched here: run on the wasm backend with POPTFJS_WASM_THREADS unset on a machine of 2 cores or more');
+      if (threads === undefined)
+        throw new Error('the wasm pool cannot be switched here: run on the wasm backend with POPTFJS_WASM_THREADS unset on a machine of 2 cores or more');
       return PROBLEMS.flatMap((p): BenchCase[] => {
         const run = p.make();
         return [

@@ -67,7 +67,9 @@ export function calibrationMarkdown(rows: readonly CalibrationRow[]): string {
     '',
     'Sources and what could not be reproduced:',
     '',
-    ...rows.map((r) => `- ${r.result.model}, ${r.result.system}, ${r.result.framework}: ${r.result.source}.${r.result.deviation ? ` Not reproduced: ${r.result.deviation}.` : ''}`),
+    ...rows.map(
+      (r) => `- ${r.result.model}, ${r.result.system}, ${r.result.framework}: ${r.result.source}.${r.result.deviation ? ` Not reproduced: ${r.result.deviation}.` : ''}`,
+    ),
     '',
     `Each plan took ${Math.min(...rows.map((r) => r.planSeconds)).toFixed(1)}-${Math.max(...rows.map((r) => r.planSeconds)).toFixed(1)} s on this machine.`,
   ].join('\n');

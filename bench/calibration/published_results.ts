@@ -11,9 +11,7 @@
  * lib/ipu/kernel_cycles.ts, matmul_plan.ts and target_spec.ts); this table
  * checks the model against them.
  */
-import {
-  AutoStage, Options, PipelinedExecution, RecomputationType, TensorLocationSettings, half, optim, plan, type IpuTargetName, type Plan, type PlanInput,
-} from 'poptfjs';
+import { AutoStage, Options, PipelinedExecution, RecomputationType, TensorLocationSettings, half, optim, plan, type IpuTargetName, type Plan, type PlanInput } from 'poptfjs';
 import { BERT_BASE, BERT_LARGE, bertInputs, bertPretraining, type BertConfig } from '../../examples/models/bert.js';
 import { resnet50 } from '../../examples/models/resnet50.js';
 import { VIT_B16, vitClassifier } from '../../examples/models/vit.js';
@@ -114,9 +112,20 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
     published: 4527,
     unit: 'sequences/s',
     source: `graphcore.ai performance results (Bow Pod16, SDK 3.3); ${EXAMPLES} nlp/bert/tensorflow2/configs/pretrain_large_128_phase1.json`,
-    deviation: 'recomputation and optimizer-state placement are not in the published configuration: planned with a checkpoint per layer and the optimizer state off chip, sharded, as the PyTorch and PopART configurations of the same model',
+    deviation:
+      'recomputation and optimizer-state placement are not in the published configuration: planned with a checkpoint per layer and the optimizer state off chip, sharded, as the PyTorch and PopART configurations of the same model',
     simulate: () =>
-      planBert({ config: BERT_LARGE, ipu: 'Bow', microBatch: 8, sequence: 128, replicas: 4, accumulation: 2040, layersPerIpu: [3, 7, 7, 7], proportions: [0.1, 0.19, 0.2, 0.25], shardedOffChipState: true }),
+      planBert({
+        config: BERT_LARGE,
+        ipu: 'Bow',
+        microBatch: 8,
+        sequence: 128,
+        replicas: 4,
+        accumulation: 2040,
+        layersPerIpu: [3, 7, 7, 7],
+        proportions: [0.1, 0.19, 0.2, 0.25],
+        shardedOffChipState: true,
+      }),
   },
   {
     model: 'BERT-Large pre-training phase 1 (SL 128)',
@@ -128,38 +137,72 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
     source: "Graphcore's IPU-POD128/256 announcement (October 2021), as quoted by vengineer.hatenablog.com/entry/2021/10/25/090000",
     deviation: 'the configuration behind this figure is not published; planned with the Bow configuration above on GC200 IPUs',
     simulate: () =>
-      planBert({ config: BERT_LARGE, ipu: 'GC200', microBatch: 8, sequence: 128, replicas: 4, accumulation: 2040, layersPerIpu: [3, 7, 7, 7], proportions: [0.1, 0.19, 0.2, 0.25], shardedOffChipState: true }),
+      planBert({
+        config: BERT_LARGE,
+        ipu: 'GC200',
+        microBatch: 8,
+        sequence: 128,
+        replicas: 4,
+        accumulation: 2040,
+        layersPerIpu: [3, 7, 7, 7],
+        proportions: [0.1, 0.19, 0.2, 0.25],
+        shardedOffChipState: true,
+      }),
   },
   {
     model: 'BERT-Base pre-training phase 1 (SL 128)',
     system: 'Bow Pod16',
     framework: 'PopART, SDK 3.1',
-    configuration: '4 replicas × 4 IPUs, embeddings on IPU 0, layers [4,4,4] on IPUs 1-3, micro-batch 32, accumulation 512, FP16.16, LAMB, optimizer state off chip and sharded, AMP 0.28',
+    configuration:
+      '4 replicas × 4 IPUs, embeddings on IPU 0, layers [4,4,4] on IPUs 1-3, micro-batch 32, accumulation 512, FP16.16, LAMB, optimizer state off chip and sharded, AMP 0.28',
     published: 16391,
     unit: 'sequences/s',
     source: `graphcore.ai performance results (Bow Pod16, SDK 3.1); ${EXAMPLES} nlp/bert/popart/configs/pretrain_base_128.json`,
     simulate: () =>
-      planBert({ config: BERT_BASE, ipu: 'Bow', microBatch: 32, sequence: 128, replicas: 4, accumulation: 512, layersPerIpu: [0, 4, 4, 4], proportions: [0.28, 0.28, 0.28, 0.28], shardedOffChipState: true }),
+      planBert({
+        config: BERT_BASE,
+        ipu: 'Bow',
+        microBatch: 32,
+        sequence: 128,
+        replicas: 4,
+        accumulation: 512,
+        layersPerIpu: [0, 4, 4, 4],
+        proportions: [0.28, 0.28, 0.28, 0.28],
+        shardedOffChipState: true,
+      }),
   },
   {
     model: 'BERT-Base pre-training phase 1 (SL 128)',
     system: 'Bow Pod16',
     framework: 'PyTorch, SDK 3.3',
-    configuration: '4 replicas × 4 IPUs, layers [0,4,4,4], micro-batch 32, accumulation 512, FP16.16, LAMB, a checkpoint per layer, optimizer state off chip and sharded, AMP 0.25',
+    configuration:
+      '4 replicas × 4 IPUs, layers [0,4,4,4], micro-batch 32, accumulation 512, FP16.16, LAMB, a checkpoint per layer, optimizer state off chip and sharded, AMP 0.25',
     published: 15911,
     unit: 'sequences/s',
     source: `graphcore.ai performance results (Bow Pod16, SDK 3.3); ${EXAMPLES} nlp/bert/pytorch/configs_pretraining.yml (pretrain_base_128)`,
     simulate: () =>
-      planBert({ config: BERT_BASE, ipu: 'Bow', microBatch: 32, sequence: 128, replicas: 4, accumulation: 512, layersPerIpu: [0, 4, 4, 4], proportions: [0.25, 0.25, 0.25, 0.25], shardedOffChipState: true }),
+      planBert({
+        config: BERT_BASE,
+        ipu: 'Bow',
+        microBatch: 32,
+        sequence: 128,
+        replicas: 4,
+        accumulation: 512,
+        layersPerIpu: [0, 4, 4, 4],
+        proportions: [0.25, 0.25, 0.25, 0.25],
+        shardedOffChipState: true,
+      }),
   },
   {
     model: 'BERT-Large pre-training phase 2 (SL 512, packed)',
     system: 'IPU-POD16 (Mk2)',
     framework: 'PopART, SDK 2.1 (MLPerf training v1.0)',
-    configuration: '4 replicas × 4 IPUs, layers [3,7,7,7], micro-batch 2 packs of 512 tokens (2 sequences a pack on average), accumulation 192, FP16, LAMB, optimizer state off chip and sharded, AMP [0.20,0.20,0.25,0.25]',
+    configuration:
+      '4 replicas × 4 IPUs, layers [3,7,7,7], micro-batch 2 packs of 512 tokens (2 sequences a pack on average), accumulation 192, FP16, LAMB, optimizer state off chip and sharded, AMP [0.20,0.20,0.25,0.25]',
     published: 1419,
     unit: 'sequences/s',
-    source: 'mlcommons/training_results_v1.0 Graphcore/benchmarks/bert/implementations/popart/configs/mk2/pod16-closed.json; throughput from the result logs (sequences between evaluations over the time between them)',
+    source:
+      'mlcommons/training_results_v1.0 Graphcore/benchmarks/bert/implementations/popart/configs/mk2/pod16-closed.json; throughput from the result logs (sequences between evaluations over the time between them)',
     deviation: 'packing is planned as dense sequences of 512 tokens (the same work per pack), counted as 2 sequences a pack; 76 masked tokens for each of the 2 sequences',
     simulate: () =>
       planBert({
@@ -182,7 +225,8 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
     configuration: '16 replicas × 1 IPU, micro-batch 20, accumulation 10, FP16.16, recomputation between 6 checkpoints, AMP 0.15, LARS',
     published: 29465,
     unit: 'images/s',
-    source: 'mlcommons/training_results_v1.1 Graphcore/benchmarks/resnet/implementations/tensorflow/configs.yml (mk2_resnet50_mlperf_pod16_lars); throughput from the result logs (images per epoch over the median epoch time)',
+    source:
+      'mlcommons/training_results_v1.1 Graphcore/benchmarks/resnet/implementations/tensorflow/configs.yml (mk2_resnet50_mlperf_pod16_lars); throughput from the result logs (images per epoch over the median epoch time)',
     deviation: 'LARS is planned as SGD with momentum (one state tensor a weight, as LARS keeps); images are sent as float16 where the runs send 8-bit images',
     simulate: () => planResNet({ ipu: 'GC200', microBatch: 20, accumulation: 10, replicas: 16, proportion: 0.15, checkpoints: RESNET_CHECKPOINTS }),
   },
@@ -230,7 +274,10 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
         options: opts,
         training: true,
         optimizer: (params) => new optim.SGD(params, { lr: 0.03, momentum: 0.9 }),
-        inputs: [{ shape: [17, 224, 224, 3], dtype: 'float16' }, { shape: [17, 1000], dtype: 'float16' }],
+        inputs: [
+          { shape: [17, 224, 224, 3], dtype: 'float16' },
+          { shape: [17, 1000], dtype: 'float16' },
+        ],
       });
       return { itemsPerSecond: planned.throughput, plan: planned };
     },

@@ -21,15 +21,7 @@ const BACKEND = 'wasm';
 function depthwiseConv2dNativeBackpropFilter({ inputs, attrs, backend }: Parameters<tf.KernelFunc>[0]): tf.TensorInfo {
   const { x, dy } = inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
   const { strides, dilations, pad, dimRoundingMode, filterShape } = attrs as unknown as tf.DepthwiseConv2dNativeBackpropFilterAttrs;
-  const info = tf.backend_util.computeConv2DInfo(
-    x.shape as [number, number, number, number],
-    filterShape,
-    strides,
-    dilations ?? 1,
-    pad,
-    dimRoundingMode,
-    true,
-  );
+  const info = tf.backend_util.computeConv2DInfo(x.shape as [number, number, number, number], filterShape, strides, dilations ?? 1, pad, dimRoundingMode, true);
   const [filterHeight, filterWidth, channels, multiplier] = filterShape;
   const { batchSize, inHeight, inWidth, outHeight, outWidth } = info;
   return KernelCallScope.run(BACKEND, backend as tf.KernelBackend, (k) => {

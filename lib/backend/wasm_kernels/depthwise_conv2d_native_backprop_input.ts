@@ -20,24 +20,12 @@ function depthwiseConv2dNativeBackpropInput({ inputs, attrs, backend }: Paramete
   const { dy, filter } = inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
   const { strides, dilations, pad, dimRoundingMode, inputShape } = attrs as unknown as tf.DepthwiseConv2dNativeBackpropInputAttrs;
   const [filterHeight, filterWidth, channels, multiplier] = filter.shape as [number, number, number, number];
-  const info = tf.backend_util.computeConv2DInfo(
-    inputShape,
-    [filterHeight, filterWidth, channels, multiplier],
-    strides,
-    dilations ?? 1,
-    pad,
-    dimRoundingMode,
-    true,
-  );
+  const info = tf.backend_util.computeConv2DInfo(inputShape, [filterHeight, filterWidth, channels, multiplier], strides, dilations ?? 1, pad, dimRoundingMode, true);
   const { batchSize, inHeight, inWidth, dilationHeight, dilationWidth } = info;
   return KernelCallScope.run(BACKEND, backend as tf.KernelBackend, (k) => {
     const fitted = inputGradientInput(k, dy, info);
     const turned = k.reshape(rotatedFilter(k, filter), [filterHeight, filterWidth, channels * multiplier, 1]);
-    const perMultiplier = k.call(
-      tf.DepthwiseConv2dNative,
-      { x: fitted.x, filter: turned },
-      { strides: [1, 1], dilations: [dilationHeight, dilationWidth], pad: fitted.pad },
-    );
+    const perMultiplier = k.call(tf.DepthwiseConv2dNative, { x: fitted.x, filter: turned }, { strides: [1, 1], dilations: [dilationHeight, dilationWidth], pad: fitted.pad });
     if (multiplier === 1) return perMultiplier;
     const split = k.reshape(perMultiplier, [batchSize, inHeight, inWidth, channels, multiplier]);
     return k.call(tf.Sum, { x: split }, { axis: [4], keepDims: false });

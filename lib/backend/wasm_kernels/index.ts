@@ -43,7 +43,15 @@ const WASM_MISSING_KERNELS: readonly tf.KernelConfig[] = [
 ];
 
 /** The kernels this module registers in place of the wasm backend's own, slower ones. */
-export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [conv2DBackpropInputConfig, maxPoolGradConfig, avgPoolGradConfig, batchMatMulConfig, sliceConfig, concatConfig, transposeConfig];
+export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
+  conv2DBackpropInputConfig,
+  maxPoolGradConfig,
+  avgPoolGradConfig,
+  batchMatMulConfig,
+  sliceConfig,
+  concatConfig,
+  transposeConfig,
+];
 
 /** The kernels the overrides replaced, by kernel name. */
 const replaced = new Map<string, tf.KernelConfig>();

@@ -88,7 +88,12 @@ export class PoolWindowTaps {
       const parts = this.taps.flatMap((tap, t) => {
         if (tap.phase !== p) return [];
         if (spanRows === 1 && spanCols === 1) return [perTap[t]!];
-        const paddings = [[0, 0], [tap.tileRow, spanRows - 1 - tap.tileRow], [tap.tileCol, spanCols - 1 - tap.tileCol], [0, 0]];
+        const paddings = [
+          [0, 0],
+          [tap.tileRow, spanRows - 1 - tap.tileRow],
+          [tap.tileCol, spanCols - 1 - tap.tileCol],
+          [0, 0],
+        ];
         return [k.call(tf.PadV2, { x: perTap[t]! }, { paddings, constantValue: 0 })];
       });
       if (parts.length === 0) return k.call(tf.Fill, {}, { shape: [...this.phaseShape], value: 0, dtype: 'float32' });
@@ -96,9 +101,14 @@ export class PoolWindowTaps {
     });
     const { strideHeight, strideWidth } = this;
     const size = batch * tileRows * tileCols * channels;
-    const stacked = phaseGradients.length === 1
-      ? phaseGradients[0]!
-      : k.call(tf.Concat, phaseGradients.map((g) => k.reshape(g, [1, size])), { axis: 0 });
+    const stacked =
+      phaseGradients.length === 1
+        ? phaseGradients[0]!
+        : k.call(
+            tf.Concat,
+            phaseGradients.map((g) => k.reshape(g, [1, size])),
+            { axis: 0 },
+          );
     // [sh·sw, batch·tileRows, tileCols·channels] → [batch·tileRows·sh, sw, tileCols, channels] → [batch·tileRows·sh, tileCols, sw, channels]
     const phasesInTileRows = k.transpose(k.reshape(stacked, [strideHeight * strideWidth, batch * tileRows, tileCols * channels]), [1, 0, 2]);
     const phasesInTiles = k.transpose(k.reshape(phasesInTileRows, [batch * tileRows * strideHeight, strideWidth, tileCols, channels]), [0, 2, 1, 3]);

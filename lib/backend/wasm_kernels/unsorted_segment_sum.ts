@@ -35,9 +35,7 @@ function unsortedSegmentSum({ inputs, attrs, backend }: Parameters<tf.KernelFunc
     const updates = k.reshape(values, [rows, rowSize]);
     const ids = k.reshape(segmentIds, [rows, 1]);
     const allAxes = { axis: [0, 1], keepDims: false };
-    const inRange =
-      scalarOf(kernelBackend, k.call(tf.Min, { x: ids }, allAxes)) >= 0 &&
-      scalarOf(kernelBackend, k.call(tf.Max, { x: ids }, allAxes)) < numSegments;
+    const inRange = scalarOf(kernelBackend, k.call(tf.Min, { x: ids }, allAxes)) >= 0 && scalarOf(kernelBackend, k.call(tf.Max, { x: ids }, allAxes)) < numSegments;
     if (inRange) {
       return k.reshape(k.call(tf.ScatterNd, { indices: ids, updates }, { shape: [numSegments, rowSize] }), outShape);
     }

@@ -32,16 +32,8 @@ export function padToExtent(size: number, before: number, extent: number): AxisP
  */
 export function filterGradientPadding(info: tf.backend_util.Conv2DInfo): { rows: AxisPadding; cols: AxisPadding } {
   return {
-    rows: padToExtent(
-      info.inHeight,
-      info.padInfo.top,
-      (info.filterHeight - 1) * info.dilationHeight + (info.outHeight - 1) * info.strideHeight + 1,
-    ),
-    cols: padToExtent(
-      info.inWidth,
-      info.padInfo.left,
-      (info.filterWidth - 1) * info.dilationWidth + (info.outWidth - 1) * info.strideWidth + 1,
-    ),
+    rows: padToExtent(info.inHeight, info.padInfo.top, (info.filterHeight - 1) * info.dilationHeight + (info.outHeight - 1) * info.strideHeight + 1),
+    cols: padToExtent(info.inWidth, info.padInfo.left, (info.filterWidth - 1) * info.dilationWidth + (info.outWidth - 1) * info.strideWidth + 1),
   };
 }
 
@@ -65,11 +57,7 @@ function crop(scope: KernelCallScope, x: tf.TensorInfo, top: number, bottom: num
   const [batch, height, width, channels] = x.shape as [number, number, number, number];
   const rows = height - top - bottom;
   const cols = width - left - right;
-  const flat = scope.call(
-    tf.Slice,
-    { x: scope.reshape(x, [batch, height, width * channels]) },
-    { begin: [0, top, left * channels], size: [batch, rows, cols * channels] },
-  );
+  const flat = scope.call(tf.Slice, { x: scope.reshape(x, [batch, height, width * channels]) }, { begin: [0, top, left * channels], size: [batch, rows, cols * channels] });
   return scope.reshape(flat, [batch, rows, cols, channels]);
 }
 
@@ -107,7 +95,17 @@ function spread(scope: KernelCallScope, dy: tf.TensorInfo, strideHeight: number,
   const gaps = scope.call(
     tf.PadV2,
     { x: scope.reshape(dy, [batch, height, 1, width, 1, channels]) },
-    { paddings: [[0, 0], [0, 0], [0, strideHeight - 1], [0, 0], [0, strideWidth - 1], [0, 0]], constantValue: 0 },
+    {
+      paddings: [
+        [0, 0],
+        [0, 0],
+        [0, strideHeight - 1],
+        [0, 0],
+        [0, strideWidth - 1],
+        [0, 0],
+      ],
+      constantValue: 0,
+    },
   );
   return scope.reshape(gaps, [batch, height * strideHeight, width * strideWidth, channels]);
 }

@@ -31,11 +31,42 @@ const CASES: Case[] = [
   { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
   { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
   { x: [2, 9, 9, 2], filter: [3, 3, 2, 3], strides: 3, pad: 2, dimRoundingMode: 'round' },
-  { x: [2, 8, 9, 3], filter: [3, 3, 3, 4], strides: 2, pad: [[0, 0], [2, 0], [1, 3], [0, 0]] },
-  { x: [1, 4, 4, 2], filter: [3, 3, 2, 2], strides: 1, pad: [[0, 0], [4, 1], [0, 5], [0, 0]] },
+  {
+    x: [2, 8, 9, 3],
+    filter: [3, 3, 3, 4],
+    strides: 2,
+    pad: [
+      [0, 0],
+      [2, 0],
+      [1, 3],
+      [0, 0],
+    ],
+  },
+  {
+    x: [1, 4, 4, 2],
+    filter: [3, 3, 2, 2],
+    strides: 1,
+    pad: [
+      [0, 0],
+      [4, 1],
+      [0, 5],
+      [0, 0],
+    ],
+  },
   { x: [2, 9, 9, 3], filter: [3, 3, 3, 2], strides: 1, dilations: [2, 2], pad: 'same' },
   { x: [2, 9, 8, 2], filter: [3, 2, 2, 3], strides: 1, dilations: [2, 3], pad: 'valid' },
-  { x: [1, 10, 11, 2], filter: [3, 3, 2, 4], strides: 1, dilations: [3, 1], pad: [[0, 0], [1, 2], [0, 3], [0, 0]] },
+  {
+    x: [1, 10, 11, 2],
+    filter: [3, 3, 2, 4],
+    strides: 1,
+    dilations: [3, 1],
+    pad: [
+      [0, 0],
+      [1, 2],
+      [0, 3],
+      [0, 0],
+    ],
+  },
 ];
 
 const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
@@ -52,7 +83,7 @@ function label(c: Case, dataFormat: string): string {
 beforeAll(useWasmTrainingBackend);
 
 describe('wasm Conv2DBackpropInput', () => {
-  it('is registered in place of the wasm backend\'s own kernel', () => {
+  it("is registered in place of the wasm backend's own kernel", () => {
     expect(tf.getKernel('Conv2DBackpropInput', 'wasm')?.kernelFunc).toBe(conv2DBackpropInputConfig.kernelFunc);
   });
 
@@ -88,11 +119,15 @@ describe('wasm Conv2DBackpropInput', () => {
   it('gives tf.conv2d the gradient the cpu backend gives', async () => {
     const xs = tf.tidy(() => randomTensor([2, 9, 9, 3], 7).dataSync().slice());
     const ws = tf.tidy(() => randomTensor([3, 3, 3, 4], 8).dataSync().slice());
-    const grad = () => tf.tidy(() => {
-      const x = tf.tensor4d(xs, [2, 9, 9, 3]);
-      const w = tf.tensor4d(ws, [3, 3, 3, 4]);
-      return tf.grad((x) => tf.sum(tf.square(tf.conv2d(x as tf.Tensor4D, w, 2, 'same'))))(x).dataSync().slice();
-    });
+    const grad = () =>
+      tf.tidy(() => {
+        const x = tf.tensor4d(xs, [2, 9, 9, 3]);
+        const w = tf.tensor4d(ws, [3, 3, 3, 4]);
+        return tf
+          .grad((x) => tf.sum(tf.square(tf.conv2d(x as tf.Tensor4D, w, 2, 'same'))))(x)
+          .dataSync()
+          .slice();
+      });
     const onWasm = grad();
     await tf.setBackend('cpu');
     const onCpu = grad();
@@ -107,7 +142,23 @@ describe('wasm Conv2DBackpropInput', () => {
     const nchw = randomTensor([2, 4, 4, 4], 3);
     const run = () => {
       tf.dispose(runKernel('Conv2DBackpropInput', { dy, filter }, { strides: 2, pad: 'same', dataFormat: 'NHWC', inputShape: [2, 7, 7, 3] }));
-      tf.dispose(runKernel('Conv2DBackpropInput', { dy: nchw, filter }, { strides: 2, pad: [[0, 0], [0, 0], [3, 0], [0, 2]], dataFormat: 'NCHW', inputShape: [2, 3, 7, 7] }));
+      tf.dispose(
+        runKernel(
+          'Conv2DBackpropInput',
+          { dy: nchw, filter },
+          {
+            strides: 2,
+            pad: [
+              [0, 0],
+              [0, 0],
+              [3, 0],
+              [0, 2],
+            ],
+            dataFormat: 'NCHW',
+            inputShape: [2, 3, 7, 7],
+          },
+        ),
+      );
     };
     run();
     const before = backend.numDataIds();

@@ -32,9 +32,7 @@ export function runKernel(kernelName: string, inputs: Record<string, tf.Tensor>,
 export function runCpuKernel(kernelName: string, inputs: Record<string, tf.Tensor> | tf.Tensor[], attrs: object): KernelResult {
   const cpu = tf.engine().findBackend('cpu');
   const toCpu = (t: tf.Tensor): tf.TensorInfo => ({ dataId: cpu.write(t.dataSync(), t.shape, t.dtype), shape: t.shape, dtype: t.dtype });
-  const cpuInputs = Array.isArray(inputs)
-    ? inputs.map(toCpu)
-    : Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, toCpu(t)]));
+  const cpuInputs = Array.isArray(inputs) ? inputs.map(toCpu) : Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, toCpu(t)]));
   const kernel = tf.getKernel(kernelName, 'cpu')!;
   const out = kernel.kernelFunc({ inputs: cpuInputs as tf.NamedTensorInfoMap, attrs: attrs as tf.NamedAttrMap, backend: cpu }) as tf.TensorInfo;
   const result = { values: (cpu.readSync(out.dataId) as tf.TypedArray).slice(), shape: out.shape, dtype: out.dtype };
@@ -70,7 +68,13 @@ export function randomTensor(shape: number[], seed: number): tf.Tensor {
 export function convOutShape(
   xShape: number[],
   filterShape: number[],
-  attrs: { strides: number | [number, number]; pad: unknown; dilations?: number | [number, number]; dimRoundingMode?: 'floor' | 'round' | 'ceil'; dataFormat?: 'NHWC' | 'NCHW' },
+  attrs: {
+    strides: number | [number, number];
+    pad: unknown;
+    dilations?: number | [number, number];
+    dimRoundingMode?: 'floor' | 'round' | 'ceil';
+    dataFormat?: 'NHWC' | 'NCHW';
+  },
   depthwise: boolean,
 ): number[] {
   return tf.backend_util.computeConv2DInfo(

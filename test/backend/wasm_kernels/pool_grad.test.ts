@@ -39,7 +39,17 @@ const CASES: Case[] = [
   { x: [2, 8, 8, 2], filterSize: 3, strides: 2, pad: 1, dimRoundingMode: 'ceil' },
   { x: [2, 8, 8, 2], filterSize: 3, strides: 2, pad: 1, dimRoundingMode: 'floor' },
   { x: [1, 9, 9, 2], filterSize: 3, strides: 3, pad: 2, dimRoundingMode: 'round' },
-  { x: [2, 7, 8, 3], filterSize: 3, strides: 2, pad: [[0, 0], [2, 0], [1, 2], [0, 0]] },
+  {
+    x: [2, 7, 8, 3],
+    filterSize: 3,
+    strides: 2,
+    pad: [
+      [0, 0],
+      [2, 0],
+      [1, 2],
+      [0, 0],
+    ],
+  },
   { x: [1, 5, 5, 1], filterSize: 1, strides: 1, pad: 'valid' },
   { x: [1, 6, 6, 2], filterSize: 6, strides: 1, pad: 'valid' },
   // Channels in fours and windows apart or touching: the SIMD routine's cases.
@@ -48,7 +58,17 @@ const CASES: Case[] = [
   { x: [2, 10, 10, 4], filterSize: 2, strides: 3, pad: 'valid' },
   { x: [2, 8, 8, 4], filterSize: 2, strides: 3, pad: 1, dimRoundingMode: 'ceil' },
   { x: [1, 11, 9, 12], filterSize: [2, 1], strides: [4, 3], pad: 'same' },
-  { x: [2, 7, 8, 4], filterSize: 3, strides: 3, pad: [[0, 0], [2, 0], [1, 2], [0, 0]] },
+  {
+    x: [2, 7, 8, 4],
+    filterSize: 3,
+    strides: 3,
+    pad: [
+      [0, 0],
+      [2, 0],
+      [1, 2],
+      [0, 0],
+    ],
+  },
 ];
 
 function label(c: Case): string {
@@ -72,11 +92,11 @@ function rectifiedTensor(shape: number[], seed: number): tf.Tensor {
 beforeAll(useWasmTrainingBackend);
 
 describe('wasm MaxPoolGrad', () => {
-  it('is registered in place of the wasm backend\'s own kernel', () => {
+  it("is registered in place of the wasm backend's own kernel", () => {
     expect(tf.getKernel('MaxPoolGrad', 'wasm')?.kernelFunc).toBe(maxPoolGradConfig.kernelFunc);
   });
 
-  const inputs = { 'random values': randomTensor, 'ties': tiedTensor, 'rectified values': rectifiedTensor };
+  const inputs = { 'random values': randomTensor, ties: tiedTensor, 'rectified values': rectifiedTensor };
   for (const [kind, make] of Object.entries(inputs)) {
     for (const [i, c] of CASES.entries()) {
       it(`equals the cpu kernel on ${kind}: ${label(c)}`, () => {
@@ -119,8 +139,13 @@ describe('wasm MaxPoolGrad', () => {
     tf.dispose([input, dy, dx]);
   });
 
-  it('gives a window of equal elements\' gradient to its first element', () => {
-    const input = tf.tensor4d([[[[5], [5]], [[5], [5]]]]);
+  it("gives a window of equal elements' gradient to its first element", () => {
+    const input = tf.tensor4d([
+      [
+        [[5], [5]],
+        [[5], [5]],
+      ],
+    ]);
     const dy = tf.tensor4d([[[[7]]]]);
     const output = runKernel('MaxPool', { x: input }, { filterSize: 2, strides: 2, pad: 'valid' });
     const dx = runKernel('MaxPoolGrad', { dy, input, output }, { filterSize: 2, strides: 2, pad: 'valid' });
@@ -130,7 +155,7 @@ describe('wasm MaxPoolGrad', () => {
 });
 
 describe('wasm AvgPoolGrad', () => {
-  it('is registered in place of the wasm backend\'s own kernel', () => {
+  it("is registered in place of the wasm backend's own kernel", () => {
     expect(tf.getKernel('AvgPoolGrad', 'wasm')?.kernelFunc).toBe(avgPoolGradConfig.kernelFunc);
   });
 
@@ -150,11 +175,12 @@ describe('wasm AvgPoolGrad', () => {
 describe('wasm pooling gradients', () => {
   it('give tf.maxPool and tf.avgPool the gradients the cpu backend gives', async () => {
     const xs = tf.tidy(() => tiedTensor([2, 9, 9, 3], 5).dataSync().slice());
-    const grads = () => tf.tidy(() => {
-      const x = tf.tensor4d(xs, [2, 9, 9, 3]);
-      const loss = (x: tf.Tensor) => tf.add(tf.sum(tf.square(tf.maxPool(x as tf.Tensor4D, 3, 2, 'same'))), tf.sum(tf.square(tf.avgPool(x as tf.Tensor4D, 2, 2, 'valid'))));
-      return tf.grad(loss)(x).dataSync().slice();
-    });
+    const grads = () =>
+      tf.tidy(() => {
+        const x = tf.tensor4d(xs, [2, 9, 9, 3]);
+        const loss = (x: tf.Tensor) => tf.add(tf.sum(tf.square(tf.maxPool(x as tf.Tensor4D, 3, 2, 'same'))), tf.sum(tf.square(tf.avgPool(x as tf.Tensor4D, 2, 2, 'valid'))));
+        return tf.grad(loss)(x).dataSync().slice();
+      });
     const onWasm = grads();
     await tf.setBackend('cpu');
     const onCpu = grads();
@@ -166,7 +192,11 @@ describe('wasm pooling gradients', () => {
     const backend = tf.engine().backend;
     const input = randomTensor([2, 9, 9, 3], 1);
     const run = () => {
-      for (const attrs of [{ filterSize: 3, strides: 2, pad: 'same' }, { filterSize: 2, strides: 2, pad: 'valid' }, { filterSize: 2, strides: 3, pad: 1, dimRoundingMode: 'ceil' }]) {
+      for (const attrs of [
+        { filterSize: 3, strides: 2, pad: 'same' },
+        { filterSize: 2, strides: 2, pad: 'valid' },
+        { filterSize: 2, strides: 3, pad: 1, dimRoundingMode: 'ceil' },
+      ]) {
         const output = runKernel('MaxPool', { x: input }, attrs);
         const dy = randomTensor(output.shape, 2);
         tf.dispose([runKernel('MaxPoolGrad', { dy, input, output }, attrs), runKernel('AvgPoolGrad', { dy, input }, attrs), output, dy]);

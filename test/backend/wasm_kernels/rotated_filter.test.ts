@@ -11,7 +11,13 @@ import { randomTensor, useWasmTrainingBackend } from './kernel_reference.js';
 describe('rotatedFilter', () => {
   beforeAll(useWasmTrainingBackend);
 
-  for (const shape of [[3, 3, 16, 32], [2, 3, 2, 5], [5, 1, 1, 8], [1, 1, 4, 2], [3, 3, 7, 1]]) {
+  for (const shape of [
+    [3, 3, 16, 32],
+    [2, 3, 2, 5],
+    [5, 1, 1, 8],
+    [1, 1, 4, 2],
+    [3, 3, 7, 1],
+  ]) {
     it(`turns a [${shape}] filter by 180° in its spatial axes, element for element, and frees what it made`, () => {
       const filter = randomTensor(shape, shape.length + shape[0]!);
       const backend = tf.backend();

@@ -42,7 +42,7 @@ describe('training on the wasm backend', () => {
     expect(registerWasmTrainingKernels()).toEqual([]);
   });
 
-  it('runs its overrides in place of the wasm backend\'s own kernels, and puts them back over whatever replaced them', () => {
+  it("runs its overrides in place of the wasm backend's own kernels, and puts them back over whatever replaced them", () => {
     for (const config of WASM_KERNEL_OVERRIDES) {
       expect(tf.getKernel(config.kernelName, 'wasm')?.kernelFunc).toBe(config.kernelFunc);
       expect(replacedWasmKernels().get(config.kernelName)?.kernelFunc).not.toBe(config.kernelFunc);
@@ -61,35 +61,49 @@ describe('training on the wasm backend', () => {
     const xs = values([2, 9, 9, 3], 1);
     const w1s = values([3, 3, 3, 4], 2);
     const w2s = values([3, 3, 4, 2], 3);
-    const grads = () => tf.tidy(() => {
-      const x = tf.tensor(xs, [2, 9, 9, 3]);
-      const w1 = tf.tensor(w1s, [3, 3, 3, 4]);
-      const w2 = tf.tensor(w2s, [3, 3, 4, 2]);
-      const loss = (x: tf.Tensor, w1: tf.Tensor, w2: tf.Tensor) => {
-        const hidden = tf.relu(tf.conv2d(x as tf.Tensor4D, w1 as tf.Tensor4D, 2, 'same'));
-        return tf.mean(tf.square(tf.depthwiseConv2d(hidden, w2 as tf.Tensor4D, 1, 'valid')));
-      };
-      return tf.grads(loss)([x, w1, w2]);
-    });
+    const grads = () =>
+      tf.tidy(() => {
+        const x = tf.tensor(xs, [2, 9, 9, 3]);
+        const w1 = tf.tensor(w1s, [3, 3, 3, 4]);
+        const w2 = tf.tensor(w2s, [3, 3, 4, 2]);
+        const loss = (x: tf.Tensor, w1: tf.Tensor, w2: tf.Tensor) => {
+          const hidden = tf.relu(tf.conv2d(x as tf.Tensor4D, w1 as tf.Tensor4D, 2, 'same'));
+          return tf.mean(tf.square(tf.depthwiseConv2d(hidden, w2 as tf.Tensor4D, 1, 'valid')));
+        };
+        return tf.grads(loss)([x, w1, w2]);
+      });
     expectAllClose(await on('wasm', grads), await on('cpu', grads));
   });
 
   it('gives the gradient of an embedding lookup (tf.gather) the cpu backend gives', async () => {
     const tables = values([10, 4], 4);
     const weights = values([2, 3, 4], 5);
-    const grads = () => tf.tidy(() => {
-      const ids = tf.tensor2d([[1, 3, 3], [9, 0, 1]], undefined, 'int32');
-      const w = tf.tensor(weights, [2, 3, 4]);
-      const lookup = (table: tf.Tensor) => tf.sum(tf.mul(tf.gather(table, ids), w));
-      const byColumn = (table: tf.Tensor) => tf.sum(tf.square(tf.gather(table, ids, 1)));
-      return [tf.grad(lookup)(tf.tensor(tables, [10, 4])), tf.grad(byColumn)(tf.tensor(tables, [4, 10]))];
-    });
+    const grads = () =>
+      tf.tidy(() => {
+        const ids = tf.tensor2d(
+          [
+            [1, 3, 3],
+            [9, 0, 1],
+          ],
+          undefined,
+          'int32',
+        );
+        const w = tf.tensor(weights, [2, 3, 4]);
+        const lookup = (table: tf.Tensor) => tf.sum(tf.mul(tf.gather(table, ids), w));
+        const byColumn = (table: tf.Tensor) => tf.sum(tf.square(tf.gather(table, ids, 1)));
+        return [tf.grad(lookup)(tf.tensor(tables, [10, 4])), tf.grad(byColumn)(tf.tensor(tables, [4, 10]))];
+      });
     expectAllClose(await on('wasm', grads), await on('cpu', grads));
   });
 
   it('takes the training step of a CNN with max and average pooling as the cpu backend does', async () => {
     const xs = values([4, 12, 12, 1], 7);
-    const labels = tf.tidy(() => tf.oneHot(tf.tensor1d([3, 0, 1, 3], 'int32'), 4).dataSync().slice());
+    const labels = tf.tidy(() =>
+      tf
+        .oneHot(tf.tensor1d([3, 0, 1, 3], 'int32'), 4)
+        .dataSync()
+        .slice(),
+    );
     const step = async () => {
       const init = (seed: number) => tf.initializers.glorotUniform({ seed });
       const model = tf.sequential({
@@ -116,11 +130,24 @@ describe('training on the wasm backend', () => {
 
   it('takes the training step of a small CNN with an SGD optimizer as the cpu backend does', async () => {
     const xs = values([4, 8, 8, 1], 6);
-    const labels = tf.tidy(() => tf.oneHot(tf.tensor1d([0, 2, 1, 2], 'int32'), 3).dataSync().slice());
+    const labels = tf.tidy(() =>
+      tf
+        .oneHot(tf.tensor1d([0, 2, 1, 2], 'int32'), 3)
+        .dataSync()
+        .slice(),
+    );
     const step = async () => {
       const model = tf.sequential({
         layers: [
-          tf.layers.conv2d({ inputShape: [8, 8, 1], filters: 4, kernelSize: 3, strides: 2, padding: 'same', activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed: 1 }) }),
+          tf.layers.conv2d({
+            inputShape: [8, 8, 1],
+            filters: 4,
+            kernelSize: 3,
+            strides: 2,
+            padding: 'same',
+            activation: 'relu',
+            kernelInitializer: tf.initializers.glorotUniform({ seed: 1 }),
+          }),
           tf.layers.depthwiseConv2d({ kernelSize: 3, depthMultiplier: 2, padding: 'same', depthwiseInitializer: tf.initializers.glorotUniform({ seed: 2 }) }),
           tf.layers.flatten(),
           tf.layers.dense({ units: 3, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: 3 }) }),

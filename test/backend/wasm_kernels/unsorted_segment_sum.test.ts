@@ -35,7 +35,14 @@ describe('wasm UnsortedSegmentSum', () => {
 
   it('takes segment ids of any rank, as TensorFlow does', () => {
     const x = randomTensor([2, 3, 4], 7);
-    const segmentIds = tf.tensor2d([[0, 2, 2], [1, 0, 2]], undefined, 'int32');
+    const segmentIds = tf.tensor2d(
+      [
+        [0, 2, 2],
+        [1, 0, 2],
+      ],
+      undefined,
+      'int32',
+    );
     const actual = runKernel('UnsortedSegmentSum', { x, segmentIds }, { numSegments: 3 });
     const expected = runCpuKernel('UnsortedSegmentSum', { x: x.reshape([6, 4]), segmentIds: segmentIds.reshape([6]) }, { numSegments: 3 });
     expectRelativelyClose(actual, expected);
@@ -43,7 +50,16 @@ describe('wasm UnsortedSegmentSum', () => {
   });
 
   it('sums int32 data as int32, to the cpu kernel values', () => {
-    const x = tf.tensor2d([[1, 2], [3, 4], [5, 6], [7, 8]], undefined, 'int32');
+    const x = tf.tensor2d(
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+        [7, 8],
+      ],
+      undefined,
+      'int32',
+    );
     const segmentIds = tf.tensor1d([1, 0, 1, 5], 'int32');
     const actual = runKernel('UnsortedSegmentSum', { x, segmentIds }, { numSegments: 3 });
     expect(actual.dtype).toBe('int32');
