@@ -17,6 +17,7 @@ import { irText } from '../ir/ir_text.js';
 import type { Device } from '../ipu/device.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { Options } from '../options/options.js';
+import type { OptionsSettings } from '../options/options_settings.js';
 import { withEngineOptions } from '../options/engine_options.js';
 import { summaryReport } from '../report/summary_report.js';
 import type { Executable } from '../runtime/executable.js';
@@ -573,16 +574,17 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * device. Inference returns the outputs; training returns `[output, loss]`.
    */
   async run(...inputs: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
-    return withLogFile(executorLogFile(this.options.settings), () => this.runLogged(inputs));
+    const settings = this.options.settings;
+    return withLogFile(executorLogFile(settings), () => this.runLogged(inputs, settings));
   }
 
-  private async runLogged(args: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
+  private async runLogged(args: NestedTensors[], settings: OptionsSettings): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
     const compiled = await this.ensureCompiled(args);
     const inputs = compiledArguments(args, compiled.executable);
     checkCallInputs(compiled.executable, inputs);
     const binding = this.binding!;
-    if (binding.needsAttach(this.options.settings.connectionType)) this.attachToDevice();
-    binding.readyToRun(this.options.settings.connectionType);
+    if (binding.needsAttach(settings.connectionType)) this.attachToDevice();
+    binding.readyToRun(settings.connectionType);
     if (!compiled.executable.hardware.memory.fits)
       throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.weights.sync(compiled);

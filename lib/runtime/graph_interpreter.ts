@@ -47,9 +47,10 @@ interface Step {
 }
 
 function kernelInputs(node: Node, inputs: tf.Tensor[]): KernelInputs {
-  if (node.inputNames === null) return inputs;
+  const names = node.inputNames;
+  if (names === null) return inputs;
   const named: Record<string, tf.Tensor> = {};
-  node.inputNames.forEach((name, i) => (named[name] = inputs[i]!));
+  for (let i = 0; i < names.length; i++) named[names[i]!] = inputs[i]!;
   return named;
 }
 
@@ -94,10 +95,13 @@ function directRunner(node: Node): NodeRun {
   }
   const eng = engine();
   const attrs = node.attrs as tf.NamedAttrMap;
+  const tensor = (info: tf.TensorInfo): tf.Tensor => (info instanceof tf.Tensor ? info : eng.makeTensorFromTensorInfo(info));
   return (inputs) => {
     const out = kernel.kernelFunc({ inputs: kernelInputs(node, inputs) as tf.NamedTensorInfoMap, attrs, backend: eng.backend });
-    const infos = Array.isArray(out) ? out : [out];
-    return infos.map((info) => (info instanceof tf.Tensor ? info : eng.makeTensorFromTensorInfo(info)));
+    if (!Array.isArray(out)) return [tensor(out)];
+    const outputs: tf.Tensor[] = [];
+    for (const info of out) outputs.push(tensor(info));
+    return outputs;
   };
 }
 
@@ -170,46 +174,50 @@ function engineRunner(node: Node): NodeRun {
  * {@link GraphInterpreter.runNodes}. Root values stay until taken.
  */
 export class GraphEnvironment {
-  private readonly live = new Map<ValueId, tf.Tensor>();
+  /** The tensor of each computed value not yet freed or taken, by value id. */
+  private readonly live: (tf.Tensor | undefined)[];
   private readonly remaining: Int32Array;
-  private readonly takesLeft: Map<ValueId, number>;
+  /** The takes left of each root value (1 for the others, which are taken at most once). */
+  private readonly takesLeft: Int32Array;
 
   /** @internal Use {@link GraphInterpreter.environment}. */
   constructor(
     private readonly interpreter: GraphInterpreter,
     readonly feeds: RunFeeds,
     uses: Int32Array,
-    rootTakes: ReadonlyMap<ValueId, number>,
+    takes: Int32Array,
+    private readonly roots: Uint8Array,
   ) {
+    this.live = new Array(uses.length).fill(undefined);
     this.remaining = uses.slice();
-    this.takesLeft = new Map(rootTakes);
+    this.takesLeft = takes.slice();
   }
 
   /** The tensor of a value for a node input: a live intermediate, or an input, parameter or constant. */
   input(id: ValueId): tf.Tensor {
-    return this.live.get(id) ?? this.interpreter.external(id, this.feeds);
+    return this.live[id] ?? this.interpreter.external(id, this.feeds);
   }
 
   /** @internal Stores the outputs of a node. */
   store(id: ValueId, t: tf.Tensor): void {
-    this.live.set(id, t);
-    if (this.remaining[id] === 0 && !this.interpreter.isRoot(id)) this.release(id);
+    this.live[id] = t;
+    if (this.remaining[id] === 0 && this.roots[id] === 0) this.release(id);
   }
 
   /** @internal Counts one use of a value by a node and frees it after its last use (a root value once it is also taken). */
   used(id: ValueId): void {
-    if (!this.live.has(id)) return;
-    if (--this.remaining[id]! <= 0 && (!this.interpreter.isRoot(id) || this.takesLeft.get(id) === 0)) this.release(id);
+    if (this.live[id] === undefined) return;
+    if (--this.remaining[id]! <= 0 && (this.roots[id] === 0 || this.takesLeft[id] === 0)) this.release(id);
   }
 
   private release(id: ValueId): void {
-    this.live.get(id)?.dispose();
-    this.live.delete(id);
+    this.live[id]!.dispose();
+    this.live[id] = undefined;
   }
 
   /** True if the value has been computed and not yet freed. */
   has(id: ValueId): boolean {
-    return this.live.has(id);
+    return this.live[id] !== undefined;
   }
 
   /**
@@ -221,19 +229,34 @@ export class GraphEnvironment {
    * copy and freed after its last use.
    */
   take(id: ValueId): tf.Tensor {
-    const t = this.live.get(id);
+    const t = this.live[id];
     if (!t) return tf.clone(this.interpreter.external(id, this.feeds));
-    const left = (this.takesLeft.get(id) ?? 1) - 1;
-    this.takesLeft.set(id, left);
+    const left = --this.takesLeft[id]!;
     if (left > 0 || this.remaining[id]! > 0) return tf.clone(t);
-    this.live.delete(id);
+    this.live[id] = undefined;
+    return t;
+  }
+
+  /**
+   * @internal Hands a computed value to the caller as it is, for an
+   * environment in which the nodes still to read it will not run (see
+   * {@link GraphInterpreter.computeValues}); an input, parameter or constant
+   * is handed out as a copy.
+   */
+  detach(id: ValueId): tf.Tensor {
+    const t = this.live[id];
+    if (!t) return tf.clone(this.interpreter.external(id, this.feeds));
+    this.live[id] = undefined;
     return t;
   }
 
   /** Frees every tensor still held. */
   dispose(): void {
-    for (const t of this.live.values()) t.dispose();
-    this.live.clear();
+    const live = this.live;
+    for (let id = 0; id < live.length; id++) {
+      live[id]?.dispose();
+      live[id] = undefined;
+    }
   }
 }
 
@@ -242,9 +265,11 @@ export class GraphInterpreter {
   private readonly steps: Step[];
   private readonly constants = new Map<ValueId, tf.Tensor>();
   private readonly roots: ValueId[];
-  private readonly rootSet: Set<ValueId>;
+  /** 1 for each root value, by value id. */
+  private readonly rootFlags: Uint8Array;
   private readonly uses: Int32Array;
-  private readonly rootTakes = new Map<ValueId, number>();
+  /** How many times each root value is taken (once per role), 1 for the others, by value id. */
+  private readonly rootTakes: Int32Array;
   private readonly order: NodeId[];
   private readonly beforeKernel: ((node: Node) => void) | undefined;
   /** The interpreters of the control-flow nodes' bodies. */
@@ -255,9 +280,13 @@ export class GraphInterpreter {
     options: InterpreterOptions = {},
   ) {
     this.beforeKernel = options.beforeKernel;
-    for (const id of rootValues(graph)) this.rootTakes.set(id, (this.rootTakes.get(id) ?? 0) + 1);
-    this.roots = [...this.rootTakes.keys()];
-    this.rootSet = new Set(this.roots);
+    const roles = rootValues(graph);
+    this.roots = [...new Set(roles)];
+    this.rootFlags = new Uint8Array(graph.values.length);
+    for (const id of this.roots) this.rootFlags[id] = 1;
+    this.rootTakes = new Int32Array(graph.values.length).fill(1);
+    for (const id of this.roots) this.rootTakes[id] = 0;
+    for (const id of roles) this.rootTakes[id]!++;
     this.uses = new Int32Array(graph.values.length);
     this.order = graph.nodes.map((n) => n.id);
     for (const node of graph.nodes) for (const id of node.inputs) this.uses[id]!++;
@@ -293,7 +322,7 @@ export class GraphInterpreter {
 
   /** @internal True if the value is one the graph hands back. */
   isRoot(id: ValueId): boolean {
-    return this.rootSet.has(id);
+    return this.rootFlags[id] === 1;
   }
 
   /** @internal The tensor of an input, parameter or constant. */
@@ -316,7 +345,7 @@ export class GraphInterpreter {
     if (feeds.inputs.length !== this.graph.inputs.length) {
       throw new PoptfjsError(`the graph takes ${this.graph.inputs.length} input(s), got ${feeds.inputs.length}`, { type: 'runtime' });
     }
-    return new GraphEnvironment(this, feeds, this.uses, this.rootTakes);
+    return new GraphEnvironment(this, feeds, this.uses, this.rootTakes, this.rootFlags);
   }
 
   /**
@@ -335,26 +364,29 @@ export class GraphInterpreter {
   }
 
   private runSteps(nodes: readonly NodeId[], env: GraphEnvironment, large: number | undefined): void {
-    const derived = env.feeds.derived;
+    const { feeds } = env;
+    const derived = feeds.derived;
     for (const id of nodes) {
       const step = this.steps[id]!;
-      if (derived?.has(step.node.outputs[0]!)) continue;
-      const inputs = step.node.inputs.map((v) => env.input(v));
+      const { node } = step;
+      if (derived?.has(node.outputs[0]!)) continue;
+      const inputs: tf.Tensor[] = [];
+      for (const v of node.inputs) inputs.push(env.input(v));
       if (large !== undefined) computeOnWasmThreads(step.pooled ? large : 1);
-      this.beforeKernel?.(step.node);
+      this.beforeKernel?.(node);
       let outputs: tf.Tensor[];
       try {
-        outputs = step.run(inputs, env.feeds);
+        outputs = step.run(inputs, feeds);
       } catch (error) {
         if (error instanceof PoptfjsError) throw error;
-        throw new PoptfjsError(`${describeNode(step.node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
+        throw new PoptfjsError(`${describeNode(node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
           type: 'runtime',
-          location: step.node.annotations.layer ?? step.node.kernel,
+          location: node.annotations.layer ?? node.kernel,
           cause: error,
         });
       }
-      for (const v of step.node.inputs) env.used(v);
-      step.node.outputs.forEach((v, i) => env.store(v, outputs[i]!));
+      for (const v of node.inputs) env.used(v);
+      for (let i = 0; i < node.outputs.length; i++) env.store(node.outputs[i]!, outputs[i]!);
     }
   }
 
@@ -379,10 +411,11 @@ export class GraphInterpreter {
    * tensors of `wanted` (the caller owns them, kept out of tfjs scopes).
    */
   computeValues(nodes: readonly NodeId[], params: ReadonlyMap<string, tf.Tensor>, random: RandomSource, wanted: readonly ValueId[]): Map<ValueId, tf.Tensor> {
-    const env = new GraphEnvironment(this, { inputs: [], params, random }, this.uses, this.rootTakes);
+    const env = new GraphEnvironment(this, { inputs: [], params, random }, this.uses, this.rootTakes, this.rootFlags);
     try {
       this.runNodes(nodes, env);
-      return new Map(wanted.map((id) => [id, tf.keep(env.take(id))]));
+      // The other readers of these values run in other environments: the tensors are handed over, not copied.
+      return new Map(wanted.map((id) => [id, tf.keep(env.detach(id))]));
     } finally {
       env.dispose();
     }
