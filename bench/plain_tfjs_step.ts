@@ -15,9 +15,28 @@ export interface TrainingProblem {
 }
 
 /**
- * A case stepping plain tfjs SGD (lr 0.01) on `backend` (made active at each
- * step, so cases on several backends can take turns), at most `rounds`
- * timed rounds.
+ * Runs `step` with `backend` active, so cases on several backends can take
+ * turns: switches to it only when another backend is active (a switch re-runs
+ * the setup of every kernel of the backend, which a step on the backend
+ * already active does not pay) and back afterwards.
+ */
+export async function onBackend(backend: string, step: () => unknown): Promise<void> {
+  const active = tf.getBackend();
+  if (active === backend) {
+    await step();
+    return;
+  }
+  await tf.setBackend(backend);
+  try {
+    await step();
+  } finally {
+    await tf.setBackend(active);
+  }
+}
+
+/**
+ * A case stepping plain tfjs SGD (lr 0.01) on `backend` (see
+ * {@link onBackend}), at most `rounds` timed rounds.
  */
 export async function plainTfjsCase(problem: TrainingProblem, backend: string, rounds?: number): Promise<BenchCase> {
   const active = tf.getBackend();
@@ -29,11 +48,11 @@ export async function plainTfjsCase(problem: TrainingProblem, backend: string, r
   return {
     name: `tfjs ${backend} (optimizer.minimize)`,
     ...(rounds !== undefined ? { rounds } : {}),
-    async step() {
-      await tf.setBackend(backend);
-      const loss = optimizer.minimize(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x, { training: true }) as tf.Tensor)) as tf.Scalar, true)!;
-      loss.dataSync();
-      loss.dispose();
-    },
+    step: () =>
+      onBackend(backend, () => {
+        const loss = optimizer.minimize(() => tf.mean(tf.metrics.categoricalCrossentropy(y, model.apply(x, { training: true }) as tf.Tensor)) as tf.Scalar, true)!;
+        loss.dataSync();
+        loss.dispose();
+      }),
   };
 }

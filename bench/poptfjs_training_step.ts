@@ -3,7 +3,7 @@
  * (lr 0.01) and the categorical cross-entropy, on the active backend.
  */
 import { optim, tf, trainingModel } from 'poptfjs';
-import type { TrainingProblem } from './plain_tfjs_step.js';
+import { onBackend, type TrainingProblem } from './plain_tfjs_step.js';
 import type { BenchCase } from './side_by_side.js';
 
 /** The name of the poptfjs case in the training tables. */
@@ -17,11 +17,11 @@ export function poptfjsTrainingCase(problem: TrainingProblem): BenchCase {
   const executor = trainingModel(model, { loss: 'categoricalCrossentropy', optimizer: new optim.SGD(model, { lr: 0.01 }) });
   return {
     name: `${POPTFJS_CASE} (${backend})`,
-    async step() {
-      await tf.setBackend(backend);
-      const [out, loss] = await executor(x, y);
-      loss.dataSync();
-      tf.dispose([out as tf.Tensor, loss]);
-    },
+    step: () =>
+      onBackend(backend, async () => {
+        const [out, loss] = await executor(x, y);
+        loss.dataSync();
+        tf.dispose([out as tf.Tensor, loss]);
+      }),
   };
 }
