@@ -1,7 +1,7 @@
 /**
  * The poptfjs wasm training kernels on the small CNN's problems (batch 64),
  * each against what it replaces: the wasm backend's own kernel for the
- * overrides (`Conv2DBackpropInput`, `MaxPoolGrad`, `AvgPoolGrad`), the cpu
+ * overrides (`Conv2DBackpropInput`, `MaxPoolGrad`, `AvgPoolGrad`, `Transpose`), the cpu
  * backend's kernel for those the wasm backend lacks (`Conv2DBackpropFilter`).
  * Each case calls one kernel function directly on its backend, whatever
  * backend is active (both backends compute synchronously, so the call is
@@ -13,7 +13,7 @@ import { replacedWasmKernels } from '../lib/backend/wasm_kernels/index.js';
 import type { Benchmark } from './benchmark.js';
 import type { BenchCase } from './side_by_side.js';
 
-type Shape = [number, number, number, number];
+type Shape = number[];
 type Inputs = Record<string, { readonly values: Float32Array; readonly shape: Shape }>;
 
 /** One kernel on one problem. */
@@ -45,6 +45,7 @@ const PROBLEMS: KernelProblem[] = [
     baseline: 'wasm',
   },
   { kernelName: tf.AvgPoolGrad, problem: 'x [64,28,28,16], 2×2 stride 2', inputs: { dy: [64, 14, 14, 16], input: [64, 28, 28, 16] }, attrs: POOL, baseline: 'wasm' },
+  { kernelName: tf.Transpose, problem: 'x [64,6272], perm [1,0]', inputs: { x: [64, 6272] }, attrs: { perm: [1, 0] }, baseline: 'wasm' },
   {
     kernelName: tf.Conv2DBackpropFilter,
     problem: 'x [64,28,28,1], filter [3,3,1,16], same',

@@ -49,7 +49,9 @@ export enum Op {
   Select = 0x1b,
   LocalGet = 0x20,
   LocalSet = 0x21,
+  I32Load = 0x28,
   F32Load = 0x2a,
+  I32Store = 0x36,
   I32Const = 0x41,
   F32Const = 0x43,
   I32LtS = 0x48,
@@ -59,6 +61,7 @@ export enum Op {
   I32Add = 0x6a,
   I32Sub = 0x6b,
   I32Mul = 0x6c,
+  I32And = 0x71,
   I32Shl = 0x74,
   SimdPrefix = 0xfd,
 }
@@ -67,6 +70,7 @@ export enum Op {
 export enum SimdOp {
   Load = 0x00,
   Store = 0x0b,
+  I8x16Shuffle = 0x0d,
   I32x4Splat = 0x11,
   F32x4Splat = 0x13,
   I32x4Eq = 0x37,
@@ -124,6 +128,11 @@ export const minusInfinities: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0xff, O
 export const simd = (op: SimdOp): number[] => [Op.SimdPrefix, ...unsignedLeb(op)];
 /** A v128 load or store at the address on the stack plus `offset` bytes (4-byte alignment). */
 export const memory = (op: SimdOp.Load | SimdOp.Store, offset = 0): number[] => [...simd(op), 2, ...unsignedLeb(offset)];
+/** The 32-bit lanes `lanes` (0-3 of the first operand, 4-7 of the second) of the two v128 on the stack, as one v128 (`i8x16.shuffle`). */
+export const shuffle32 = (lanes: readonly [number, number, number, number]): number[] => [
+  ...simd(SimdOp.I8x16Shuffle),
+  ...lanes.flatMap((lane) => [4 * lane, 4 * lane + 1, 4 * lane + 2, 4 * lane + 3]),
+];
 /** `f32.load` at the address on the stack. */
 export const f32Load: number[] = [Op.F32Load, 2, 0];
 /** `a < b ? a : b` or `a > b ? a : b` of two instruction sequences leaving an i32 each. */

@@ -5,8 +5,9 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { mergedTranspose } from '../../../lib/backend/wasm_kernels/transpose.js';
+import { matrixSwap, mergedTranspose } from '../../../lib/backend/wasm_kernels/transpose.js';
 import { randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
+import { transposeOfFourByteElementsTests } from './transpose_cases.js';
 
 const CASES: readonly { shape: number[]; perm: number[] }[] = [
   { shape: [1, 3, 224, 224], perm: [0, 2, 3, 1] },
@@ -27,6 +28,16 @@ describe('wasm Transpose', () => {
     expect(mergedTranspose([1, 64, 256], [1, 0, 2])).toEqual({ shape: [16384], perm: [0] });
     expect(mergedTranspose([64, 4, 64], [1, 0, 2])).toEqual({ shape: [64, 4, 64], perm: [1, 0, 2] });
   });
+
+  it('finds the matrices whose rows and columns a merged transpose swaps', () => {
+    expect(matrixSwap(mergedTranspose([64, 6272], [1, 0]))).toEqual({ batch: 1, rows: 64, cols: 6272 });
+    expect(matrixSwap(mergedTranspose([2, 3, 5, 7, 4], [0, 1, 4, 2, 3]))).toEqual({ batch: 6, rows: 35, cols: 4 });
+    expect(matrixSwap(mergedTranspose([1, 64, 256], [1, 0, 2]))).toBeUndefined();
+    expect(matrixSwap(mergedTranspose([64, 4, 64], [1, 0, 2]))).toBeUndefined();
+    expect(matrixSwap(mergedTranspose([2, 3, 4], [2, 1, 0]))).toBeUndefined();
+  });
+
+  transposeOfFourByteElementsTests();
 
   CASES.forEach(({ shape, perm }, i) => {
     it(`permutes a [${shape}] tensor by [${perm}] as the cpu backend does`, () => {
