@@ -162,7 +162,7 @@ describe('IPU locks between processes', () => {
     // The killed holders' locks were reclaimed: every other process completed its holds, and the IPU was held after each kill.
     expect(result.kills.length).toBeGreaterThanOrEqual(2);
     expect(result.completed).toEqual(Array(10 - result.kills.length).fill(6));
-    // biome-ignore lint/complexity/useMathMinMax: the start times are bigints, which Math.max does not take.
+    // The start times are bigints, which Math.max does not take.
     const lastStart = result.holds.reduce((t, h) => (h.start > t ? h.start : t), 0n);
     for (const kill of result.kills) expect(lastStart > kill).toBe(true);
   });
