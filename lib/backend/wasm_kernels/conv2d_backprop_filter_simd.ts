@@ -19,7 +19,25 @@
  * 5.7 against 4.4 ms, hence {@link FEW_TAPS}.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { f32Load, get, i32, loop, memory, Op, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, when } from './wasm_simd_routine.js';
+import {
+  add,
+  bytes,
+  f32Load,
+  flatIndex,
+  get,
+  i32,
+  loop,
+  memory,
+  mul,
+  Op,
+  type RoutineCode,
+  set,
+  SimdOp,
+  simd,
+  simdRoutine,
+  type WasmMemory,
+  when,
+} from './wasm_simd_routine.js';
 
 /** The most taps (`filterHeight·filterWidth·inChannels`) for which the routine beats XNNPACK's packing of `dy`. */
 export const FEW_TAPS = 64;
@@ -58,10 +76,6 @@ const I = 16,
 const A0 = 28,
   V = 32;
 
-const add = (a: number[], b: number[]) => [...a, ...b, Op.I32Add];
-const mul = (a: number[], b: number[]) => [...a, ...b, Op.I32Mul];
-const bytes = (elements: number[]) => [...elements, ...i32(2), Op.I32Shl];
-
 /** a_k += v · dy[dyp + 4k .. +4] for k = 0..3. */
 const accumulate = [0, 1, 2, 3].flatMap((k) => [
   ...get(A0 + k),
@@ -84,7 +98,7 @@ const outputColumn = [
 /** One output row's part of one tap and block: a_k = dw[...], the row's sum added, stored back. */
 const tapBlock = [
   // dwp = dw + (((i·fw + j)·cin + ci)·cout + cg)·4
-  ...add(get(DW), bytes(add(mul(add(mul(add(mul(get(I), get(FW)), get(J)), get(CIN)), get(CI)), get(COUT)), get(CG)))),
+  ...add(get(DW), bytes(flatIndex(get(I), [get(FW), get(J)], [get(CIN), get(CI)], [get(COUT), get(CG)]))),
   ...set(DWP),
   ...[0, 1, 2, 3].flatMap((k) => [...get(DWP), ...memory(SimdOp.Load, 16 * k), ...set(A0 + k)]),
   // xRow = x + (((b·inH + y)·inW)·cin + ci)·4; dyp = dy + (((b·outH + oy)·outW)·cout + cg)·4; xx = j - left

@@ -16,7 +16,25 @@
  * reports that it cannot run and the caller keeps its own loop.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { get, i32, loop, memory, minusInfinities, Op, pick, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, zeros } from './wasm_simd_routine.js';
+import {
+  add,
+  bytes,
+  flatIndex,
+  get,
+  i32,
+  loop,
+  memory,
+  minusInfinities,
+  Op,
+  pick,
+  type RoutineCode,
+  set,
+  SimdOp,
+  simd,
+  simdRoutine,
+  type WasmMemory,
+  zeros,
+} from './wasm_simd_routine.js';
 
 // Parameters (i32), in the order of the call in maxPoolGradSimd.
 const X = 0,
@@ -57,24 +75,7 @@ const BEST = 28,
 const V128_LOCALS = 3;
 
 /** P = (((b·inHeight + y)·inWidth + xx)·channels + c)·4: the byte offset of four channels of a tap. */
-const tapOffset = [
-  ...get(B),
-  ...get(IN_H),
-  Op.I32Mul,
-  ...get(Y),
-  Op.I32Add,
-  ...get(IN_W),
-  Op.I32Mul,
-  ...get(XX),
-  Op.I32Add,
-  ...get(CH),
-  Op.I32Mul,
-  ...get(C),
-  Op.I32Add,
-  ...i32(2),
-  Op.I32Shl,
-  ...set(P),
-];
+const tapOffset = [...bytes(flatIndex(get(B), [get(IN_H), get(Y)], [get(IN_W), get(XX)], [get(CH), get(C)])), ...set(P)];
 
 /** Visits the window's taps in row-major order. */
 const taps = (body: number[]) => loop(Y, get(Y0), get(Y1), i32(1), loop(XX, get(X0), get(X1), i32(1), [...tapOffset, ...body]));
@@ -126,23 +127,7 @@ const channelGroup = [
   ...set(WIN),
   ...findWinner,
   // g = dy[((b·outHeight + oy)·outWidth + ox)·channels + c] + 0
-  ...get(DY),
-  ...get(B),
-  ...get(OUT_H),
-  Op.I32Mul,
-  ...get(OY),
-  Op.I32Add,
-  ...get(OUT_W),
-  Op.I32Mul,
-  ...get(OX),
-  Op.I32Add,
-  ...get(CH),
-  Op.I32Mul,
-  ...get(C),
-  Op.I32Add,
-  ...i32(2),
-  Op.I32Shl,
-  Op.I32Add,
+  ...add(get(DY), bytes(flatIndex(get(B), [get(OUT_H), get(OY)], [get(OUT_W), get(OX)], [get(CH), get(C)]))),
   ...memory(SimdOp.Load),
   ...zeros,
   ...simd(SimdOp.F32x4Add),

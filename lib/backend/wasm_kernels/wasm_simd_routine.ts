@@ -120,6 +120,18 @@ export const get = (i: number): number[] => [Op.LocalGet, i];
 export const set = (i: number): number[] => [Op.LocalSet, i];
 /** `i32.const n`. */
 export const i32 = (n: number): number[] => [Op.I32Const, ...signedLeb(n)];
+/** `a + b` of two instruction sequences leaving an i32 each. */
+export const add = (a: number[], b: number[]): number[] => [...a, ...b, Op.I32Add];
+/** `a · b` of two instruction sequences leaving an i32 each. */
+export const mul = (a: number[], b: number[]): number[] => [...a, ...b, Op.I32Mul];
+/** `elements · 4`: the byte offset of a count of 4-byte elements. */
+export const bytes = (elements: number[]): number[] => [...elements, ...i32(2), Op.I32Shl];
+/**
+ * The row-major flat index `((first·n1 + i1)·n2 + i2)·…` of an element, from the index along the first axis and the
+ * size and index along each further axis.
+ */
+export const flatIndex = (first: number[], ...axes: (readonly [size: number[], index: number[]])[]): number[] =>
+  axes.reduce((index, [size, i]) => add(mul(index, size), i), first);
 /** `f32x4.splat(0)`. */
 export const zeros: number[] = [Op.F32Const, 0, 0, 0, 0, Op.SimdPrefix, SimdOp.F32x4Splat];
 /** `f32x4.splat(-∞)`. */
