@@ -3,50 +3,22 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { conv2dBackpropFilterSimd, FEW_TAPS } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter_simd.js';
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
-import { convOutShape, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
-
-type Pad = 'same' | 'valid' | number | tf.backend_util.ExplicitPadding;
-
-interface Case {
-  x: [number, number, number, number];
-  filter: [number, number, number, number];
-  strides: number | [number, number];
-  pad: Pad;
-  dimRoundingMode?: 'floor' | 'round' | 'ceil';
-}
+import {
+  CONVOLUTION_CASES,
+  type ConvolutionCase,
+  convOutShape,
+  expectRelativelyClose,
+  randomTensor,
+  runCpuKernel,
+  runKernel,
+  useWasmTrainingBackend,
+  padFor,
+  toNCHW,
+} from './kernel_reference.js';
 
 /** Shapes are NHWC; the NCHW runs permute them. One input channel takes the depthwise path where the SIMD routine does not. */
-const CASES: Case[] = [
-  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
-  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
-  { x: [2, 8, 8, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'valid' },
-  { x: [1, 9, 8, 2], filter: [2, 3, 2, 5], strides: [2, 3], pad: 'same' },
-  { x: [3, 6, 6, 1], filter: [5, 5, 1, 8], strides: 1, pad: 'valid' },
-  { x: [2, 5, 6, 4], filter: [1, 1, 4, 2], strides: 2, pad: 'valid' },
-  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
-  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
-  {
-    x: [2, 8, 9, 3],
-    filter: [3, 3, 3, 4],
-    strides: 2,
-    pad: [
-      [0, 0],
-      [2, 0],
-      [1, 3],
-      [0, 0],
-    ],
-  },
-  {
-    x: [1, 4, 4, 2],
-    filter: [3, 3, 2, 2],
-    strides: 1,
-    pad: [
-      [0, 0],
-      [4, 1],
-      [0, 5],
-      [0, 0],
-    ],
-  },
+const CASES: ConvolutionCase[] = [
+  ...CONVOLUTION_CASES,
   { x: [4, 9, 9, 1], filter: [3, 3, 1, 6], strides: 1, pad: 'same' },
   { x: [2, 9, 8, 1], filter: [3, 2, 1, 4], strides: [2, 3], pad: 'valid' },
   { x: [2, 8, 8, 1], filter: [3, 3, 1, 5], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
@@ -94,14 +66,7 @@ const CASES: Case[] = [
   { x: [16, 28, 28, 1], filter: [3, 3, 1, 16], strides: 1, pad: 'same' },
 ];
 
-const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
-
-function padFor(pad: Pad, dataFormat: 'NHWC' | 'NCHW'): Pad {
-  if (!Array.isArray(pad) || dataFormat === 'NHWC') return pad;
-  return [pad[0], pad[3], pad[1], pad[2]];
-}
-
-function label(c: Case, dataFormat: string): string {
+function label(c: ConvolutionCase, dataFormat: string): string {
   return `${dataFormat} x=${c.x} filter=${c.filter} strides=${c.strides} pad=${JSON.stringify(c.pad)} ${c.dimRoundingMode ?? ''}`;
 }
 

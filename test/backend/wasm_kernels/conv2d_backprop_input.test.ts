@@ -7,52 +7,28 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { conv2DBackpropInputConfig } from '../../../lib/backend/wasm_kernels/conv2d_backprop_input.js';
-import { convOutShape, denseFilter, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
+import {
+  CONVOLUTION_CASES,
+  type ConvolutionCase,
+  convOutShape,
+  denseFilter,
+  expectRelativelyClose,
+  randomTensor,
+  runCpuKernel,
+  runKernel,
+  useWasmTrainingBackend,
+  padFor,
+  toNCHW,
+} from './kernel_reference.js';
 
-type Pad = 'same' | 'valid' | number | tf.backend_util.ExplicitPadding;
-
-interface Case {
-  x: [number, number, number, number];
-  filter: [number, number, number, number];
-  strides: number | [number, number];
+interface Case extends ConvolutionCase {
   dilations?: [number, number];
-  pad: Pad;
-  dimRoundingMode?: 'floor' | 'round' | 'ceil';
 }
 
 /** Shapes are NHWC; the NCHW runs permute them. */
 const CASES: Case[] = [
-  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
-  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
-  { x: [2, 8, 8, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'valid' },
-  { x: [1, 9, 8, 2], filter: [2, 3, 2, 5], strides: [2, 3], pad: 'same' },
-  { x: [3, 6, 6, 1], filter: [5, 5, 1, 8], strides: 1, pad: 'valid' },
-  { x: [2, 5, 6, 4], filter: [1, 1, 4, 2], strides: 2, pad: 'valid' },
-  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
-  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
+  ...CONVOLUTION_CASES,
   { x: [2, 9, 9, 2], filter: [3, 3, 2, 3], strides: 3, pad: 2, dimRoundingMode: 'round' },
-  {
-    x: [2, 8, 9, 3],
-    filter: [3, 3, 3, 4],
-    strides: 2,
-    pad: [
-      [0, 0],
-      [2, 0],
-      [1, 3],
-      [0, 0],
-    ],
-  },
-  {
-    x: [1, 4, 4, 2],
-    filter: [3, 3, 2, 2],
-    strides: 1,
-    pad: [
-      [0, 0],
-      [4, 1],
-      [0, 5],
-      [0, 0],
-    ],
-  },
   { x: [2, 9, 9, 3], filter: [3, 3, 3, 2], strides: 1, dilations: [2, 2], pad: 'same' },
   { x: [2, 9, 8, 2], filter: [3, 2, 2, 3], strides: 1, dilations: [2, 3], pad: 'valid' },
   {
@@ -68,13 +44,6 @@ const CASES: Case[] = [
     ],
   },
 ];
-
-const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
-
-function padFor(pad: Pad, dataFormat: 'NHWC' | 'NCHW'): Pad {
-  if (!Array.isArray(pad) || dataFormat === 'NHWC') return pad;
-  return [pad[0], pad[3], pad[1], pad[2]];
-}
 
 function label(c: Case, dataFormat: string): string {
   return `${dataFormat} x=${c.x} filter=${c.filter} strides=${c.strides} dilations=${c.dilations ?? 1} pad=${JSON.stringify(c.pad)} ${c.dimRoundingMode ?? ''}`;

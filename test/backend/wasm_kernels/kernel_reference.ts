@@ -59,6 +59,61 @@ export function expectRelativelyClose(actual: tf.Tensor, expected: KernelResult,
   expect(worst / scale, `element ${at}: ${a[at]} vs expected ${expected.values[at]}`).toBeLessThanOrEqual(rtol);
 }
 
+/** A convolution's padding, as tf.conv2d takes it. */
+export type ConvolutionPad = 'same' | 'valid' | number | tf.backend_util.ExplicitPadding;
+
+/** An NHWC shape as NCHW. */
+export const toNCHW = ([n, h, w, c]: number[]) => [n, c, h, w] as [number, number, number, number];
+
+/** An NHWC convolution's padding for the same convolution in `dataFormat` (explicit paddings list the axes in order). */
+export function padFor(pad: ConvolutionPad, dataFormat: 'NHWC' | 'NCHW'): ConvolutionPad {
+  if (!Array.isArray(pad) || dataFormat === 'NHWC') return pad;
+  return [pad[0], pad[3], pad[1], pad[2]];
+}
+
+/** A 2-D convolution's shapes (NHWC input, HWIO filter) and geometry, as the gradient kernels' tests run it. */
+export interface ConvolutionCase {
+  x: [number, number, number, number];
+  filter: [number, number, number, number];
+  strides: number | [number, number];
+  pad: ConvolutionPad;
+  dimRoundingMode?: 'floor' | 'round' | 'ceil';
+}
+
+/** The convolutions both gradients of a 2-D convolution are tested on: strides, each padding, rounding, 1×1 and 5×5 filters. */
+export const CONVOLUTION_CASES: readonly ConvolutionCase[] = [
+  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 1, pad: 'same' },
+  { x: [2, 7, 7, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'same' },
+  { x: [2, 8, 8, 3], filter: [3, 3, 3, 4], strides: 2, pad: 'valid' },
+  { x: [1, 9, 8, 2], filter: [2, 3, 2, 5], strides: [2, 3], pad: 'same' },
+  { x: [3, 6, 6, 1], filter: [5, 5, 1, 8], strides: 1, pad: 'valid' },
+  { x: [2, 5, 6, 4], filter: [1, 1, 4, 2], strides: 2, pad: 'valid' },
+  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'ceil' },
+  { x: [2, 8, 8, 2], filter: [3, 3, 2, 3], strides: 2, pad: 1, dimRoundingMode: 'floor' },
+  {
+    x: [2, 8, 9, 3],
+    filter: [3, 3, 3, 4],
+    strides: 2,
+    pad: [
+      [0, 0],
+      [2, 0],
+      [1, 3],
+      [0, 0],
+    ],
+  },
+  {
+    x: [1, 4, 4, 2],
+    filter: [3, 3, 2, 2],
+    strides: 1,
+    pad: [
+      [0, 0],
+      [4, 1],
+      [0, 5],
+      [0, 0],
+    ],
+  },
+];
+
 /** A tensor of standard normal values, the same for the same seed. */
 export function randomTensor(shape: number[], seed: number): tf.Tensor {
   return tf.randomNormal(shape, 0, 1, 'float32', seed);
