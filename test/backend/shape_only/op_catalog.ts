@@ -46,6 +46,13 @@ type T2 = tf.Tensor2D;
 type T1 = tf.Tensor1D;
 
 /** Kernels of one input named `x` whose ops take one tensor. */
+/** Three boxes (y1, x1, y2, x2) for the non-max suppression ops: the first two overlap. */
+const BOXES = [
+  [0, 0, 1, 1],
+  [0, 0.1, 1, 1.1],
+  [0, 2, 1, 3],
+];
+
 const UNARY_OPS: Array<[string, (x: tf.Tensor) => tf.Tensor]> = [
   ['abs', tf.abs],
   ['acos', tf.acos],
@@ -657,58 +664,15 @@ const imageCases: OpCase[] = [
   { name: 'fromPixels', run: () => tf.browser.fromPixels({ data: new Uint8Array(2 * 3 * 4), width: 3, height: 2 }, 3) },
   {
     name: 'nonMaxSuppression',
-    run: (t) =>
-      tf.image.nonMaxSuppression(
-        t.values(
-          [
-            [0, 0, 1, 1],
-            [0, 0.1, 1, 1.1],
-            [0, 2, 1, 3],
-          ],
-          [3, 4],
-        ) as T2,
-        t.values([0.9, 0.8, 0.7]) as T1,
-        3,
-        0.5,
-      ),
+    run: (t) => tf.image.nonMaxSuppression(t.values(BOXES, [3, 4]) as T2, t.values([0.9, 0.8, 0.7]) as T1, 3, 0.5),
   },
   {
     name: 'nonMaxSuppressionPadded',
-    run: (t) =>
-      tf.image.nonMaxSuppressionPadded(
-        t.values(
-          [
-            [0, 0, 1, 1],
-            [0, 0.1, 1, 1.1],
-            [0, 2, 1, 3],
-          ],
-          [3, 4],
-        ) as T2,
-        t.random([3]) as T1,
-        3,
-        0.5,
-        0,
-        true,
-      ) as unknown as tf.TensorContainer,
+    run: (t) => tf.image.nonMaxSuppressionPadded(t.values(BOXES, [3, 4]) as T2, t.random([3]) as T1, 3, 0.5, 0, true) as unknown as tf.TensorContainer,
   },
   {
     name: 'nonMaxSuppressionWithScore',
-    run: (t) =>
-      tf.image.nonMaxSuppressionWithScore(
-        t.values(
-          [
-            [0, 0, 1, 1],
-            [0, 0.1, 1, 1.1],
-            [0, 2, 1, 3],
-          ],
-          [3, 4],
-        ) as T2,
-        t.values([0.9, 0.8, 0.7]) as T1,
-        3,
-        0.5,
-        0,
-        0.5,
-      ) as unknown as tf.TensorContainer,
+    run: (t) => tf.image.nonMaxSuppressionWithScore(t.values(BOXES, [3, 4]) as T2, t.values([0.9, 0.8, 0.7]) as T1, 3, 0.5, 0, 0.5) as unknown as tf.TensorContainer,
   },
 ];
 
