@@ -3,7 +3,8 @@
  * `POPTFJS_WASM_THREADS` does not fix them (see wasm_thread_pool.ts).
  *
  * A kernel of the graph computes on the whole thread pool when the cost
- * model gives it at least {@link POOL_KERNEL_FLOPS} and the machine leaves
+ * model gives it at least {@link POOL_KERNEL_FLOPS}, or it is a convolution
+ * or matrix product that moves at least {@link POOL_KERNEL_BYTES}, and the machine leaves
  * the pool's threads their cores; every other kernel of a call (small graph
  * kernels, the gradient sums, the optimizer step) computes on the calling
  * thread alone. Handing a kernel to the pool costs a wake-up of its threads
@@ -17,7 +18,7 @@ import { availableParallelism } from 'node:os';
 import { CoresBusyElsewhere } from '../backend/cores_busy_elsewhere.js';
 import { switchableWasmThreads } from '../backend/wasm_thread_pool.js';
 import type { Graph, Node } from '../ir/graph.js';
-import { nodeFlops } from '../ir/node_cost.js';
+import { nodeCost } from '../ir/node_cost.js';
 
 /**
  * The FLOPs from which a kernel computes on the pool. Measured with
@@ -30,9 +31,28 @@ import { nodeFlops } from '../ir/node_cost.js';
  */
 export const POOL_KERNEL_FLOPS = 4e6;
 
+/**
+ * The bytes (read and written) from which a convolution or matrix product
+ * computes on the pool whatever its FLOPs: depthwise convolutions and
+ * matrix–vector products do a FLOP or two per byte, so on one thread they
+ * take as long as dense products of several times their FLOPs. Measured in
+ * mobilenet_v2's session on 2 cores: the depthwise convolutions of
+ * [1, 28, 28, 192] (1.2 MB, 2.7 MFLOP) and [1, 14, 14, 384] (0.6 MB, 1.4 MFLOP)
+ * take 0.19 and 0.09 ms on one thread, 0.09 and 0.05 ms on the pool; its
+ * classifier, 1280 by 1280 × 1000 (5.1 MB, 2.6 MFLOP), 0.40 and 0.22 ms.
+ */
+export const POOL_KERNEL_BYTES = 512 * 1024;
+
+/** Convolutions and matrix products (forward and gradients), which XNNPACK spreads over the pool. */
+function isConvolutionOrProduct(kernel: string): boolean {
+  return kernel.includes('Conv2D') || kernel.includes('Conv2d') || kernel.includes('MatMul');
+}
+
 /** Whether the cost model makes `node` (not a control-flow node: their bodies choose for themselves) large enough for the pool. */
 export function worthThePool(graph: Graph, node: Node): boolean {
-  return node.bodies === undefined && nodeFlops(graph, node) >= POOL_KERNEL_FLOPS;
+  if (node.bodies !== undefined) return false;
+  const { flops, bytes } = nodeCost(graph, node);
+  return flops >= POOL_KERNEL_FLOPS || (isConvolutionOrProduct(node.kernel) && bytes >= POOL_KERNEL_BYTES);
 }
 
 /**

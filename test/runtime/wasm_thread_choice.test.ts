@@ -5,10 +5,10 @@ import { initBackend } from '../../lib/backend/backend_selection.js';
 import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
 import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
 import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
-import { nodeFlops } from '../../lib/ir/node_cost.js';
+import { nodeCost, nodeFlops } from '../../lib/ir/node_cost.js';
 import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../lib/runtime/random_source.js';
-import { POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
+import { POOL_KERNEL_BYTES, POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
 import { traceInference } from '../../lib/trace/trace_model.js';
 
 /** A graph with one large matrix product (64×512·512×512: 33.5 MFLOP) and small element-wise kernels. */
@@ -32,6 +32,27 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     expect(nodeFlops(graph, matMul)).toBe(2 * 64 * 512 * 512);
     expect(POOL_KERNEL_FLOPS).toBeLessThan(2 * 64 * 512 * 512);
     expect(graph.nodes.filter((n) => n !== matMul).every((n) => nodeFlops(graph, n) < POOL_KERNEL_FLOPS)).toBe(true);
+  });
+
+  it('convolutions and matrix products of fewer FLOPs that move at least POOL_KERNEL_BYTES, and no element-wise kernel', () => {
+    const image = tf.randomNormal([1, 28, 28, 192], 0, 1, 'float32', 3);
+    const depthwiseFilter = tf.randomNormal([3, 3, 192, 1], 0, 1, 'float32', 4);
+    const features = tf.randomNormal([1, 1280], 0, 1, 'float32', 5);
+    const classifier = tf.randomNormal([1280, 1000], 0, 1, 'float32', 6);
+    const small = tf.randomNormal([16, 16], 0, 1, 'float32', 7);
+    const { graph } = traceInference(
+      (x: tf.Tensor4D, v: tf.Tensor2D, s: tf.Tensor2D) => [tf.depthwiseConv2d(x, depthwiseFilter as tf.Tensor4D, 1, 'same'), tf.matMul(v, classifier), tf.relu(x), tf.matMul(s, s)],
+      [image, features, small],
+    );
+    const cost = (kernel: string) => nodeCost(graph, graph.nodes.find((n) => n.kernel === kernel)!);
+    const pooled = (kernel: string) => graph.nodes.filter((n) => n.kernel === kernel).map((n) => worthThePool(graph, n));
+    // 28·28·192 outputs × 9 taps × 2: 2.7 MFLOP over 1.2 MB; 1280 × 1000 × 2: 2.6 MFLOP over 5.1 MB.
+    expect(cost('DepthwiseConv2dNative')).toEqual({ flops: 2 * 9 * 28 * 28 * 192, bytes: 4 * (2 * 28 * 28 * 192 + 9 * 192) });
+    expect(cost('DepthwiseConv2dNative').flops).toBeLessThan(POOL_KERNEL_FLOPS);
+    expect(cost('Relu').bytes).toBeGreaterThan(POOL_KERNEL_BYTES);
+    expect(pooled('DepthwiseConv2dNative')).toEqual([true]);
+    expect(pooled('BatchMatMul')).toEqual([true, false]);
+    expect(pooled('Relu')).toEqual([false]);
   });
 
   it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
