@@ -172,6 +172,11 @@ export interface KernelCost {
 
 const FREE: KernelCost = Object.freeze({ compute: 0, exchange: 0, sync: 0, temporaryBytes: 0 });
 
+/** The cycles per element of operations applied one after another to each element in one vertex. */
+function chained(...tables: ReadonlyArray<readonly [number, number]>): readonly [number, number] {
+  return [tables.reduce((n, t) => n + t[0], 0), tables.reduce((n, t) => n + t[1], 0)];
+}
+
 function perElement(table: readonly [number, number], half: boolean): number {
   return half ? table[0] : table[1];
 }
@@ -394,6 +399,9 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   // A custom op (and its gradient) is taken to be element-wise: one pass over its output elements at the cycles per
   // element of an operation the table does not list, with its smaller inputs broadcast to the tiles, and one sync.
   if (kernel === POPTFJS_KERNELS.customOp || kernel === POPTFJS_KERNELS.customOpGradient) return elementwise(DEFAULT_CYCLES_PER_ELEMENT);
+  // The one-pass relu kernels: one vertex running both operations on each element (popops' fused map expressions).
+  if (kernel === POPTFJS_KERNELS.addRelu) return elementwise(chained(CYCLES_PER_ELEMENT.Add!, CYCLES_PER_ELEMENT.Relu!), sizeOf(output.shape));
+  if (kernel === POPTFJS_KERNELS.reluGrad) return elementwise(chained(CYCLES_PER_ELEMENT.Step!, CYCLES_PER_ELEMENT.Multiply!));
   if (kernel.startsWith('poptfjs.')) return FREE;
   // A division by one number is a multiplication by its reciprocal.
   if ((kernel === 'RealDiv' || kernel === 'Div') && sizeOf(graph.values[node.inputs[1]!]!.shape) === 1) return elementwise(CYCLES_PER_ELEMENT.Multiply!);

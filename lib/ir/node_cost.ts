@@ -129,6 +129,9 @@ export function nodeFlops(graph: Graph, node: Node): number {
   if (kernel === 'BatchMatMul' || kernel === '_FusedMatMul' || kernel === 'MatMul' || kernel === POPTFJS_KERNELS.serializedMatMul) return matMulFlops(graph, node);
   if (kernel.includes('Conv2D') || kernel.includes('Conv3D') || kernel.includes('DepthwiseConv2d')) return convolutionFlops(graph, node);
   if (kernel.includes('Pool')) return poolingFlops(graph, node);
+  // An add and a max per element (the sum and the relu are both outputs), or a step and a multiply.
+  if (kernel === POPTFJS_KERNELS.addRelu) return out;
+  if (kernel === POPTFJS_KERNELS.reluGrad) return 2 * out;
   if (DATA_MOVEMENT.has(kernel) || kernel.startsWith('poptfjs.')) return 0;
   if (REDUCTIONS.has(kernel)) return node.inputs.reduce((sum, id) => sum + sizeOf(graphValue(graph, id).shape), 0);
   if (kernel === 'Softmax' || kernel === 'LogSoftmax') return 5 * out;

@@ -9,6 +9,7 @@ import { registerCpuOpKernels } from './cpu_op_kernels.js';
 import { registerCtcBeamSearchKernel } from './ctc_beam_search_kernel.js';
 import { registerDynamicSliceKernels } from './dynamic_slice_kernels.js';
 import { registerSerializedMatMulKernel } from './serialized_matmul_kernel.js';
+import { registerReluKernels } from './relu_kernels.js';
 
 export { POPTFJS_KERNELS, type PoptfjsKernelName } from './kernel_names.js';
 export { PRINTED_GRADIENT_SUFFIX } from './identity_kernels.js';
@@ -21,4 +22,5 @@ export function registerPoptfjsKernels(backendNames: readonly string[]): void {
   registerCtcBeamSearchKernel(backendNames);
   registerDynamicSliceKernels(backendNames);
   registerSerializedMatMulKernel(backendNames);
+  registerReluKernels(backendNames);
 }

@@ -36,6 +36,13 @@ export const POPTFJS_KERNELS = {
   dynamicUpdate: 'poptfjs.DynamicUpdate',
   /** `ops.serializedMatMul`: a matrix product of rank-3 operands the IPU computes in serial steps (`attrs.mode`, `attrs.factor`). */
   serializedMatMul: 'poptfjs.SerializedMatMul',
+  /**
+   * A bias `Add` and the `Relu` of its sum in one pass: inputs `a` and `b` (`b` the same shape as `a` or broadcast
+   * along its last axes), outputs the sum `a + b` and `relu(a + b)`, as the backend's `Add` then `Relu` compute them.
+   */
+  addRelu: 'poptfjs.AddRelu',
+  /** The gradient of a `Relu` in one pass: `dy · Step(x)` of `dy` and the `Relu`'s input `x`, as `Multiply(dy, Step(x))` computes it. */
+  reluGrad: 'poptfjs.ReluGrad',
 } as const;
 
 /** One of {@link POPTFJS_KERNELS}. */

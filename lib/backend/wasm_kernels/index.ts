@@ -6,7 +6,8 @@
  * Two lists:
  * - the kernels the wasm backend lacks (`Conv2DBackpropFilter`, the
  *   depthwise backprops, `UnsortedSegmentSum`), added when missing, so that a
- *   later tfjs that ships its own keeps it;
+ *   later tfjs that ships its own keeps it, and poptfjs's one-pass
+ *   `poptfjs.AddRelu` and `poptfjs.ReluGrad`;
  * - {@link WASM_KERNEL_OVERRIDES}, kernels the wasm backend has but runs as
  *   naive loops, replaced by ours (`tf.unregisterKernel` then
  *   `tf.registerKernel`): `Conv2DBackpropInput` (a plain loop: 50-80 ms
@@ -30,6 +31,7 @@ import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
+import { addReluConfig, reluGradConfig } from './relu_passes.js';
 import { sliceConfig } from './slice.js';
 import { transposeConfig } from './transpose.js';
 import { unsortedSegmentSumConfig } from './unsorted_segment_sum.js';
@@ -40,6 +42,8 @@ const WASM_MISSING_KERNELS: readonly tf.KernelConfig[] = [
   depthwiseConv2dNativeBackpropFilterConfig,
   depthwiseConv2dNativeBackpropInputConfig,
   unsortedSegmentSumConfig,
+  addReluConfig,
+  reluGradConfig,
 ];
 
 /** The kernels this module registers in place of the wasm backend's own, slower ones. */

@@ -69,14 +69,18 @@ export enum Op {
 /** SIMD opcodes (after {@link Op.SimdPrefix}, as unsigned LEB128). */
 export enum SimdOp {
   Load = 0x00,
+  Load32Splat = 0x09,
   Store = 0x0b,
   I8x16Shuffle = 0x0d,
   I32x4Splat = 0x11,
   F32x4Splat = 0x13,
   I32x4Eq = 0x37,
+  F32x4Ne = 0x42,
   F32x4Gt = 0x44,
   And = 0x4e,
   Bitselect = 0x52,
+  Store32Lane = 0x5a,
+  I32x4MaxS = 0xb8,
   F32x4Add = 0xe4,
   F32x4Mul = 0xe6,
 }
@@ -136,10 +140,16 @@ export const flatIndex = (first: number[], ...axes: (readonly [size: number[], i
 export const zeros: number[] = [Op.F32Const, 0, 0, 0, 0, Op.SimdPrefix, SimdOp.F32x4Splat];
 /** `f32x4.splat(-∞)`. */
 export const minusInfinities: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0xff, Op.SimdPrefix, SimdOp.F32x4Splat];
+/** `f32x4.splat(1)`. */
+export const ones: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0x3f, Op.SimdPrefix, SimdOp.F32x4Splat];
 /** A SIMD instruction without immediates. */
 export const simd = (op: SimdOp): number[] => [Op.SimdPrefix, ...unsignedLeb(op)];
 /** A v128 load or store at the address on the stack plus `offset` bytes (4-byte alignment). */
 export const memory = (op: SimdOp.Load | SimdOp.Store, offset = 0): number[] => [...simd(op), 2, ...unsignedLeb(offset)];
+/** `v128.load32_splat` of the 4-byte element at the address on the stack: the element in every lane. */
+export const loadSplat: number[] = [Op.SimdPrefix, SimdOp.Load32Splat, 2, 0];
+/** `v128.store32_lane` of lane 0 of the v128 on the stack at the address below it. */
+export const storeFirstLane: number[] = [Op.SimdPrefix, SimdOp.Store32Lane, 2, 0, 0];
 /** The 32-bit lanes `lanes` (0-3 of the first operand, 4-7 of the second) of the two v128 on the stack, as one v128 (`i8x16.shuffle`). */
 export const shuffle32 = (lanes: readonly [number, number, number, number]): number[] => [
   ...simd(SimdOp.I8x16Shuffle),

@@ -4,6 +4,7 @@
  * dead-code elimination last so each round ends with a pruned graph.
  */
 import { activationFusion } from './activation_fusion.js';
+import { addReluFusion } from './add_relu_fusion.js';
 import { biasFusion } from './bias_fusion.js';
 import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
@@ -13,6 +14,7 @@ import { deadCodeElimination } from './dead_code_elimination.js';
 import { fusedKernelLowering } from './fused_kernel_lowering.js';
 import { noOpRemoval } from './no_op_removal.js';
 import type { Pattern } from './pattern.js';
+import { reluGradFusion } from './relu_grad_fusion.js';
 import { sumAsAveragePool } from './sum_as_average_pool.js';
 import { transposedMatMul } from './transposed_matmul.js';
 import { transposeSinking } from './transpose_sinking.js';
@@ -27,6 +29,8 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   concatSinking,
   biasFusion,
   activationFusion,
+  addReluFusion,
+  reluGradFusion,
   transposedMatMul,
   sumAsAveragePool,
   broadcastWidening,

@@ -44,6 +44,10 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   },
   /** The shape and dtype of the tensor updated. */
   [POPTFJS_KERNELS.dynamicUpdate]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** The sum and its relu, each of `a`'s shape. */
+  [POPTFJS_KERNELS.addRelu]: (call) => [output(call.input('a').shape, 'float32'), output(call.input('a').shape, 'float32')],
+  /** `dy`'s shape. */
+  [POPTFJS_KERNELS.reluGrad]: (call) => output(call.input('dy').shape, 'float32'),
   /** `[g, m, n]` from `[g, m, k]` and `[g, k, n]`. */
   [POPTFJS_KERNELS.serializedMatMul]: (call) => {
     const [g, m] = call.input('a').shape;
