@@ -41,7 +41,12 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     const classifier = tf.randomNormal([1280, 1000], 0, 1, 'float32', 6);
     const small = tf.randomNormal([16, 16], 0, 1, 'float32', 7);
     const { graph } = traceInference(
-      (x: tf.Tensor4D, v: tf.Tensor2D, s: tf.Tensor2D) => [tf.depthwiseConv2d(x, depthwiseFilter as tf.Tensor4D, 1, 'same'), tf.matMul(v, classifier), tf.relu(x), tf.matMul(s, s)],
+      (x: tf.Tensor4D, v: tf.Tensor2D, s: tf.Tensor2D) => [
+        tf.depthwiseConv2d(x, depthwiseFilter as tf.Tensor4D, 1, 'same'),
+        tf.matMul(v, classifier),
+        tf.relu(x),
+        tf.matMul(s, s),
+      ],
       [image, features, small],
     );
     const cost = (kernel: string) => nodeCost(graph, graph.nodes.find((n) => n.kernel === kernel)!);

@@ -14,8 +14,8 @@
  *   against 5 ms as an XNNPACK convolution on a small CNN's second layer),
  *   `MaxPoolGrad` (20-40 ms against about 1 ms) and `AvgPoolGrad` (8 ms
  *   against about 1 ms), and `BatchMatMul`, whose batched and transposed
- *   products run a plain loop (0.8 ms against 0.2 ms as per-matrix XNNPACK
- *   products for a transformer's `[4, 64, 64]` attention product),
+ *   products run a plain loop (0.8 ms against 0.07 ms by a SIMD routine
+ *   for a transformer's `[4, 64, 64]` attention product),
  *   `Slice`, which copied its whole input to keep a part of it, and
  *   `Concat`, which copied its inputs part of a row at a time, and
  *   `Transpose`, run on merged axes. Each gives the cpu backend's results

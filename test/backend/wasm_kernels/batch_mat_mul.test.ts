@@ -1,7 +1,8 @@
 /**
  * The wasm `BatchMatMul` over batched, broadcast and transposed operands
- * (per-matrix XNNPACK products, one product of stacked rows, the backend's
- * own loop for small products) against the cpu backend's kernel.
+ * (the SIMD routine's tiles, per-matrix XNNPACK products, one product of
+ * stacked rows, the backend's own loop for small products) against the cpu
+ * backend's kernel.
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,10 @@ interface Case {
 }
 
 const CASES: readonly Case[] = [
-  { a: [4, 64, 64], b: [4, 64, 64], what: 'attention heads, matrix by matrix' },
+  { a: [4, 64, 64], b: [4, 64, 64], what: 'attention heads, in tiles of 4 rows by 8 columns' },
+  { a: [3, 37, 40], b: [3, 40, 44], what: 'rows beyond the last 4 and columns beyond the last 8, in tiles of one row and of 4 columns' },
+  { a: [2, 3, 3000], b: [2, 3000, 4], what: 'fewer than 4 rows and 8 columns' },
+  { a: [2, 36, 40], b: [2, 40, 42], what: 'columns not a multiple of 4, matrix by matrix' },
   { a: [4, 64, 48], b: [4, 40, 48], transposeB: true, what: 'a transposed right operand' },
   { a: [3, 48, 40], b: [3, 48, 56], transposeA: true, what: 'a transposed left operand' },
   { a: [2, 40, 36], b: [2, 48, 40], transposeA: true, transposeB: true, what: 'both operands transposed' },
