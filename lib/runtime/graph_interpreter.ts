@@ -351,28 +351,30 @@ export class GraphInterpreter {
   /**
    * Runs the given nodes, in order, in `env` (skipping those whose outputs
    * the feeds hold as derived values), the large kernels on the wasm thread
-   * pool when it can be switched, the others on this thread.
+   * pool when it can be switched, the others on this thread. Where the large
+   * kernels compute is asked once per run, at its first large kernel: a run
+   * of small kernels alone does not read the machine's CPU counters.
    */
   runNodes(nodes: readonly NodeId[], env: GraphEnvironment): void {
-    const large = largeKernelThreads();
     const outer = wasmComputeThreads();
     try {
-      this.runSteps(nodes, env, large);
+      this.runSteps(nodes, env, outer !== undefined);
     } finally {
       if (outer !== undefined) computeOnWasmThreads(outer);
     }
   }
 
-  private runSteps(nodes: readonly NodeId[], env: GraphEnvironment, large: number | undefined): void {
+  private runSteps(nodes: readonly NodeId[], env: GraphEnvironment, switchable: boolean): void {
     const { feeds } = env;
     const derived = feeds.derived;
+    let large: number | undefined;
     for (const id of nodes) {
       const step = this.steps[id]!;
       const { node } = step;
       if (derived?.has(node.outputs[0]!)) continue;
       const inputs: tf.Tensor[] = [];
       for (const v of node.inputs) inputs.push(env.input(v));
-      if (large !== undefined) computeOnWasmThreads(step.pooled ? large : 1);
+      if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1);
       this.beforeKernel?.(node);
       let outputs: tf.Tensor[];
       try {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
 import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
 import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
@@ -79,6 +80,38 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     },
   );
 });
+
+describe.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
+  "reading the machine's CPU counters for the choice",
+  () => {
+    beforeAll(async () => {
+      await initBackend('wasm');
+    });
+
+    /** How often a run of `graph` reads this process's CPU time, once the last window of busy cores is over. */
+    async function cpuReadings(graph: ReturnType<typeof largeAndSmall>['graph'], x: tf.Tensor): Promise<number> {
+      const interpreter = new GraphInterpreter(graph);
+      await sleep(MIN_WINDOW_MS + 10);
+      const cpuUsage = vi.spyOn(process, 'cpuUsage');
+      try {
+        tf.dispose([...interpreter.run({ inputs: [x], params: new Map(), random: new RandomSource(0) }).values()]);
+        return cpuUsage.mock.calls.length;
+      } finally {
+        cpuUsage.mockRestore();
+        interpreter.dispose();
+      }
+    }
+
+    it('happens in a run with a large kernel, and not in a run of small kernels alone', async () => {
+      const { graph, x } = largeAndSmall();
+      const small = tf.randomNormal([16, 16], 0, 1, 'float32', 8);
+      const smallOnly = traceInference((input: tf.Tensor) => tf.relu(tf.matMul(input, input)).sum(), [small]).graph;
+      expect(smallOnly.nodes.some((n) => worthThePool(smallOnly, n))).toBe(false);
+      expect(await cpuReadings(graph, x)).toBeGreaterThan(0);
+      expect(await cpuReadings(smallOnly, small)).toBe(0);
+    });
+  },
+);
 
 describe('whether the pool finds its cores', () => {
   it('needs every core of the pool but half a core free of other processes', () => {
