@@ -25,6 +25,7 @@ import {
   type OptimizerStateDict,
 } from './optimizer_state_dict.js';
 import { splitIntoGroups, type ParamGroup, type ParamGroupSpec } from './param_groups.js';
+import type { ScalarConstants } from './scalar_constants.js';
 import { type UnknownAttributeCheck, withoutUnknownAttributes } from './unknown_attributes.js';
 import { VariableAttributes } from './variable_attributes.js';
 
@@ -83,6 +84,8 @@ export interface ParameterUpdate<G, O> {
   readonly step: number;
   /** `value` as slot `slot` holds it: rounded to float16 when the slot is kept in float16 (use it for the rest of the step). */
   stored(slot: string, value: tf.Tensor): tf.Tensor;
+  /** The float32 scalar of `value`, kept from step to step while it is used (`tf.mul(x, u.scalar(lr))` is `tf.mul(x, lr)` bit for bit); do not dispose it. */
+  scalar(value: number): tf.Tensor;
 }
 
 /** What an update returns: the new weight and the new slots. */
@@ -102,6 +105,8 @@ export interface ParameterBatch {
   readonly half: ReadonlySet<string>;
   /** How float16 values are rounded on the device. */
   readonly rounding: Float16Rounding;
+  /** The scalars the formulas multiply by, kept between steps. */
+  readonly scalars: ScalarConstants;
 }
 
 /** Resolves an optimizer target into the variables it trains. */
@@ -328,6 +333,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     const step = batch.state.step + 1;
     const clip = this.clipFactor(batch.grads, settings);
     const updated = new Map<string, tf.Tensor>();
+    const scalar = (value: number) => batch.scalars.of(value);
     try {
       for (const [name, grad] of batch.grads) {
         const half = batch.half.has(name);
@@ -342,7 +348,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
         };
         const result = tf.tidy(() => {
           const g = clip ? tf.mul(grad, clip) : grad;
-          const r = this.updateParameter({ weight, grad: g, slots: previous, group, global: settings.global, step, stored });
+          const r = this.updateParameter({ weight, grad: g, slots: previous, group, global: settings.global, step, stored, scalar });
           return { weight: r.weight, slots: r.slots };
         });
         // A slot the update leaves alone (a group without momentum, ...) keeps its value.

@@ -125,23 +125,26 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
 
   protected override updateParameter(u: ParameterUpdate<SGDGroupAttributes, SGDAttributes>): ParameterResult {
     const { lr, momentum, dampening, weightDecay, nesterov, velocityScaling } = u.group;
-    const g = weightDecay !== 0 ? tf.add(u.grad, tf.mul(u.weight, weightDecay)) : u.grad;
-    if (momentum === 0) return { weight: tf.sub(u.weight, tf.mul(g, lr)), slots: {} };
+    const g = weightDecay !== 0 ? tf.add(u.grad, tf.mul(u.weight, u.scalar(weightDecay))) : u.grad;
+    if (momentum === 0) return { weight: tf.sub(u.weight, tf.mul(g, u.scalar(lr))), slots: {} };
     let velocity: tf.Tensor;
     let slots: Record<string, tf.Tensor>;
     // As torch.optim.SGD: the first step's velocity is the gradient itself (no dampening); the zeros the state starts at are not used.
     const first = u.step === 1;
     if (u.global.useCombinedAccum) {
       const previous = u.slots[SCALED_VELOCITY]!;
-      const scaled = u.stored(SCALED_VELOCITY, first ? tf.mul(g, velocityScaling) : tf.add(tf.mul(previous, momentum), tf.mul(g, (1 - dampening) * velocityScaling)));
-      velocity = tf.div(scaled, velocityScaling);
+      const scaled = u.stored(
+        SCALED_VELOCITY,
+        first ? tf.mul(g, u.scalar(velocityScaling)) : tf.add(tf.mul(previous, u.scalar(momentum)), tf.mul(g, u.scalar((1 - dampening) * velocityScaling))),
+      );
+      velocity = tf.div(scaled, u.scalar(velocityScaling));
       slots = { [SCALED_VELOCITY]: scaled };
     } else {
       const previous = u.slots[MOMENTUM_BUFFER]!;
-      velocity = u.stored(MOMENTUM_BUFFER, first ? tf.clone(g) : tf.add(tf.mul(previous, momentum), tf.mul(g, 1 - dampening)));
+      velocity = u.stored(MOMENTUM_BUFFER, first ? tf.clone(g) : tf.add(tf.mul(previous, u.scalar(momentum)), tf.mul(g, u.scalar(1 - dampening))));
       slots = { [MOMENTUM_BUFFER]: velocity };
     }
-    const direction = nesterov ? tf.add(g, tf.mul(velocity, momentum)) : velocity;
-    return { weight: tf.sub(u.weight, tf.mul(direction, lr)), slots };
+    const direction = nesterov ? tf.add(g, tf.mul(velocity, u.scalar(momentum))) : velocity;
+    return { weight: tf.sub(u.weight, tf.mul(direction, u.scalar(lr))), slots };
   }
 }

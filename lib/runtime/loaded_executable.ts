@@ -31,6 +31,7 @@ import {
   type OptimizerStateStore,
 } from '../../optim/optimizer_state.js';
 import { combineStatistics, gradientStatistics, nextLossScale, type GradientStatistics } from '../../optim/automatic_loss_scaling.js';
+import { ScalarConstants } from '../../optim/scalar_constants.js';
 import { DEFAULT_FLOAT16_ARITHMETIC } from './float16_arithmetic.js';
 import { Float16Rounding } from '../precision/float16_rounding.js';
 import { markFloat16 } from '../precision/half.js';
@@ -128,6 +129,8 @@ export class LoadedExecutable implements OptimizerStateStore {
   lossScale = 1;
   /** The optimizer's values the updates use: those of the last `setOptimizer` (or construction). */
   private optimizerSettings: OptimizerSettings | undefined;
+  /** The scalars the optimizer's formulas multiply and divide by, kept while their values stay the same. */
+  private readonly updateScalars = new ScalarConstants();
   /** How float16 values are rounded. */
   private readonly rounding: Float16Rounding;
   /** The parameters held in float16. */
@@ -569,12 +572,16 @@ export class LoadedExecutable implements OptimizerStateStore {
     for (const [key, batch] of batches) {
       let state = this.optimizerStates.get(key);
       if (!state) this.optimizerStates.set(key, (state = emptyOptimizerState()));
-      const updated = this.optimizer!.apply({ weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding }, this.optimizerSettings!);
+      const updated = this.optimizer!.apply(
+        { weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding, scalars: this.updateScalars },
+        this.optimizerSettings!,
+      );
       for (const [name, w] of updated) this.weights.setGroup(name, batch.members.get(name)!, w);
       for (const [name, g] of batch.grads) if (!gradients.get(name)!.sums.includes(g)) g.dispose();
     }
     for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
     gradients.clear();
+    this.updateScalars.endStep();
   }
 
   /**
@@ -682,6 +689,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.weightDerived?.dispose();
     this.weights.dispose();
     this.resetOptimizerState();
+    this.updateScalars.dispose();
     this.interpreter.dispose();
   }
 }
