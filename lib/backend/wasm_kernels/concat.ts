@@ -1,24 +1,28 @@
 /**
- * `Concat` for the wasm backend: parts of rows copied within the wasm heap,
- * or one stack and one transpose.
+ * `Concat` for the wasm backend: each input's parts of the rows copied
+ * within the heap by a WebAssembly SIMD routine (concat_rows_simd.ts), or
+ * where the engine has none, by `copyWithin` or one stack and one transpose.
  *
  * The wasm backend's own `Concat` copies each input's part of each row in
  * turn, one typed-array copy per part, each through a new view of the heap:
  * joining two `[1, 55, 55, 64]` channels-last tensors along their channels
  * (a SqueezeNet fire module) makes 6050 copies of 64 elements, 0.32 ms.
- * Here a part of at least {@link WIDE_PART} elements is moved with
- * `copyWithin` on the heap itself (no view made): 0.15 ms there. Narrower
- * parts of inputs of one shape are stacked (one contiguous copy each) and
- * the stack's first two axes swapped by the backend's C++ `Transpose`: 0.03
- * against 0.15 ms for three `[1000, 8]` matrices side by side. Other
- * concatenations (narrow parts of different sizes, a single row, other
- * dtypes) keep the backend's kernel.
+ * The SIMD routine copies all of an input's parts in one call. Without it,
+ * a part of at least {@link WIDE_PART} elements is moved with `copyWithin`
+ * on the heap itself (no view made): 0.15 ms there. Narrower parts of inputs
+ * of one shape are stacked (one contiguous copy each) and the stack's first
+ * two axes swapped by the backend's C++ `Transpose`: 0.03 against 0.15 ms
+ * for three `[1000, 8]` matrices side by side. Other concatenations (narrow
+ * parts of different sizes, a single row, other dtypes) keep the backend's
+ * kernel.
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
+import { concatRowsSimd } from './concat_rows_simd.js';
 import { KernelCallScope } from './kernel_call_scope.js';
+import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
 
@@ -46,6 +50,24 @@ function ownConcat(): tf.KernelConfig {
 /** The wasm module's memory as bytes (current after any growth). */
 interface EmscriptenHeap {
   readonly HEAPU8: Uint8Array;
+}
+
+/**
+ * Joins `inputs`, `rows` rows of `parts[i]` elements each, by the SIMD
+ * routine, one call per input; undefined (nothing made) where the engine has
+ * no WebAssembly SIMD.
+ */
+function simdCopiedRows(backend: BackendWasm, inputs: readonly tf.TensorInfo[], rows: number, parts: readonly number[], outShape: number[]): tf.TensorInfo | undefined {
+  const copy = concatRowsSimd(wasmMemory(backend));
+  if (copy === undefined) return undefined;
+  const out = backend.makeOutput(outShape, inputs[0]!.dtype);
+  const width = parts.reduce((n, part) => n + part, 0);
+  let at = backend.dataIdMap.get(out.dataId)!.memoryOffset;
+  inputs.forEach((x, i) => {
+    copy(backend.dataIdMap.get(x.dataId)!.memoryOffset, at, rows, parts[i]!, width);
+    at += parts[i]! * ELEMENT_BYTES;
+  });
+  return out;
 }
 
 /** Joins `inputs`, `rows` rows of `parts[i]` elements each, by copying each part within the heap. */
@@ -80,6 +102,8 @@ function concat(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorIn
   if (rows <= 1 || parts.some((part) => part === 0)) return own.kernelFunc(args);
   const outShape = tf.backend_util.computeOutShape(shapes, axis);
   const backend = args.backend as BackendWasm;
+  const joined = simdCopiedRows(backend, inputs, rows, parts, outShape);
+  if (joined !== undefined) return joined;
   if (Math.min(...parts) >= WIDE_PART) return copiedRows(backend, inputs, rows, parts, outShape);
   if (!parts.every((part) => part === parts[0])) return own.kernelFunc(args);
   return KernelCallScope.run(BACKEND, backend, (k) => {
@@ -92,7 +116,7 @@ function concat(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorIn
   });
 }
 
-/** The wasm kernel of `Concat`: parts of rows copied within the heap, or a stack and a transpose, else the backend's own. */
+/** The wasm kernel of `Concat`: parts of rows copied within the heap (by a SIMD routine, or `copyWithin`), or a stack and a transpose, else the backend's own. */
 export const concatConfig: tf.KernelConfig = {
   kernelName: tf.Concat,
   backendName: BACKEND,

@@ -1,5 +1,5 @@
 /**
- * The wasm `Concat` (parts of rows copied within the heap, or a stack and a
+ * The wasm `Concat` (parts of rows copied within the heap by a SIMD routine, or a stack and a
  * transpose) against the cpu backend's kernel over axes, input counts,
  * part widths and dtypes.
  */
