@@ -7,7 +7,10 @@
  * - `Reshape(Reshape(x))` becomes one `Reshape(x)` (or `x` when the shapes
  *   match);
  * - `Transpose(Transpose(x))` becomes one `Transpose(x)` with the composed
- *   permutation (or `x` when the two cancel).
+ *   permutation (or `x` when the two cancel);
+ * - a `Transpose(x)` that only moves axes of size 1 (a classifier's
+ *   `[1, 1, 1, 1000]` scores to `[1, 1000, 1, 1]`) keeps the elements in
+ *   their order: it becomes a `Reshape(x)`, which copies nothing.
  *
  * Uses of a removed node's output, graph roles included, move to the value
  * that survives, so an output, the loss, a gradient or an assignment may end
@@ -20,6 +23,12 @@ import type { Pattern } from './pattern.js';
 
 function isIdentityPermutation(perm: readonly number[]): boolean {
   return perm.every((axis, i) => axis === i);
+}
+
+/** Whether `perm` keeps the axes of `shape` longer than 1 in their order (it moves only axes of size 1). */
+function movesOnlyUnitAxes(shape: readonly number[], perm: readonly number[]): boolean {
+  const kept = perm.filter((axis) => shape[axis] !== 1);
+  return kept.every((axis, i) => i === 0 || axis > kept[i - 1]!);
 }
 
 /** Rewrites `node` if it is a no-op or ends a layout chain; returns true if it did. */
@@ -69,7 +78,18 @@ function simplify(editor: GraphEditor, node: Node): boolean {
         return true;
       }
       const inner = editor.producer(x);
-      if (inner?.kernel !== 'Transpose') return false;
+      if (inner?.kernel !== 'Transpose') {
+        if (!movesOnlyUnitAxes(input.shape, perm)) return false;
+        const [reshaped] = editor.insertBefore(node.id, {
+          kernel: 'Reshape',
+          inputNames: ['x'],
+          inputs: [x],
+          attrs: { shape: [...output.shape] },
+          outputs: [{ shape: output.shape, dtype: output.dtype }],
+        });
+        replaceBy(reshaped!);
+        return true;
+      }
       const innerPerm = inner.attrs.perm as number[];
       const composed = perm.map((axis) => innerPerm[axis]!);
       const source = inner.inputs[0]!;
@@ -92,10 +112,10 @@ function simplify(editor: GraphEditor, node: Node): boolean {
   }
 }
 
-/** Removes identity kernels and collapses Reshape and Transpose chains. */
+/** Removes identity kernels, turns Transposes of size-1 axes into Reshapes and collapses Reshape and Transpose chains. */
 export const noOpRemoval: Pattern = {
   name: 'NoOpRemoval',
-  description: 'removes Identity, same-dtype Cast, same-shape Reshape and identity Transpose; collapses Reshape and Transpose chains',
+  description: 'removes Identity, same-dtype Cast, same-shape Reshape and identity Transpose; makes a Transpose of size-1 axes a Reshape; collapses Reshape and Transpose chains',
   level: 'Minimal',
   apply(graph) {
     const editor = new GraphEditor(graph);

@@ -53,6 +53,22 @@ describe('NoOpRemoval', () => {
     expectSameResults(compose, composed, { inputs: [x], params: new Map() });
   });
 
+  it('makes a Transpose that moves only size-1 axes a Reshape, merged with the Reshape after it, and keeps one that reorders longer axes', () => {
+    const x = tf.randomNormal([1, 1, 1, 6]);
+    const { graph } = traceInference((t: tf.Tensor) => tf.exp(tf.reshape(tf.transpose(t, [0, 3, 1, 2]), [1, 6])), [x]);
+    const { graph: cleaned } = noOpRemoval.apply(graph, CONTEXT);
+    const exp = nodesOf(cleaned, 'Exp')[0]!;
+    const producer = cleaned.nodes.find((n) => n.outputs.includes(exp.inputs[0]!))!;
+    expect(producer.kernel).toBe('Reshape');
+    expect(producer.inputs).toEqual([cleaned.inputs[0]]);
+    expect(producer.attrs.shape).toEqual([1, 6]);
+    expectSameResults(graph, cleaned, { inputs: [x], params: new Map() });
+
+    const y = tf.randomNormal([2, 1, 3]);
+    const swap = traceInference((t: tf.Tensor) => tf.exp(tf.transpose(t, [2, 1, 0])), [y]).graph;
+    expect(noOpRemoval.apply(swap, CONTEXT).count).toBe(0);
+  });
+
   it('moves a graph output that was a no-op onto the surviving value, here the input', () => {
     const x = tf.tensor1d([1, 2, 3]);
     const { graph } = traceInference((t: tf.Tensor) => tf.clone(tf.reshape(t, [3])), [x]);
