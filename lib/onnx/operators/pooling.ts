@@ -101,18 +101,32 @@ function maxPoolWithIndices(call: OperatorCall, x: tf.Tensor, padded: tf.Tensor,
   return [toChannelsFirst(result), toChannelsFirst(tf.add(tf.mul(plane, int(height * width)), inPlane))];
 }
 
+/**
+ * The 2-D max pooling of a channels-first `x` with its padding given to the
+ * tfjs kernel, which leaves padded cells out of each window, as padding with
+ * -∞ does: no padded copy of `x` is made (ResNet's first pooling pads
+ * [1, 64, 32, 32] by one on each side). Undefined where a window could lie
+ * wholly in the padding (a pad as long as the window), whose maximum would
+ * be -∞.
+ */
+function paddedMaxPool2d(x: tf.Tensor, window: SlidingWindow, after: readonly number[]): tf.Tensor | undefined {
+  if (x.rank !== 4 || window.dilations.some((d) => d > 1)) return undefined;
+  if ([...window.padsBefore, ...after].some((p, i) => p >= window.kernel[i % 2]!)) return undefined;
+  const explicit: tf.backend_util.ExplicitPadding = [[0, 0], [window.padsBefore[0]!, after[0]!], [window.padsBefore[1]!, after[1]!], [0, 0]];
+  const pad = explicit.flat().every((p) => p === 0) ? 'valid' : explicit;
+  return toChannelsFirst(tf.maxPool(toChannelsLast(x) as tf.Tensor4D, window.kernel as [number, number], window.strides as [number, number], pad));
+}
+
 const maxPool: OperatorImplementation = (call) => {
   const input = call.input(0);
   const window = poolingWindow(call, input.shape.slice(2));
   // tfjs pools float32 only; integers are exact in float32 up to 2^24.
   const x = input.dtype === 'float32' ? input : tf.cast(input, 'float32');
-  const padded = padSpatial(
-    x,
-    window.padsBefore,
-    window.padsAfter.map((p, i) => p + window.extra[i]!),
-    -Infinity,
-  );
+  const after = window.padsAfter.map((p, i) => p + window.extra[i]!);
   const restore = (t: tf.Tensor) => (input.dtype === 'float32' ? t : tf.cast(t, input.dtype));
+  const direct = call.hasOutput(1) ? undefined : paddedMaxPool2d(x, window, after);
+  if (direct !== undefined) return [restore(direct)];
+  const padded = padSpatial(x, window.padsBefore, after, -Infinity);
   if (call.hasOutput(1)) {
     const [values, indices] = maxPoolWithIndices(call, x, padded, window) as [tf.Tensor, tf.Tensor];
     return [restore(values), indices];
