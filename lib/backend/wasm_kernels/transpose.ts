@@ -10,12 +10,15 @@
  * (or a batch of matrices) swapped, with at least 4 rows and 4 columns,
  * runs as a blocked SIMD routine (transpose_simd.ts: 0.12 ms for a
  * [64, 6272] matrix, against 1.0-1.6 ms by the backend's kernel, and faster
- * from 16×16 up); the others run on the backend's kernel.
+ * from 16×16 up), and one of 3 rows (an RGB image made channels-last) by
+ * a routine interleaving them (three_row_transpose_simd.ts); the others run
+ * on the backend's kernel.
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
+import { threeRowTransposeSimd } from './three_row_transpose_simd.js';
 import { transposeSimd } from './transpose_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
@@ -59,14 +62,18 @@ export function matrixSwap(merged: { shape: readonly number[]; perm: readonly nu
   return undefined;
 }
 
-/** `x` transposed to `outShape` by the SIMD routine, or undefined where it does not apply or cannot run. */
+/** `x` transposed to `outShape` by a SIMD routine, or undefined where none applies or can run. */
 function transposedBySimd(backend: BackendWasm, x: tf.TensorInfo, merged: { shape: number[]; perm: number[] }, outShape: number[]): tf.TensorInfo | undefined {
   const swap = matrixSwap(merged);
-  if (swap === undefined || (x.dtype !== 'float32' && x.dtype !== 'int32') || swap.batch < 1 || Math.min(swap.rows, swap.cols) < MIN_SIDE) return undefined;
+  if (swap === undefined || (x.dtype !== 'float32' && x.dtype !== 'int32') || swap.batch < 1 || swap.cols < MIN_SIDE) return undefined;
+  const threeRows = swap.rows === 3;
+  if (!threeRows && swap.rows < MIN_SIDE) return undefined;
   const out = backend.makeOutput(outShape, x.dtype);
   const src = backend.typedArrayFromHeap(x).byteOffset;
   const dst = backend.typedArrayFromHeap(out).byteOffset;
-  if (transposeSimd(wasmMemory(backend), src, dst, swap.batch, swap.rows, swap.cols)) return out;
+  const memory = wasmMemory(backend);
+  const done = threeRows ? threeRowTransposeSimd(memory, src, dst, swap.batch, swap.cols) : transposeSimd(memory, src, dst, swap.batch, swap.rows, swap.cols);
+  if (done) return out;
   backend.disposeData(out.dataId);
   return undefined;
 }
@@ -86,7 +93,7 @@ function transpose(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.Tenso
   return { ...out, shape: outShape };
 }
 
-/** The wasm kernel of `Transpose`: on merged axes, a SIMD routine for matrices of 4-byte elements, else the backend's own kernel. */
+/** The wasm kernel of `Transpose`: on merged axes, SIMD routines for matrices of 4-byte elements, else the backend's own kernel. */
 export const transposeConfig: tf.KernelConfig = {
   kernelName: tf.Transpose,
   backendName: BACKEND,

@@ -10,7 +10,7 @@ import { transposeSimd } from '../../../lib/backend/wasm_kernels/transpose_simd.
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { randomTensor, runCpuKernel, runKernel } from './kernel_reference.js';
 
-/** Matrices and batches of matrices: whole 4×4 blocks, partial ones, strips of 64 rows, and sides below 4. */
+/** Matrices and batches of matrices: whole 4×4 blocks, partial ones, strips of 64 rows, sides below 4, and three rows (RGB images made channels-last). */
 const CASES: readonly { shape: number[]; perm: number[] }[] = [
   { shape: [64, 6272], perm: [1, 0] },
   { shape: [6272, 64], perm: [1, 0] },
@@ -26,6 +26,9 @@ const CASES: readonly { shape: number[]; perm: number[] }[] = [
   { shape: [3, 13, 6], perm: [0, 2, 1] },
   { shape: [2, 3, 5, 7, 4], perm: [0, 1, 4, 2, 3] },
   { shape: [5, 1, 8, 9], perm: [0, 3, 1, 2] },
+  { shape: [1, 3, 224, 224], perm: [0, 2, 3, 1] },
+  { shape: [2, 3, 5, 7], perm: [0, 2, 3, 1] },
+  { shape: [3, 4], perm: [1, 0] },
 ];
 
 /** The first element whose bits differ (a transpose moves values: NaN and -0 included), or -1 if none does. */
