@@ -3,8 +3,8 @@
  * `POPTFJS_WASM_THREADS` does not fix them (see wasm_thread_pool.ts).
  *
  * A kernel of the graph computes on the whole thread pool when the cost
- * model gives it at least {@link POOL_KERNEL_FLOPS}, or it is a convolution
- * or matrix product that moves at least {@link POOL_KERNEL_BYTES}, and the machine leaves
+ * model gives it at least {@link POOL_KERNEL_FLOPS}, or it is a convolution,
+ * matrix product or pooling that moves at least {@link POOL_KERNEL_BYTES}, and the machine leaves
  * the pool's threads their cores; every other kernel of a call (small graph
  * kernels, the gradient sums, the optimizer step) computes on the calling
  * thread alone. Handing a kernel to the pool costs a wake-up of its threads
@@ -32,27 +32,33 @@ import { nodeCost } from '../ir/node_cost.js';
 export const POOL_KERNEL_FLOPS = 4e6;
 
 /**
- * The bytes (read and written) from which a convolution or matrix product
- * computes on the pool whatever its FLOPs: depthwise convolutions and
- * matrix–vector products do a FLOP or two per byte, so on one thread they
- * take as long as dense products of several times their FLOPs. Measured in
- * mobilenet_v2's session on 2 cores: the depthwise convolutions of
+ * The bytes (read and written) from which a convolution, matrix product or
+ * pooling computes on the pool whatever its FLOPs: depthwise convolutions,
+ * matrix–vector products and poolings do a FLOP or two per byte, so on one
+ * thread they take as long as dense products of several times their FLOPs.
+ * Measured in mobilenet_v2's session on 2 cores: the depthwise convolutions of
  * [1, 28, 28, 192] (1.2 MB, 2.7 MFLOP) and [1, 14, 14, 384] (0.6 MB, 1.4 MFLOP)
  * take 0.19 and 0.09 ms on one thread, 0.09 and 0.05 ms on the pool; its
- * classifier, 1280 by 1280 × 1000 (5.1 MB, 2.6 MFLOP), 0.40 and 0.22 ms.
+ * classifier, 1280 by 1280 × 1000 (5.1 MB, 2.6 MFLOP), 0.40 and 0.22 ms. In
+ * squeezenet1_1's, the 3 × 3 max poolings of [1, 111, 111, 64] (3.9 MB) and
+ * [1, 55, 55, 64] (1.0 MB) take 0.32 and 0.05 ms on one thread, 0.19 and
+ * 0.03 ms on the pool.
  */
 export const POOL_KERNEL_BYTES = 512 * 1024;
 
-/** Convolutions and matrix products (forward and gradients), which XNNPACK spreads over the pool. */
-function isConvolutionOrProduct(kernel: string): boolean {
-  return kernel.includes('Conv2D') || kernel.includes('Conv2d') || kernel.includes('MatMul');
+/** The forward poolings, which XNNPACK spreads over the pool (their gradients are poptfjs's one-thread routines). */
+const POOLINGS: ReadonlySet<string> = new Set(['MaxPool', 'AvgPool']);
+
+/** Convolutions and matrix products (forward and gradients) and forward poolings, which XNNPACK spreads over the pool. */
+function spreadByXnnpack(kernel: string): boolean {
+  return kernel.includes('Conv2D') || kernel.includes('Conv2d') || kernel.includes('MatMul') || POOLINGS.has(kernel);
 }
 
 /** Whether the cost model makes `node` (not a control-flow node: their bodies choose for themselves) large enough for the pool. */
 export function worthThePool(graph: Graph, node: Node): boolean {
   if (node.bodies !== undefined) return false;
   const { flops, bytes } = nodeCost(graph, node);
-  return flops >= POOL_KERNEL_FLOPS || (isConvolutionOrProduct(node.kernel) && bytes >= POOL_KERNEL_BYTES);
+  return flops >= POOL_KERNEL_FLOPS || (spreadByXnnpack(node.kernel) && bytes >= POOL_KERNEL_BYTES);
 }
 
 /**

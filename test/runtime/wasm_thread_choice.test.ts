@@ -61,6 +61,24 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     expect(pooled('Relu')).toEqual([false]);
   });
 
+  it('max and average poolings that move at least POOL_KERNEL_BYTES, and not their gradients', () => {
+    const image = tf.randomNormal([1, 111, 111, 64], 0, 1, 'float32', 8);
+    const smallImage = tf.randomNormal([1, 27, 27, 128], 0, 1, 'float32', 9);
+    const { graph } = traceInference(
+      (x: tf.Tensor4D, s: tf.Tensor4D) => [tf.maxPool(x, 3, 2, 'valid'), tf.avgPool(x, 3, 2, 'valid'), tf.maxPool(s, 3, 2, 'valid')],
+      [image, smallImage],
+    );
+    const pooled = (kernel: string) => graph.nodes.filter((n) => n.kernel === kernel).map((n) => worthThePool(graph, n));
+    const [large, small] = graph.nodes.filter((n) => n.kernel === 'MaxPool').map((n) => nodeCost(graph, n));
+    // 111·111·64 in and 55·55·64 out: 3.9 MB and 0.8 MFLOP; 27·27·128 in and 13·13·128 out: 0.46 MB.
+    expect(large!.flops).toBeLessThan(POOL_KERNEL_FLOPS);
+    expect(large!.bytes).toBeGreaterThanOrEqual(POOL_KERNEL_BYTES);
+    expect(small!.bytes).toBeLessThan(POOL_KERNEL_BYTES);
+    expect(pooled('MaxPool')).toEqual([true, false]);
+    expect(pooled('AvgPool')).toEqual([true]);
+    expect(worthThePool(graph, { ...graph.nodes.find((n) => n.kernel === 'MaxPool')!, kernel: 'MaxPoolGrad' })).toBe(false);
+  });
+
   it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
     'runs the small kernels on one thread, the large one on the pool or, when the cores are taken, on one, and puts back the threads of before',
     () => {
