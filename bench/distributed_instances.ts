@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark } from './benchmark.js';
-import type { BenchCase } from './side_by_side.js';
+import { median, type BenchCase } from './side_by_side.js';
 
 /** What instance 0 reports after a step, in milliseconds. */
 interface StepReport {
@@ -64,12 +64,6 @@ function instancesCase(name: string, instances: number, steps: number, reports: 
       }
     },
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const ONE_INSTANCE = '1 instance × 2 replicas';

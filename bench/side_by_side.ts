@@ -30,7 +30,8 @@ export interface BenchResult {
   readonly samples: number;
 }
 
-function median(values: number[]): number {
+/** The median of `values` (the mean of the middle two when their count is even). */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;

@@ -2,10 +2,13 @@
  * One case of the wasm thread benchmark (wasm_thread_choice.ts), in a
  * process of its own since the pool's size is fixed when the backend starts:
  * trains the model named by its argument (`tiny-mlp`, `mlp` or `cnn`) with
- * poptfjs's `trainingModel` on the wasm backend, one step per `step` line on
- * stdin, answering each with the step's time in milliseconds. Its first line
- * says how its backend computes: `{"threads": n, "switchable": bool}` (the
- * pool's threads, and whether kernels move between the pool and one thread).
+ * poptfjs's `trainingModel` on the wasm backend. A line `burst <ms> <n>` on
+ * stdin runs steps back to back, as a training loop does: untimed ones for
+ * `ms` milliseconds (at least one), then `n` timed ones, and is answered by
+ * one line, the JSON array of the timed steps' times in milliseconds. Its
+ * first line says how its backend computes: `{"threads": n, "switchable":
+ * bool}` (the pool's threads, and whether kernels move between the pool and
+ * one thread).
  */
 import { createInterface } from 'node:readline';
 import { initBackend, tf, wasmThreads } from 'poptfjs';
@@ -42,8 +45,16 @@ await initBackend('wasm');
 const step = poptfjsTrainingCase(problem);
 console.log(JSON.stringify({ threads: wasmThreads(), switchable: switchableWasmThreads() !== undefined }));
 for await (const line of createInterface({ input: process.stdin })) {
-  if (line !== 'step') break;
-  const start = performance.now();
-  await step.step();
-  console.log(String(performance.now() - start));
+  const burst = /^burst (\d+) (\d+)$/.exec(line);
+  if (!burst) break;
+  const settled = performance.now() + Number(burst[1]);
+  do await step.step();
+  while (performance.now() < settled);
+  const times: number[] = [];
+  for (let i = 0; i < Number(burst[2]); i++) {
+    const start = performance.now();
+    await step.step();
+    times.push(performance.now() - start);
+  }
+  console.log(JSON.stringify(times));
 }
