@@ -350,7 +350,8 @@ export class GraphInterpreter {
 
   /**
    * Runs the given nodes, in order, in `env` (skipping those whose outputs
-   * the feeds hold as derived values), the large kernels on the wasm thread
+   * the feeds hold as derived values and the other nodes they were made
+   * ahead by), the large kernels on the wasm thread
    * pool when it can be switched, the others on this thread. Where the large
    * kernels compute is asked once per run, at its first large kernel: a run
    * of small kernels alone does not read the machine's CPU counters.
@@ -366,12 +367,12 @@ export class GraphInterpreter {
 
   private runSteps(nodes: readonly NodeId[], env: GraphEnvironment, switchable: boolean): void {
     const { feeds } = env;
-    const derived = feeds.derived;
+    const { derived, ahead } = feeds;
     let large: number | undefined;
     for (const id of nodes) {
       const step = this.steps[id]!;
       const { node } = step;
-      if (derived?.has(node.outputs[0]!)) continue;
+      if (derived?.has(node.outputs[0]!) || ahead?.has(id)) continue;
       const inputs: tf.Tensor[] = [];
       for (const v of node.inputs) inputs.push(env.input(v));
       if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1);

@@ -440,7 +440,7 @@ export class LoadedExecutable implements OptimizerStateStore {
           inputs: lossScale ? [...inputs, lossScale] : inputs,
           params: this.weights.of(replica),
           random: this.random,
-          ...(derived ? { derived } : {}),
+          ...(derived ? { derived, ahead: this.weightDerived!.ahead } : {}),
         });
         run = { env, inputs };
         envs.set(microBatch, run);

@@ -1,6 +1,6 @@
 /** What a run of a graph is fed from outside it, and how one node is run with those feeds. */
 import type * as tf from '@tensorflow/tfjs';
-import type { ValueId } from '../ir/graph.js';
+import type { NodeId, ValueId } from '../ir/graph.js';
 import type { RandomSource } from './random_source.js';
 
 /** The tensors a run needs from outside the graph. */
@@ -17,6 +17,11 @@ export interface RunFeeds {
    * make them are skipped.
    */
   derived?: ReadonlyMap<ValueId, tf.Tensor>;
+  /**
+   * The nodes that made the `derived` values, including those whose outputs
+   * only other such nodes read: the run skips them all.
+   */
+  ahead?: ReadonlySet<NodeId>;
 }
 
 /** How one node is run: its input tensors and the run's feeds give its outputs. */

@@ -29,6 +29,8 @@ interface ReplicaValues {
 export class WeightDerivedCache {
   /** The nodes computed ahead, in graph order. */
   readonly nodes: readonly NodeId[];
+  /** The same nodes, which a run skips (those whose outputs only other such nodes read too). */
+  readonly ahead: ReadonlySet<NodeId>;
   /** Their outputs that the other nodes read or that the graph hands back. */
   private readonly wanted: readonly ValueId[];
   private readonly replicas = new Map<number, ReplicaValues>();
@@ -45,6 +47,7 @@ export class WeightDerivedCache {
   ) {
     const { nodes, kept } = weightDerivedNodes(graph, computable);
     this.nodes = nodes;
+    this.ahead = new Set(nodes);
     this.wanted = kept;
   }
 

@@ -85,6 +85,31 @@ describe('weight-derived values', () => {
     expect(tf.memory().numTensors).toBeLessThan(before);
   });
 
+  it('skips on every run the nodes whose outputs only other weight-derived nodes read (a negated weight before its layout transpose)', async () => {
+    const builder = new Builder();
+    const x = builder.addInputTensor('FLOAT', [1, C, H, H], 'x');
+    const w = builder.addInitializedInputTensor({ data: W0, shape: [M, C, 3, 3] }, 'w');
+    const b = builder.addInitializedInputTensor({ data: B0, shape: [M] }, 'b');
+    const y = builder.aiOnnx.conv([x, builder.aiOnnx.neg([w]), b], { pads: [1, 1, 1, 1] }, 'y');
+    builder.addOutputTensor(y);
+    const session = await InferenceSession.create({
+      model: builder.getModelProto(),
+      dataFlow: new DataFlow(1, { [y]: AnchorReturnType('All') }),
+      deviceInfo: new DeviceManager().createCpuDevice(),
+    });
+    await session.prepareDevice();
+    const negations = countCalls('Neg');
+    const transposes = weightTransposes();
+    const anchors = session.initAnchorArrays();
+    for (let i = 0; i < 3; i++) {
+      session.run(new StepIO({ [x]: X }, anchors));
+      expectAllClose(anchors[y]!, convolved(X, W0.map((v) => -v), B0), 1e-5);
+    }
+    expect(negations()).toBe(1);
+    expect(transposes()).toBe(1);
+    session.dispose();
+  });
+
   it('makes them again after each training step, so a run computes with the weights the last step left', async () => {
     const m = convModel();
     const loss = m.builder.aiGraphcore.l1loss([m.y], 0.5);
