@@ -17,6 +17,7 @@
 import { availableParallelism } from 'node:os';
 import { CoresBusyElsewhere } from '../backend/cores_busy_elsewhere.js';
 import { switchableWasmThreads } from '../backend/wasm_thread_pool.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { nodeCost } from '../ir/node_cost.js';
 
@@ -46,7 +47,7 @@ export const POOL_KERNEL_FLOPS = 4e6;
  */
 export const POOL_KERNEL_BYTES = 512 * 1024;
 
-/** The forward poolings, which XNNPACK spreads over the pool (their gradients are poptfjs's one-thread routines). */
+/** The forward poolings, which XNNPACK spreads over the pool. */
 const POOLINGS: ReadonlySet<string> = new Set(['MaxPool', 'AvgPool']);
 
 /** Convolutions and matrix products (forward and gradients) and forward poolings, which XNNPACK spreads over the pool. */
@@ -54,11 +55,19 @@ function spreadByXnnpack(kernel: string): boolean {
   return kernel.includes('Conv2D') || kernel.includes('Conv2d') || kernel.includes('MatMul') || POOLINGS.has(kernel);
 }
 
+/**
+ * Kernels computed by poptfjs's own WebAssembly SIMD routines, which split a
+ * call between the calling thread and a helper thread when the kernel may
+ * compute on the pool's threads (simd_routine_threads.ts): passes over
+ * memory, worth both cores from {@link POOL_KERNEL_BYTES} whatever their FLOPs.
+ */
+const SPLIT_ROUTINE_KERNELS: ReadonlySet<string> = new Set([POPTFJS_KERNELS.addRelu, POPTFJS_KERNELS.reluGrad, 'MaxPoolGrad']);
+
 /** Whether the cost model makes `node` (not a control-flow node: their bodies choose for themselves) large enough for the pool. */
 export function worthThePool(graph: Graph, node: Node): boolean {
   if (node.bodies !== undefined) return false;
   const { flops, bytes } = nodeCost(graph, node);
-  return flops >= POOL_KERNEL_FLOPS || (spreadByXnnpack(node.kernel) && bytes >= POOL_KERNEL_BYTES);
+  return flops >= POOL_KERNEL_FLOPS || ((spreadByXnnpack(node.kernel) || SPLIT_ROUTINE_KERNELS.has(node.kernel)) && bytes >= POOL_KERNEL_BYTES);
 }
 
 /**

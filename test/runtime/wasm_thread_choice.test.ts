@@ -3,14 +3,16 @@ import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
+import { POPTFJS_KERNELS } from '../../lib/backend/poptfjs_kernels/kernel_names.js';
 import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
 import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
 import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
 import { nodeCost, nodeFlops } from '../../lib/ir/node_cost.js';
+import { applyPatterns, Patterns } from '../../lib/ir/patterns/patterns.js';
 import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../lib/runtime/random_source.js';
 import { POOL_KERNEL_BYTES, POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
-import { traceInference } from '../../lib/trace/trace_model.js';
+import { traceInference, traceTraining } from '../../lib/trace/trace_model.js';
 
 /** A graph with one large matrix product (64×512·512×512: 33.5 MFLOP) and small element-wise kernels. */
 function largeAndSmall() {
@@ -61,7 +63,7 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     expect(pooled('Relu')).toEqual([false]);
   });
 
-  it('max and average poolings that move at least POOL_KERNEL_BYTES, and not their gradients', () => {
+  it('max and average poolings that move at least POOL_KERNEL_BYTES, and the max-pooling gradient (a split SIMD routine)', () => {
     const image = tf.randomNormal([1, 111, 111, 64], 0, 1, 'float32', 8);
     const smallImage = tf.randomNormal([1, 27, 27, 128], 0, 1, 'float32', 9);
     const { graph } = traceInference(
@@ -76,7 +78,8 @@ describe('which kernels the cost model sends to the wasm pool', () => {
     expect(small!.bytes).toBeLessThan(POOL_KERNEL_BYTES);
     expect(pooled('MaxPool')).toEqual([true, false]);
     expect(pooled('AvgPool')).toEqual([true]);
-    expect(worthThePool(graph, { ...graph.nodes.find((n) => n.kernel === 'MaxPool')!, kernel: 'MaxPoolGrad' })).toBe(false);
+    expect(worthThePool(graph, { ...graph.nodes.find((n) => n.kernel === 'MaxPool')!, kernel: 'MaxPoolGrad' })).toBe(true);
+    expect(worthThePool(graph, { ...graph.nodes.find((n) => n.kernel === 'AvgPool')!, kernel: 'AvgPoolGrad' })).toBe(false);
   });
 
   it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
@@ -97,6 +100,34 @@ describe('which kernels the cost model sends to the wasm pool', () => {
       interpreter.dispose();
     },
   );
+});
+
+describe("the passes of poptfjs's SIMD routines", () => {
+  beforeAll(async () => {
+    await initBackend('wasm');
+  });
+
+  /** The kernels of the fused training step of a CNN (conv 16, max pool, conv 32, dense 10 on 28×28×1) on `batch` images that the pool gets. */
+  function pooledKernels(batch: number): string[] {
+    const model = tf.sequential({
+      layers: [
+        tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 16, kernelSize: 3, padding: 'same', activation: 'relu' }),
+        tf.layers.maxPooling2d({ poolSize: 2 }),
+        tf.layers.conv2d({ filters: 32, kernelSize: 3, padding: 'same', activation: 'relu' }),
+        tf.layers.flatten(),
+        tf.layers.dense({ units: 10, activation: 'softmax' }),
+      ],
+    });
+    const { graph } = traceTraining(model, 'categoricalCrossentropy', [tf.zeros([batch, 28, 28, 1]), tf.zeros([batch, 10])]);
+    const { graph: fused } = applyPatterns(graph, new Patterns('Default'), { backend: 'wasm', training: true });
+    return [...new Set(fused.nodes.filter((n) => worthThePool(fused, n)).map((n) => n.kernel))];
+  }
+
+  it('go to the pool (a helper thread computes a part) from POOL_KERNEL_BYTES: a CNN step of 64 images, not of 2', () => {
+    const passes = [POPTFJS_KERNELS.addRelu, POPTFJS_KERNELS.reluGrad, 'MaxPoolGrad'];
+    expect(pooledKernels(64)).toEqual(expect.arrayContaining(passes));
+    expect(pooledKernels(2).filter((kernel) => passes.includes(kernel))).toEqual([]);
+  });
 });
 
 describe.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(

@@ -19,25 +19,8 @@
  * 5.7 against 4.4 ms, hence {@link FEW_TAPS}.
  */
 import type * as tf from '@tensorflow/tfjs';
-import {
-  add,
-  bytes,
-  f32Load,
-  flatIndex,
-  get,
-  i32,
-  loop,
-  memory,
-  mul,
-  Op,
-  type RoutineCode,
-  set,
-  SimdOp,
-  simd,
-  simdRoutine,
-  type WasmMemory,
-  when,
-} from './wasm_simd_routine.js';
+import { add, bytes, f32Load, flatIndex, get, i32, loop, memory, mul, Op, type RoutineCode, set, SimdOp, simd, type WasmMemory, when } from './wasm_simd_routine.js';
+import { runSimdRoutine } from './simd_routine_threads.js';
 
 /** The most taps (`filterHeight·filterWidth·inChannels`) for which the routine beats XNNPACK's packing of `dy`. */
 export const FEW_TAPS = 64;
@@ -144,25 +127,32 @@ const code: RoutineCode = {
 export function conv2dBackpropFilterSimd(memory: WasmMemory | undefined, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dw: number): boolean {
   const { filterHeight, filterWidth, inChannels, outChannels } = info;
   if (filterHeight * filterWidth * inChannels > FEW_TAPS || outChannels % 16 !== 0 || info.dilationHeight !== 1 || info.dilationWidth !== 1) return false;
-  const routine = simdRoutine(memory, code);
-  if (routine === undefined) return false;
-  routine(
-    x,
-    dy,
-    dw,
-    info.batchSize,
-    info.inHeight,
-    info.inWidth,
-    inChannels,
-    info.outHeight,
-    info.outWidth,
-    outChannels,
-    info.strideHeight,
-    info.strideWidth,
-    filterHeight,
-    filterWidth,
-    info.padInfo.top,
-    info.padInfo.left,
-  );
-  return true;
+  // Split along the filter's rows: each element of dW keeps its order of sums.
+  const filterRowBytes = 4 * filterWidth * inChannels * outChannels;
+  const xBytes = 4 * info.batchSize * info.inHeight * info.inWidth * inChannels;
+  const dyBytes = 4 * info.batchSize * info.outHeight * info.outWidth * outChannels;
+  return runSimdRoutine(memory, code, {
+    args: [
+      x,
+      dy,
+      dw,
+      info.batchSize,
+      info.inHeight,
+      info.inWidth,
+      inChannels,
+      info.outHeight,
+      info.outWidth,
+      outChannels,
+      info.strideHeight,
+      info.strideWidth,
+      filterHeight,
+      filterWidth,
+      info.padInfo.top,
+      info.padInfo.left,
+    ],
+    steps: [0, 0, filterRowBytes, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0],
+    countArg: 12,
+    units: filterHeight,
+    unitBytes: Math.ceil((xBytes + dyBytes) / filterHeight) + filterRowBytes,
+  });
 }

@@ -16,25 +16,8 @@
  * reports that it cannot run and the caller keeps its own loop.
  */
 import type * as tf from '@tensorflow/tfjs';
-import {
-  add,
-  bytes,
-  flatIndex,
-  get,
-  i32,
-  loop,
-  memory,
-  minusInfinities,
-  Op,
-  pick,
-  type RoutineCode,
-  set,
-  SimdOp,
-  simd,
-  simdRoutine,
-  type WasmMemory,
-  zeros,
-} from './wasm_simd_routine.js';
+import { add, bytes, flatIndex, get, i32, loop, memory, minusInfinities, Op, pick, type RoutineCode, set, SimdOp, simd, type WasmMemory, zeros } from './wasm_simd_routine.js';
+import { runSimdRoutine } from './simd_routine_threads.js';
 
 // Parameters (i32), in the order of the call in maxPoolGradSimd.
 const X = 0,
@@ -179,24 +162,29 @@ const code: RoutineCode = { name: 'maxPoolGrad', params: PARAMS, i32Locals: I32_
 export function maxPoolGradSimd(memory: WasmMemory | undefined, info: tf.backend_util.Conv2DInfo, x: number, dy: number, dx: number): boolean {
   const { filterHeight, filterWidth, strideHeight, strideWidth, inChannels } = info;
   if (filterHeight > strideHeight || filterWidth > strideWidth || inChannels % 4 !== 0) return false;
-  const routine = simdRoutine(memory, code);
-  if (routine === undefined) return false;
-  routine(
-    x,
-    dy,
-    dx,
-    info.batchSize,
-    info.inHeight,
-    info.inWidth,
-    inChannels,
-    info.outHeight,
-    info.outWidth,
-    strideHeight,
-    strideWidth,
-    filterHeight,
-    filterWidth,
-    info.padInfo.top,
-    info.padInfo.left,
-  );
-  return true;
+  const image = (height: number, width: number) => 4 * height * width * inChannels;
+  const [xImage, dyImage] = [image(info.inHeight, info.inWidth), image(info.outHeight, info.outWidth)];
+  return runSimdRoutine(memory, code, {
+    args: [
+      x,
+      dy,
+      dx,
+      info.batchSize,
+      info.inHeight,
+      info.inWidth,
+      inChannels,
+      info.outHeight,
+      info.outWidth,
+      strideHeight,
+      strideWidth,
+      filterHeight,
+      filterWidth,
+      info.padInfo.top,
+      info.padInfo.left,
+    ],
+    steps: [xImage, dyImage, xImage, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    countArg: 3,
+    units: info.batchSize,
+    unitBytes: 2 * xImage + dyImage,
+  });
 }

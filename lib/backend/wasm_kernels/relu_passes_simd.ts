@@ -32,11 +32,11 @@ import {
   set,
   SimdOp,
   simd,
-  simdRoutine,
   storeFirstLane,
   type WasmMemory,
   zeros,
 } from './wasm_simd_routine.js';
+import { runSimdRoutine } from './simd_routine_threads.js';
 
 /** A loop over byte offsets `at` from `from` to `to` in steps of `step` bytes. */
 const byteLoop = (at: number, from: number[], to: number[], step: number, body: number[]): number[] => loop(at, from, to, i32(step), body);
@@ -150,10 +150,14 @@ const reluGradCode: RoutineCode = {
  * true; returns false without writing where the routine cannot run.
  */
 export function addReluSimd(memory: WasmMemory | undefined, a: number, b: number, sum: number, relu: number, rows: number, length: number): boolean {
-  const routine = simdRoutine(memory, addReluCode);
-  if (routine === undefined) return false;
-  routine(a, b, sum, relu, rows, length);
-  return true;
+  const rowBytes = 4 * length;
+  return runSimdRoutine(memory, addReluCode, {
+    args: [a, b, sum, relu, rows, length],
+    steps: [rowBytes, 0, rowBytes, rowBytes, 0, 0],
+    countArg: 4,
+    units: rows,
+    unitBytes: 3 * rowBytes,
+  });
 }
 
 /**
@@ -162,8 +166,5 @@ export function addReluSimd(memory: WasmMemory | undefined, a: number, b: number
  * the routine cannot run.
  */
 export function reluGradSimd(memory: WasmMemory | undefined, dy: number, x: number, out: number, count: number): boolean {
-  const routine = simdRoutine(memory, reluGradCode);
-  if (routine === undefined) return false;
-  routine(dy, x, out, count);
-  return true;
+  return runSimdRoutine(memory, reluGradCode, { args: [dy, x, out, count], steps: [4, 4, 4, 0], countArg: 3, units: count, unitBytes: 12, granule: 4 });
 }

@@ -212,8 +212,36 @@ function moduleBytes(code: RoutineCode, shared: boolean): Uint8Array {
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...functions, ...exports, ...codeSection]);
 }
 
-/** The instantiated routines, by memory and routine. */
-const instances = new WeakMap<WasmMemory, Map<RoutineCode, ((...args: number[]) => void) | undefined>>();
+/** A routine compiled for a memory and instantiated on it. */
+interface Instantiated {
+  /** The compiled module (a `WebAssembly.Module`), which other threads can instantiate on a shared memory. */
+  readonly module: object;
+  readonly routine: (...args: number[]) => void;
+}
+
+/** The instantiated routines, by memory and routine (undefined where the engine refused one). */
+const instances = new WeakMap<WasmMemory, Map<RoutineCode, Instantiated | undefined>>();
+
+/** `code` compiled and instantiated on `memory` (on the first call for that memory), or undefined where the engine refuses it. */
+function instantiated(memory: WasmMemory, code: RoutineCode): Instantiated | undefined {
+  let routines = instances.get(memory);
+  if (routines === undefined) {
+    routines = new Map();
+    instances.set(memory, routines);
+  }
+  if (routines.has(code)) return routines.get(code);
+  let result: Instantiated | undefined;
+  try {
+    const shared = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
+    const module = new webAssembly.Module(moduleBytes(code, shared));
+    const instance = new webAssembly.Instance(module, { env: { memory } });
+    result = { module, routine: instance.exports[code.name] as (...args: number[]) => void };
+  } catch {
+    result = undefined;
+  }
+  routines.set(code, result);
+  return result;
+}
 
 /**
  * `code` instantiated on `memory` (built on the first call for that memory),
@@ -221,21 +249,10 @@ const instances = new WeakMap<WasmMemory, Map<RoutineCode, ((...args: number[]) 
  * no memory.
  */
 export function simdRoutine(memory: WasmMemory | undefined, code: RoutineCode): ((...args: number[]) => void) | undefined {
-  if (memory === undefined) return undefined;
-  let routines = instances.get(memory);
-  if (routines === undefined) {
-    routines = new Map();
-    instances.set(memory, routines);
-  }
-  if (routines.has(code)) return routines.get(code);
-  let routine: ((...args: number[]) => void) | undefined;
-  try {
-    const shared = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
-    const instance = new webAssembly.Instance(new webAssembly.Module(moduleBytes(code, shared)), { env: { memory } });
-    routine = instance.exports[code.name] as (...args: number[]) => void;
-  } catch {
-    routine = undefined;
-  }
-  routines.set(code, routine);
-  return routine;
+  return memory === undefined ? undefined : instantiated(memory, code)?.routine;
+}
+
+/** The compiled module of `code` for `memory` (a `WebAssembly.Module`, for another thread to instantiate on the same shared memory), or undefined where the engine refuses it. */
+export function compiledRoutine(memory: WasmMemory, code: RoutineCode): object | undefined {
+  return instantiated(memory, code)?.module;
 }
