@@ -9,6 +9,7 @@ import { biasFusion } from './bias_fusion.js';
 import { broadcastWidening } from './broadcast_widening.js';
 import { commonSubexpression } from './common_subexpression.js';
 import { concatSinking } from './concat_sinking.js';
+import { concatSplitting } from './concat_splitting.js';
 import { constantFolding } from './constant_folding.js';
 import { deadCodeElimination } from './dead_code_elimination.js';
 import { fusedKernelLowering } from './fused_kernel_lowering.js';
@@ -29,6 +30,7 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   concatSinking,
   biasFusion,
   activationFusion,
+  concatSplitting,
   addReluFusion,
   reluGradFusion,
   transposedMatMul,
