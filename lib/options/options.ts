@@ -65,6 +65,8 @@ export class Options implements OptionSetters {
   #values: GeneralSettings = defaultGeneralSettings();
   #strategy: ExecutionStrategy = new PipelinedExecutionSpec(AutoStage.SameAsIpu);
   #frozen = false;
+  /** The snapshot {@link Options.settings} gives once frozen (values can no longer change). */
+  #frozenSettings: OptionsSettings | undefined;
   readonly #guard = (method: string): void => {
     if (this.#frozen) throw frozenOptionsError(method);
   };
@@ -506,10 +508,16 @@ export class Options implements OptionSetters {
     return this;
   }
 
-  /** A read-only snapshot of every value; the runtime reads only this. */
+  /**
+   * A read-only snapshot of every value; the runtime reads only this. Once
+   * the options are frozen it is taken once and the same object is returned
+   * at every read (an executor reads it at every call).
+   */
   get settings(): OptionsSettings {
-    const data = this.#data();
-    return Object.freeze({ ...data, executionStrategy: this.#strategy });
+    if (this.#frozenSettings) return this.#frozenSettings;
+    const settings: OptionsSettings = Object.freeze({ ...this.#data(), executionStrategy: this.#strategy });
+    if (this.#frozen) this.#frozenSettings = settings;
+    return settings;
   }
 
   /**

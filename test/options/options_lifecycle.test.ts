@@ -180,6 +180,22 @@ describe('freeze and clone', () => {
     expect(strategy.phase(0).stages.map((stage) => stage.ipuId)).toEqual([0, 1]);
   });
 
+  it('settings are a new snapshot while the options change, and one snapshot once they are frozen', () => {
+    const opts = new Options({ fromEnvironment: false }).deviceIterations(2);
+    const before = opts.settings;
+    opts.deviceIterations(5);
+    expect(before.deviceIterations).toBe(2);
+    expect(opts.settings.deviceIterations).toBe(5);
+    expect(opts.settings).not.toBe(opts.settings);
+    opts.freeze();
+    const frozen = opts.settings;
+    expect(opts.settings).toBe(frozen);
+    expect(Object.isFrozen(frozen) && Object.isFrozen(frozen.training)).toBe(true);
+    expect(() => opts.Training.gradientAccumulation(3)).toThrow(PoptfjsError);
+    expect(opts.settings.training.gradientAccumulation).toBe(1);
+    expect(opts.clone().deviceIterations(7).settings.deviceIterations).toBe(7);
+  });
+
   it('clone() is a deep, unfrozen copy', () => {
     const original = everythingSet().freeze();
     const copy = original.clone();
