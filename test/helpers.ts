@@ -1,5 +1,6 @@
 /**
- * Shared test helpers: tolerance checks against independent references, and a small IPU target for hand-computed costs.
+ * Shared test helpers: tolerance checks against independent references, a small IPU target for hand-computed costs, and
+ * the CNN of the training benchmarks.
  */
 import * as tf from '@tensorflow/tfjs';
 import { expect } from 'vitest';
@@ -51,4 +52,20 @@ export function smallIpuTarget({
     halfPartials: false,
     hostBytesPerCycle,
   };
+}
+
+/**
+ * The CNN of the training benchmarks (bench/cnn_training_step.ts): conv 16, max pool, conv 32, dense 10 on 28×28×1
+ * images, relu and softmax, with its biases drawn by `biasInitializer` (zeros by default).
+ */
+export function smallCnn(biasInitializer: 'zeros' | 'randomNormal' = 'zeros'): tf.Sequential {
+  return tf.sequential({
+    layers: [
+      tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 16, kernelSize: 3, padding: 'same', activation: 'relu', biasInitializer }),
+      tf.layers.maxPooling2d({ poolSize: 2 }),
+      tf.layers.conv2d({ filters: 32, kernelSize: 3, padding: 'same', activation: 'relu', biasInitializer }),
+      tf.layers.flatten(),
+      tf.layers.dense({ units: 10, activation: 'softmax' }),
+    ],
+  });
 }

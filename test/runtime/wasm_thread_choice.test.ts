@@ -13,6 +13,7 @@ import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../lib/runtime/random_source.js';
 import { POOL_KERNEL_BYTES, POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
 import { traceInference, traceTraining } from '../../lib/trace/trace_model.js';
+import { smallCnn } from '../helpers.js';
 
 /** A graph with one large matrix product (64×512·512×512: 33.5 MFLOP) and small element-wise kernels. */
 function largeAndSmall() {
@@ -109,15 +110,7 @@ describe("the passes of poptfjs's SIMD routines", () => {
 
   /** The kernels of the fused training step of a CNN (conv 16, max pool, conv 32, dense 10 on 28×28×1) on `batch` images that the pool gets. */
   function pooledKernels(batch: number): string[] {
-    const model = tf.sequential({
-      layers: [
-        tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 16, kernelSize: 3, padding: 'same', activation: 'relu' }),
-        tf.layers.maxPooling2d({ poolSize: 2 }),
-        tf.layers.conv2d({ filters: 32, kernelSize: 3, padding: 'same', activation: 'relu' }),
-        tf.layers.flatten(),
-        tf.layers.dense({ units: 10, activation: 'softmax' }),
-      ],
-    });
+    const model = smallCnn();
     const { graph } = traceTraining(model, 'categoricalCrossentropy', [tf.zeros([batch, 28, 28, 1]), tf.zeros([batch, 10])]);
     const { graph: fused } = applyPatterns(graph, new Patterns('Default'), { backend: 'wasm', training: true });
     return [...new Set(fused.nodes.filter((n) => worthThePool(fused, n)).map((n) => n.kernel))];

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sumAsAveragePool } from '../../../lib/ir/patterns/sum_as_average_pool.js';
 import { traceInference, traceTraining } from '../../../lib/trace/trace_model.js';
 import { expectSameResults, nodesOf, onWasmBackend, paramsOf } from './graph_results.js';
+import { smallCnn } from '../../helpers.js';
 
 onWasmBackend();
 
@@ -75,15 +76,7 @@ describe('SumAsAveragePool', () => {
   });
 
   it('rewrites the bias gradients of a CNN and leaves the loss and gradients unchanged', () => {
-    const model = tf.sequential({
-      layers: [
-        tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 16, kernelSize: 3, padding: 'same', activation: 'relu' }),
-        tf.layers.maxPooling2d({ poolSize: 2 }),
-        tf.layers.conv2d({ filters: 32, kernelSize: 3, padding: 'same', activation: 'relu' }),
-        tf.layers.flatten(),
-        tf.layers.dense({ units: 10, activation: 'softmax' }),
-      ],
-    });
+    const model = smallCnn();
     const x = tf.randomNormal([64, 28, 28, 1]);
     const y = tf.oneHot(tf.randomUniform([64], 0, 10, 'int32'), 10).toFloat();
     const { graph, variables } = traceTraining(model, 'categoricalCrossentropy', [x, y]);
