@@ -103,7 +103,15 @@ describe('weight-derived values', () => {
     const anchors = session.initAnchorArrays();
     for (let i = 0; i < 3; i++) {
       session.run(new StepIO({ [x]: X }, anchors));
-      expectAllClose(anchors[y]!, convolved(X, W0.map((v) => -v), B0), 1e-5);
+      expectAllClose(
+        anchors[y]!,
+        convolved(
+          X,
+          W0.map((v) => -v),
+          B0,
+        ),
+        1e-5,
+      );
     }
     expect(negations()).toBe(1);
     expect(transposes()).toBe(1);

@@ -35,13 +35,7 @@ const body = [
   ...i32(-4),
   Op.I32And,
   ...set(PART4),
-  ...loop(R, i32(0), get(ROWS), i32(1), [
-    ...add(get(SRC), bytes(mul(get(R), get(PART)))),
-    ...set(S),
-    ...add(get(DST), bytes(mul(get(R), get(WIDTH)))),
-    ...set(D),
-    ...row,
-  ]),
+  ...loop(R, i32(0), get(ROWS), i32(1), [...add(get(SRC), bytes(mul(get(R), get(PART)))), ...set(S), ...add(get(DST), bytes(mul(get(R), get(WIDTH)))), ...set(D), ...row]),
 ];
 
 const code: RoutineCode = { name: 'concatRows', params: 5, i32Locals: 5, v128Locals: 0, body };

@@ -62,16 +62,7 @@ const block = [
 ];
 
 /** dst[C, R] = src[R, C] for one element. */
-const element = [
-  ...add(get(D), bytes(add(mul(get(C), i32(3)), get(R)))),
-  ...add(get(S), bytes(add(mul(get(R), get(COLS)), get(C)))),
-  Op.I32Load,
-  2,
-  0,
-  Op.I32Store,
-  2,
-  0,
-];
+const element = [...add(get(D), bytes(add(mul(get(C), i32(3)), get(R)))), ...add(get(S), bytes(add(mul(get(R), get(COLS)), get(C)))), Op.I32Load, 2, 0, Op.I32Store, 2, 0];
 
 const body = [
   ...get(COLS),

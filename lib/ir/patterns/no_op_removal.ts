@@ -115,7 +115,8 @@ function simplify(editor: GraphEditor, node: Node): boolean {
 /** Removes identity kernels, turns Transposes of size-1 axes into Reshapes and collapses Reshape and Transpose chains. */
 export const noOpRemoval: Pattern = {
   name: 'NoOpRemoval',
-  description: 'removes Identity, same-dtype Cast, same-shape Reshape and identity Transpose; makes a Transpose of size-1 axes a Reshape; collapses Reshape and Transpose chains',
+  description:
+    'removes Identity, same-dtype Cast, same-shape Reshape and identity Transpose; makes a Transpose of size-1 axes a Reshape; collapses Reshape and Transpose chains',
   level: 'Minimal',
   apply(graph) {
     const editor = new GraphEditor(graph);

@@ -112,7 +112,12 @@ function maxPoolWithIndices(call: OperatorCall, x: tf.Tensor, padded: tf.Tensor,
 function paddedMaxPool2d(x: tf.Tensor, window: SlidingWindow, after: readonly number[]): tf.Tensor | undefined {
   if (x.rank !== 4 || window.dilations.some((d) => d > 1)) return undefined;
   if ([...window.padsBefore, ...after].some((p, i) => p >= window.kernel[i % 2]!)) return undefined;
-  const explicit: tf.backend_util.ExplicitPadding = [[0, 0], [window.padsBefore[0]!, after[0]!], [window.padsBefore[1]!, after[1]!], [0, 0]];
+  const explicit: tf.backend_util.ExplicitPadding = [
+    [0, 0],
+    [window.padsBefore[0]!, after[0]!],
+    [window.padsBefore[1]!, after[1]!],
+    [0, 0],
+  ];
   const pad = explicit.flat().every((p) => p === 0) ? 'valid' : explicit;
   return toChannelsFirst(tf.maxPool(toChannelsLast(x) as tf.Tensor4D, window.kernel as [number, number], window.strides as [number, number], pad));
 }

@@ -16,8 +16,7 @@ function joinedAndConvolved(activation: 'relu' | 'linear', channels: readonly [n
   const b = tf.randomNormal([1, 32, 32, channels[1]], 0, 1, 'float32', 2);
   const filter = tf.randomNormal([kernel, kernel, channels[0] + channels[1], 8], 0, 1, 'float32', 3) as tf.Tensor4D;
   const bias = tf.randomNormal([8], 0, 1, 'float32', 4);
-  const fn = (x: tf.Tensor, y: tf.Tensor) =>
-    tf.fused.conv2d({ x: tf.concat([tf.exp(x), tf.neg(y)], 3) as tf.Tensor4D, filter, strides: 1, pad: 'same', bias, activation });
+  const fn = (x: tf.Tensor, y: tf.Tensor) => tf.fused.conv2d({ x: tf.concat([tf.exp(x), tf.neg(y)], 3) as tf.Tensor4D, filter, strides: 1, pad: 'same', bias, activation });
   return { graph: traceInference(fn, [a, b]).graph, feeds: { inputs: [a, b], params: new Map() } };
 }
 
