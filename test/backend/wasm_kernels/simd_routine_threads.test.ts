@@ -12,9 +12,12 @@ import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_nam
 import { switchableWasmThreads, withWasmThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { reluGradSimd } from '../../../lib/backend/wasm_kernels/relu_passes_simd.js';
 import { exitSimdRoutineHelperOnNextChunk, HELPER_TIMEOUT_MS, simdRoutineHelperChunks } from '../../../lib/backend/wasm_kernels/simd_routine_threads.js';
-import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
+import { type WasmMemory, wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { runProgram } from '../../run_program.js';
 import { randomTensor, useWasmTrainingBackend } from './kernel_reference.js';
+
+/** The WebAssembly memory constructor (the WebAssembly API is not in this project's type libraries). */
+const WasmMemoryOf = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number }) => WasmMemory } }).WebAssembly.Memory;
 
 const bitsOf = (ts: tf.Tensor[]) => ts.flatMap((t) => Array.from(new Uint32Array((t.dataSync() as Float32Array).slice().buffer)));
 
@@ -106,7 +109,7 @@ describe.skipIf(pool === undefined || pool < 2)("poptfjs's SIMD routines on two 
   });
 
   it('runs on the calling thread alone where the memory is not shared', () => {
-    const unshared = new WebAssembly.Memory({ initial: 48 });
+    const unshared = new WasmMemoryOf({ initial: 48 });
     const count = 200_003;
     const [dy, x, out] = [0, 4 * count, 8 * count];
     const heap = new Float32Array(unshared.buffer);
