@@ -5,6 +5,7 @@
  * backend (the reference) and on the shape-only backend.
  */
 import * as tf from '@tensorflow/tfjs';
+import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
 import * as ops from '../../../ops/index.js';
 
 /** Makes the inputs of a case on the active backend. */
@@ -806,7 +807,7 @@ ops.registerCustomOp({
   gradient: ([dz], [x, y]) => [tf.mul(dz!, y!), tf.sum(tf.mul(dz!, x!), 0)],
 });
 
-/** poptfjs's own kernels (PopTorch's helper ops). */
+/** poptfjs's own kernels (PopTorch's helper ops, and the fused passes of training graphs). */
 const poptfjsOpCases: OpCase[] = [
   { name: 'ops.ipuPrintTensor', run: (t) => ops.ipuPrintTensor(t.random([2, 3]), 'title') },
   { name: 'ops.nop', run: (t) => ops.nop(t.random([2, 3], 'int32')) },
@@ -819,6 +820,8 @@ const poptfjsOpCases: OpCase[] = [
     name: 'ops.customOp gradient',
     run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => ops.customOp([x, y], CATALOG_OP.name, CATALOG_OP.domain, 1, [x])[0]!)([t.random([2, 3]), t.random([3])]),
   },
+  { name: 'poptfjs.AddRelu', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.addRelu, { a: t.random([2, 3, 4]), b: t.random([4]) }, {}) as unknown as tf.Tensor[] },
+  { name: 'poptfjs.ReluGrad', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.reluGrad, { dy: t.random([2, 3]), x: t.random([2, 3]) }, {}) as tf.Tensor },
 ];
 
 /** Every case of the catalog. */
