@@ -14,6 +14,7 @@
  * products; this routine reads B as it is.
  */
 import { add, bytes, get, i32, loop, memory, mul, Op, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, zeros } from './wasm_simd_routine.js';
+import { runSimdRoutine } from './simd_routine_threads.js';
 
 // Parameters (byte addresses, sizes in elements, batch steps in bytes).
 const A = 0,
@@ -153,4 +154,25 @@ export function batchMatMulSimd(memory: WasmMemory | undefined, a: number, b: nu
   if (routine === undefined) return false;
   routine(a, b, c, p.batch, p.rows, p.depth, p.cols, aStep, bStep);
   return true;
+}
+
+/**
+ * Writes the product of the float32 matrices at byte addresses `a`
+ * (`[rows, depth]`) and `b` (`[depth, cols]`) to `c` (`[rows, cols]`), its
+ * rows in chunks of four shared with the helper thread of
+ * simd_routine_threads.ts where both threads may compute, and returns true;
+ * returns false without writing where the engine has no WebAssembly SIMD or
+ * the memory is not found. The sizes must fit ({@link simdProductFits}).
+ * Each element is the same sum as on one thread.
+ */
+export function matMulSimdOnThreads(memory: WasmMemory | undefined, a: number, b: number, c: number, rows: number, depth: number, cols: number): boolean {
+  return runSimdRoutine(memory, code, {
+    args: [a, b, c, 1, rows, depth, cols, 0, 0],
+    steps: [4 * depth, 0, 4 * cols, 0, 0, 0, 0, 0, 0],
+    countArg: ROWS,
+    units: rows,
+    // A row of A and of C, and a quarter of B (read once per tile of four rows).
+    unitBytes: 4 * (depth + cols) + depth * cols,
+    granule: 4,
+  });
 }

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { IM2COL_MAX_BYTES, transposedIm2colFits } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter.js';
 import { conv2dBackpropFilterSimd, FEW_TAPS } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter_simd.js';
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import {
@@ -64,6 +65,34 @@ const CASES: ConvolutionCase[] = [
   { x: [1, 7, 6, 1], filter: [5, 5, 1, 16], strides: [2, 1], pad: 'valid' },
   { x: [3, 10, 10, 4], filter: [3, 3, 4, 16], strides: 1, pad: 'same' },
   { x: [16, 28, 28, 1], filter: [3, 3, 1, 16], strides: 1, pad: 'same' },
+  // Stride 1, output channels in fours: the transposed im2col and one product, in NHWC. Outputs as wide as the input copy whole images.
+  { x: [3, 9, 11, 5], filter: [3, 3, 5, 12], strides: 1, pad: 'same' },
+  { x: [4, 14, 14, 16], filter: [3, 3, 16, 32], strides: 1, pad: 'same' },
+  { x: [2, 3, 2, 3], filter: [5, 5, 3, 4], strides: 1, pad: 'same' },
+  {
+    x: [2, 6, 9, 7],
+    filter: [3, 5, 7, 4],
+    strides: 1,
+    pad: [
+      [0, 0],
+      [3, 1],
+      [2, 2],
+      [0, 0],
+    ],
+  },
+  // Outputs narrower or wider than the input: row by row.
+  { x: [2, 10, 7, 3], filter: [4, 2, 3, 8], strides: 1, pad: 'valid' },
+  {
+    x: [1, 4, 5, 2],
+    filter: [3, 3, 2, 4],
+    strides: 1,
+    pad: [
+      [0, 0],
+      [4, 1],
+      [0, 5],
+      [0, 0],
+    ],
+  },
 ];
 
 function label(c: ConvolutionCase, dataFormat: string): string {
@@ -103,6 +132,29 @@ describe('wasm Conv2DBackpropFilter', () => {
     tf.dispose([x, dy, dw]);
   });
 
+  it('takes the transposed im2col for stride-1 NHWC gradients with output channels in fours and the im2col within its cap', () => {
+    const info = (x: [number, number, number, number], filter: [number, number, number, number], strides = 1, dilations = 1, dataFormat: 'channelsLast' | 'channelsFirst' = 'channelsLast') =>
+      tf.backend_util.computeConv2DInfo(x, filter, strides, dilations, 'same', undefined, false, dataFormat);
+    expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 32]))).toBe(true);
+    expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 30]))).toBe(false);
+    expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 32], 2))).toBe(false);
+    expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 32], 1, 2))).toBe(false);
+    expect(transposedIm2colFits(info([64, 16, 14, 14], [3, 3, 16, 32], 1, 1, 'channelsFirst'))).toBe(false);
+    // 261 taps × 65536 positions × 4 bytes is just over the cap, 28 input channels (252 taps) just under it.
+    expect(4 * 261 * 65536).toBeGreaterThan(IM2COL_MAX_BYTES);
+    expect(transposedIm2colFits(info([1, 256, 256, 29], [3, 3, 29, 4]))).toBe(false);
+    expect(transposedIm2colFits(info([1, 256, 256, 28], [3, 3, 28, 4]))).toBe(true);
+  });
+
+  it('equals the cpu kernel above the im2col cap, on the other path', () => {
+    const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 29, 4] };
+    const x = randomTensor([1, 256, 256, 29], 7);
+    const dy = randomTensor([1, 256, 256, 4], 8);
+    const actual = runKernel('Conv2DBackpropFilter', { x, dy }, attrs);
+    expectRelativelyClose(actual, runCpuKernel('Conv2DBackpropFilter', { x, dy }, attrs));
+    tf.dispose([x, dy, actual]);
+  });
+
   it('runs on the wasm backend and leaves no data behind', () => {
     expect(tf.getBackend()).toBe('wasm');
     const attrs = { strides: 2, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] };
@@ -113,6 +165,12 @@ describe('wasm Conv2DBackpropFilter', () => {
     const before = backend.numDataIds();
     for (let i = 0; i < 5; i++) tf.dispose(runKernel('Conv2DBackpropFilter', { x, dy }, attrs));
     expect(backend.numDataIds()).toBe(before);
-    tf.dispose([x, dy]);
+    const im2colAttrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 8] };
+    const im2colDy = randomTensor([2, 7, 7, 8], 3);
+    tf.dispose(runKernel('Conv2DBackpropFilter', { x, dy: im2colDy }, im2colAttrs));
+    const beforeIm2col = backend.numDataIds();
+    for (let i = 0; i < 5; i++) tf.dispose(runKernel('Conv2DBackpropFilter', { x, dy: im2colDy }, im2colAttrs));
+    expect(backend.numDataIds()).toBe(beforeIm2col);
+    tf.dispose([x, dy, im2colDy]);
   });
 });
