@@ -23,10 +23,10 @@
  * convolutions without dilation whose output channels are a multiple of 4
  * compute the gradient as one product of the transposed im2col of `x` and
  * `dy`, both by SIMD routines that read `dy` as it is (see
- * `byTransposedIm2col`; measured interleaved on a loaded machine against
- * the XNNPACK paths: 5.4-5.8 against 7.0-7.5 ms for a [64, 14, 14, 16]
- * input and 32 output channels, 5.1-6.4 against 8.6-9.0 ms for
- * [2, 32, 32, 64] and 64), unless the im2col would exceed
+ * `byTransposedIm2col`; measured interleaved against the XNNPACK paths at
+ * load 1.1: 2.8-2.9 against 3.9-4.0 ms for a [64, 14, 14, 16] input and 32
+ * output channels, 2.6 against 4.8-4.9 ms for [2, 32, 32, 64] and 64),
+ * unless the im2col would exceed
  * {@link IM2COL_MAX_BYTES}. Other stride-1 convolutions whose input is
  * smaller than `dy` make `x` the filter (see `inputAsFilter`).
  * Otherwise, with one input
