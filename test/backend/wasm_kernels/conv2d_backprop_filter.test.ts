@@ -133,8 +133,13 @@ describe('wasm Conv2DBackpropFilter', () => {
   });
 
   it('takes the transposed im2col for stride-1 NHWC gradients with output channels in fours and the im2col within its cap', () => {
-    const info = (x: [number, number, number, number], filter: [number, number, number, number], strides = 1, dilations = 1, dataFormat: 'channelsLast' | 'channelsFirst' = 'channelsLast') =>
-      tf.backend_util.computeConv2DInfo(x, filter, strides, dilations, 'same', undefined, false, dataFormat);
+    const info = (
+      x: [number, number, number, number],
+      filter: [number, number, number, number],
+      strides = 1,
+      dilations = 1,
+      dataFormat: 'channelsLast' | 'channelsFirst' = 'channelsLast',
+    ) => tf.backend_util.computeConv2DInfo(x, filter, strides, dilations, 'same', undefined, false, dataFormat);
     expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 32]))).toBe(true);
     expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 30]))).toBe(false);
     expect(transposedIm2colFits(info([64, 14, 14, 16], [3, 3, 16, 32], 2))).toBe(false);
