@@ -9,7 +9,7 @@
  * (a SqueezeNet fire module) takes two calls instead of 6050
  * `copyWithin` calls made from JavaScript.
  */
-import { add, bytes, get, i32, loop, memory, mul, Op, type RoutineCode, set, SimdOp, simdRoutine, type WasmMemory } from './wasm_simd_routine.js';
+import { add, bytes, copyElements, get, i32, loop, mul, type RoutineCode, set, simdRoutine, type WasmMemory } from './wasm_simd_routine.js';
 
 // Parameters (byte addresses, then sizes in elements).
 const SRC = 0,
@@ -22,21 +22,16 @@ const R = 5,
   E = 6,
   S = 7,
   D = 8,
-  PART4 = 9;
+  END = 9;
 
-/** Copies the vectors, then the elements, of one row's part from S to D. */
-const row = [
-  ...loop(E, i32(0), get(PART4), i32(4), [...add(get(D), bytes(get(E))), ...add(get(S), bytes(get(E))), ...memory(SimdOp.Load), ...memory(SimdOp.Store)]),
-  ...loop(E, get(PART4), get(PART), i32(1), [...add(get(D), bytes(get(E))), ...add(get(S), bytes(get(E))), Op.I32Load, 2, 0, Op.I32Store, 2, 0]),
-];
-
-const body = [
-  ...get(PART),
-  ...i32(-4),
-  Op.I32And,
-  ...set(PART4),
-  ...loop(R, i32(0), get(ROWS), i32(1), [...add(get(SRC), bytes(mul(get(R), get(PART)))), ...set(S), ...add(get(DST), bytes(mul(get(R), get(WIDTH)))), ...set(D), ...row]),
-];
+const body = loop(R, i32(0), get(ROWS), i32(1), [
+  ...add(get(SRC), bytes(mul(get(R), get(PART)))),
+  ...set(S),
+  ...add(get(DST), bytes(mul(get(R), get(WIDTH)))),
+  ...set(D),
+  // The row's part: its vectors, then its elements.
+  ...copyElements(E, END, i32(0), get(PART), get(D), get(S)),
+]);
 
 const code: RoutineCode = { name: 'concatRows', params: 5, i32Locals: 5, v128Locals: 0, body };
 

@@ -13,7 +13,25 @@
  * Rows of `cols` are independent, so a call splits into chunks of them
  * between two threads (simd_routine_threads.ts).
  */
-import { add, bytes, get, i32, loop, memory, mul, Op, pick, type RoutineCode, set, SimdOp, when, zeros, type WasmMemory } from './wasm_simd_routine.js';
+import {
+  add,
+  bytes,
+  copyElements,
+  fourThenOne,
+  get,
+  i32,
+  loop,
+  memory,
+  mul,
+  Op,
+  pick,
+  type RoutineCode,
+  set,
+  SimdOp,
+  when,
+  zeros,
+  type WasmMemory,
+} from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 
 /** The sizes of a transposed im2col: the input's and output's extents, the filter's width, the padding before. */
@@ -64,36 +82,11 @@ const R = 13,
   LAST = 29;
 
 /** Elements `from` to `to` of the output row (at `dst`) set to 0: vectors, then single elements. */
-function zeroRun(from: number[], to: number[]): number[] {
-  return [
-    ...to,
-    ...from,
-    Op.I32Sub,
-    ...i32(-4),
-    Op.I32And,
-    ...from,
-    Op.I32Add,
-    ...set(END),
-    ...loop(OX, from, get(END), i32(4), [...add(get(DST), bytes(get(OX))), ...zeros, ...memory(SimdOp.Store)]),
-    ...loop(OX, get(END), to, i32(1), [...add(get(DST), bytes(get(OX))), ...i32(0), Op.I32Store, 2, 0]),
-  ];
-}
+const zeroRun = (from: number[], to: number[]): number[] =>
+  fourThenOne(OX, END, from, to, [...add(get(DST), bytes(get(OX))), ...zeros, ...memory(SimdOp.Store)], [...add(get(DST), bytes(get(OX))), ...i32(0), Op.I32Store, 2, 0]);
 
 /** Elements `from` to `to` of the output (at `dst`) copied from those at `src`: vectors, then single elements. */
-function copyRun(from: number[], to: number[]): number[] {
-  return [
-    ...to,
-    ...from,
-    Op.I32Sub,
-    ...i32(-4),
-    Op.I32And,
-    ...from,
-    Op.I32Add,
-    ...set(END),
-    ...loop(OX, from, get(END), i32(4), [...add(get(DST), bytes(get(OX))), ...add(get(SRC), bytes(get(OX))), ...memory(SimdOp.Load), ...memory(SimdOp.Store)]),
-    ...loop(OX, get(END), to, i32(1), [...add(get(DST), bytes(get(OX))), ...add(get(SRC), bytes(get(OX))), Op.I32Load, 2, 0, Op.I32Store, 2, 0]),
-  ];
-}
+const copyRun = (from: number[], to: number[]): number[] => copyElements(OX, END, from, to, get(DST), get(SRC));
 
 /** One output row of one tap: the input row `y = oy + i - top` shifted, or zeros where `y` is in the padding. */
 const outputRow = [

@@ -193,6 +193,43 @@ export function loop(i: number, from: number[], to: number[], step: number[], bo
   ];
 }
 
+/**
+ * `for (index = from; index < to; ...)` over 4-byte elements: `vectors` four
+ * elements at a time while four remain, then `elements` one at a time.
+ * `end`, an i32 local, is set to where the vectors stop.
+ */
+export function fourThenOne(index: number, end: number, from: number[], to: number[], vectors: number[], elements: number[]): number[] {
+  return [
+    ...to,
+    ...from,
+    Op.I32Sub,
+    ...i32(-4),
+    Op.I32And,
+    ...from,
+    Op.I32Add,
+    ...set(end),
+    ...loop(index, from, get(end), i32(4), vectors),
+    ...loop(index, get(end), to, i32(1), elements),
+  ];
+}
+
+/**
+ * Copies 4-byte elements `from` to `to` (i32 locals `index` and `end` as in
+ * {@link fourThenOne}) from byte address `source` to byte address
+ * `destination`, each an instruction sequence leaving an i32.
+ */
+export function copyElements(index: number, end: number, from: number[], to: number[], destination: number[], source: number[]): number[] {
+  const at = (base: number[]) => add(base, bytes(get(index)));
+  return fourThenOne(
+    index,
+    end,
+    from,
+    to,
+    [...at(destination), ...at(source), ...memory(SimdOp.Load), ...memory(SimdOp.Store)],
+    [...at(destination), ...at(source), Op.I32Load, 2, 0, Op.I32Store, 2, 0],
+  );
+}
+
 /** One function: how many i32 parameters and i32 and v128 locals it has (indexed in that order), and its body. */
 export interface RoutineCode {
   readonly name: string;
