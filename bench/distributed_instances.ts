@@ -17,6 +17,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark } from './benchmark.js';
 import { median, type BenchCase } from './side_by_side.js';
+import { stopOnExit } from './stop_on_exit.js';
 
 /** What instance 0 reports after a step, in milliseconds. */
 interface StepReport {
@@ -48,7 +49,7 @@ function instancesCase(name: string, instances: number, steps: number, reports: 
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         const child = run;
-        process.on('exit', () => child.kill('SIGTERM'));
+        stopOnExit(child);
         lines = createInterface({ input: run.stdout })[Symbol.asyncIterator]();
       }
       writeFileSync(stepFile, String(++sent));

@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { MIN_WINDOW_MS } from '../lib/backend/cores_busy_elsewhere.js';
 import { medianOf, targetVerdict, type Benchmark } from './benchmark.js';
 import { median, type BenchCase } from './side_by_side.js';
+import { stopOnExit } from './stop_on_exit.js';
 
 /** The models thread_choice_step.ts trains, with their titles. */
 const MODELS = [
@@ -72,7 +73,7 @@ function processCase(name: string, model: string, threads: number | undefined, t
         if (threads === undefined) delete env.POPTFJS_WASM_THREADS;
         else env.POPTFJS_WASM_THREADS = String(threads);
         const child = spawn(process.execPath, [...stepProgram(), model], { env, stdio: ['pipe', 'pipe', 'inherit'] });
-        process.on('exit', () => child.kill('SIGTERM'));
+        stopOnExit(child);
         const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
         const next = async () => {
           const line = await lines.next();
