@@ -173,6 +173,8 @@ interface Switchable {
   readonly threads: number;
   /** The threads kernels compute on now: `threads`, or 1. */
   current: number;
+  /** Whether XNNPACK's kernels use the pool now (else only poptfjs's own routines compute on more than one thread). */
+  poolOn: boolean;
 }
 
 let switchable: Switchable | undefined;
@@ -194,7 +196,7 @@ export function enableThreadPoolSwitch(module: PoolModule, binary: Uint8Array, t
     const none = threadsCount();
     module.HEAP32[word] = pool;
     if (none !== -1 || threadsCount() !== threads) return `the backend did not see the pool switched off and on`;
-    switchable = { module, word, pool, threads, current: threads };
+    switchable = { module, word, pool, threads, current: threads, poolOn: true };
     return undefined;
   })();
   if (failure) log.warn(`the wasm backend computes every kernel on its ${threads} threads: its thread pool cannot be switched (${failure})`);
@@ -212,15 +214,28 @@ export function switchableWasmThreads(): number | undefined {
 
 /**
  * Makes the wasm backend's kernels compute on `threads`: 1, on the calling
- * thread alone, or more, on the whole pool. Does nothing when the pool
- * cannot be switched.
+ * thread alone, or more, on the whole pool. With `routinesOnly`, only
+ * poptfjs's own WebAssembly SIMD routines compute on more than one thread
+ * (with their helper thread, simd_routine_threads.ts) and XNNPACK's kernels
+ * on the calling thread: the pool's threads spin-wait for work after each
+ * kernel, holding a core that the routines' helper then waits for, so a
+ * graph whose large kernels are routines keeps the pool off. Does nothing
+ * when the pool cannot be switched.
  */
-export function computeOnWasmThreads(threads: number): void {
+export function computeOnWasmThreads(threads: number, routinesOnly = false): void {
   const s = switchable;
-  const wanted = threads > 1 ? s?.threads : 1;
-  if (!s || wanted === s.current) return;
-  s.module.HEAP32[s.word] = wanted === 1 ? 0 : s.pool;
-  s.current = wanted!;
+  if (!s) return;
+  const wanted = threads > 1 ? s.threads : 1;
+  const poolOn = wanted > 1 && !routinesOnly;
+  if (wanted === s.current && poolOn === s.poolOn) return;
+  s.module.HEAP32[s.word] = poolOn ? s.pool : 0;
+  s.current = wanted;
+  s.poolOn = poolOn;
+}
+
+/** Whether XNNPACK's kernels leave the cores to poptfjs's routines now: more than one thread, the pool off. */
+export function routinesOnlyOnWasmThreads(): boolean {
+  return switchable !== undefined && switchable.current > 1 && !switchable.poolOn;
 }
 
 /** The threads the wasm backend's kernels compute on now (1 when its pool is switched off). */

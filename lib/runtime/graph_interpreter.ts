@@ -22,6 +22,7 @@ import type { NodeRun, RunFeeds } from './run_feeds.js';
 import { describeNode } from './node_description.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import { printNodeValue } from './tensor_print.js';
+import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
 import { computeOnWasmThreads, wasmComputeThreads } from '../backend/wasm_thread_pool.js';
 import { largeKernelThreads, worthThePool } from './wasm_thread_choice.js';
 
@@ -274,12 +275,18 @@ export class GraphInterpreter {
   private readonly beforeKernel: ((node: Node) => void) | undefined;
   /** The interpreters of the control-flow nodes' bodies. */
   private readonly bodies: GraphInterpreter[] = [];
+  /**
+   * Whether the graph's convolutions run on poptfjs's routines (marked for fused multiply-adds): its kernels then
+   * leave XNNPACK's pool off ({@link computeOnWasmThreads}).
+   */
+  private readonly routinesOnly: boolean;
 
   constructor(
     readonly graph: Graph,
     options: InterpreterOptions = {},
   ) {
     this.beforeKernel = options.beforeKernel;
+    this.routinesOnly = graph.nodes.some((node) => asksFusedMultiplyAdd(node.attrs));
     const roles = rootValues(graph);
     this.roots = [...new Set(roles)];
     this.rootFlags = new Uint8Array(graph.values.length);
@@ -375,7 +382,7 @@ export class GraphInterpreter {
       if (derived?.has(node.outputs[0]!) || ahead?.has(id)) continue;
       const inputs: tf.Tensor[] = [];
       for (const v of node.inputs) inputs.push(env.input(v));
-      if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1);
+      if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1, this.routinesOnly);
       this.beforeKernel?.(node);
       let outputs: tf.Tensor[];
       try {

@@ -1,22 +1,49 @@
 /**
- * A batch of float32 matrix products by a WebAssembly SIMD routine in the
+ * Batches of float32 matrix products by WebAssembly SIMD routines in the
  * wasm backend's memory.
  *
- * The routine computes `C[b] = A[b] · B[b]` for row-major `[rows, depth]`
+ * A routine computes `C[b] = A[b] · B[b]` for row-major `[rows, depth]`
  * and `[depth, columns]` matrices, the columns a multiple of 4, in tiles of
  * 4 rows by 8 columns: eight vector accumulators, and at each step along
  * the depth two vectors of a row of B multiplied by each of the four rows'
- * element of A (splat) and added (no fused multiply-add in 128-bit wasm
- * SIMD, so the sums are those of a plain loop over the depth, in order).
- * The rows beyond the last 4 take tiles of one row, the columns beyond the
- * last 8 tiles of 4. XNNPACK's product packs its right matrix first (about
- * 20 µs for 64 × 64), which dominates a transformer's per-head attention
- * products; this routine reads B as it is.
+ * element of A (splat) and added. The rows beyond the last 4 take tiles of
+ * one row, the columns beyond the last 8 tiles of 4. XNNPACK's product packs
+ * its right matrix first (about 20 µs for 64 × 64), which dominates a
+ * transformer's per-head attention products; these routines read B as it
+ * is, in panels of columns that stay in the core's cache while every row
+ * tile passes over them.
+ *
+ * Two ways to multiply and add:
+ * - `separate`: a multiply, then an add (128-bit wasm SIMD has no fused
+ *   multiply-add), so the sums are those of a plain loop over the depth, in
+ *   order;
+ * - `fused`: relaxed SIMD's `f32x4.relaxed_madd`, one fused multiply-add
+ *   where the processor has one (one rounding instead of two, as
+ *   onnxruntime's and PyTorch's kernels compute): about 1.5 times the
+ *   throughput on this project's x86 machines. Engines without relaxed SIMD
+ *   (Node before 22 unless started with `--experimental-wasm-relaxed-simd`)
+ *   refuse the routine.
+ *
+ * A product may also start each tile from a bias row (added before the
+ * depth's terms) and end it with a relu.
  */
-import { add, bytes, get, i32, loop, memory, mul, Op, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, zeros } from './wasm_simd_routine.js';
+import { add, bytes, get, i32, loop, memory, mul, Op, pick, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, when, zeros } from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 
-// Parameters (byte addresses, sizes in elements, batch steps in bytes).
+/** How a product's tiles compute: the multiply-add, and whether a bias row starts the sums and a relu ends them. */
+export interface ProductVariant {
+  readonly multiplyAdd: 'separate' | 'fused';
+  readonly bias: boolean;
+  readonly relu: boolean;
+  /** A is the windows of a convolution's input (read in place, {@link ConvolutionWindows}) instead of a matrix. */
+  readonly windows: boolean;
+}
+
+/** The plain product: separate multiply and add, no bias, no relu. */
+export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, relu: false, windows: false };
+
+// Parameters (byte addresses, sizes in elements, batch steps in bytes; the panel's width in columns). COLS columns
+// are computed, of B and C rows of STRIDE elements.
 const A = 0,
   B = 1,
   C = 2,
@@ -25,25 +52,56 @@ const A = 0,
   DEPTH = 5,
   COLS = 6,
   A_STEP = 7,
-  B_STEP = 8;
+  B_STEP = 8,
+  PANEL = 9,
+  BIAS = 10,
+  STRIDE = 11;
+// Parameters of a product whose A is the windows of a convolution: the first row, the input (NHWC) and a row of
+// zeros for the padding, the sizes, strides and padding before.
+const ROW0 = 12,
+  X = 13,
+  ZERO = 14,
+  CIN = 15,
+  IN_H = 16,
+  IN_W = 17,
+  OUT_HW = 18,
+  OUT_W = 19,
+  FH = 20,
+  FW = 21,
+  SH = 22,
+  SW = 23,
+  PT = 24,
+  PL = 25;
+const PARAMS = 26;
 // i32 locals.
-const BI = 9,
-  I = 10,
-  J = 11,
-  KB = 12,
-  PB = 13,
-  AB = 14,
-  BB = 15,
-  CB = 16,
-  ROWS4 = 17,
-  COLS8 = 18,
-  DEPTH_BYTES = 19,
-  COLS_BYTES = 20,
-  PA0 = 21;
+const BI = 26,
+  I = 27,
+  J = 28,
+  KB = 29,
+  PB = 30,
+  AB = 31,
+  BB = 32,
+  CB = 33,
+  ROWS4 = 34,
+  COLS8 = 35,
+  DEPTH_BYTES = 36,
+  STRIDE_BYTES = 37,
+  PA0 = 38,
+  JP = 42,
+  PANEL_END = 43,
+  IY0 = 44,
+  IX0 = 45,
+  BASE = 46,
+  TI = 47,
+  TJ = 48,
+  CIN_BYTES = 49,
+  Q = 50,
+  TAPS = 51;
+const I32_LOCALS = 52 - PARAMS;
 // v128 locals: the 4 × 2 accumulators, two vectors of a row of B, a splat element of A.
-const ACC = 25,
-  BV = 33,
-  AV = 35;
+const ACC = 52,
+  BV = 60,
+  AV = 62;
 
 /** The accumulator of row r, vector v of a tile. */
 const acc = (r: number, v: number): number => ACC + 2 * r + v;
@@ -55,52 +113,111 @@ const advance = (local: number, count: number[]): number[] => [...add(get(local)
  * The tile of `rows` rows (1-4) by `vectors` vectors (1-2) of four columns at row I, column J of the current
  * matrices: accumulates along the depth, then stores it to C.
  */
-function tile(rows: number, vectors: number): number[] {
+function tile(variant: ProductVariant, rows: number, vectors: number): number[] {
   const range = (n: number) => [...new Array<number>(n).keys()];
   const cells = range(rows).flatMap((r) => range(vectors).map((v) => [r, v] as const));
+  const start = (v: number) => (variant.bias ? [...add(get(BIAS), bytes(get(J))), ...memory(SimdOp.Load, 16 * v)] : zeros);
+  const multiplyAdd = (r: number, v: number) =>
+    variant.multiplyAdd === 'fused'
+      ? [...get(AV), ...get(BV + v), ...get(acc(r, v)), ...simd(SimdOp.F32x4RelaxedMadd)]
+      : [...get(acc(r, v)), ...get(AV), ...get(BV + v), ...simd(SimdOp.F32x4Mul), ...simd(SimdOp.F32x4Add)];
+  const result = (r: number, v: number) => (variant.relu ? [...get(acc(r, v)), ...zeros, ...simd(SimdOp.F32x4Max)] : get(acc(r, v)));
+  // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
+  const depthStep = [
+    ...range(vectors).flatMap((v) => [...get(PB), ...memory(SimdOp.Load, 16 * v), ...set(BV + v)]),
+    ...range(rows).flatMap((r) => [
+      ...add(get(PA0 + r), get(KB)),
+      Op.F32Load,
+      2,
+      0,
+      ...simd(SimdOp.F32x4Splat),
+      ...set(AV),
+      ...range(vectors).flatMap((v) => [...multiplyAdd(r, v), ...set(acc(r, v))]),
+    ]),
+    ...add(get(PB), get(STRIDE_BYTES)),
+    ...set(PB),
+  ];
+  const along = variant.windows ? windowsDepth(rows, depthStep) : matrixDepth(rows, depthStep);
   return [
-    ...cells.flatMap(([r, v]) => [...zeros, ...set(acc(r, v))]),
-    // The rows of A, and B's row 0 at column J.
-    ...range(rows).flatMap((r) => [...add(get(AB), bytes(mul(add(get(I), i32(r)), get(DEPTH)))), ...set(PA0 + r)]),
+    ...cells.flatMap(([r, v]) => [...start(v), ...set(acc(r, v))]),
+    // B's row 0 at column J.
     ...add(get(BB), bytes(get(J))),
     ...set(PB),
-    ...loop(KB, i32(0), get(DEPTH_BYTES), i32(4), [
-      ...range(vectors).flatMap((v) => [...get(PB), ...memory(SimdOp.Load, 16 * v), ...set(BV + v)]),
-      ...range(rows).flatMap((r) => [
-        ...add(get(PA0 + r), get(KB)),
-        Op.F32Load,
-        2,
-        0,
-        ...simd(SimdOp.F32x4Splat),
-        ...set(AV),
-        ...range(vectors).flatMap((v) => [...get(acc(r, v)), ...get(AV), ...get(BV + v), ...simd(SimdOp.F32x4Mul), ...simd(SimdOp.F32x4Add), ...set(acc(r, v))]),
-      ]),
-      ...add(get(PB), get(COLS_BYTES)),
-      ...set(PB),
-    ]),
-    ...cells.flatMap(([r, v]) => [...add(get(CB), bytes(add(mul(add(get(I), i32(r)), get(COLS)), get(J)))), ...get(acc(r, v)), ...memory(SimdOp.Store, 16 * v)]),
+    ...along,
+    ...cells.flatMap(([r, v]) => [...add(get(CB), bytes(add(mul(add(get(I), i32(r)), get(STRIDE)), get(J)))), ...result(r, v), ...memory(SimdOp.Store, 16 * v)]),
   ];
 }
 
-/** The tiles of `rows` rows along the columns of row I: 8 columns at a time, then one of 4 if 4 are left. */
-const rowTiles = (rows: number): number[] => [
-  ...loop(J, i32(0), get(COLS8), i32(8), tile(rows, 2)),
-  ...get(COLS8),
-  ...get(COLS),
-  Op.I32LtS,
-  Op.If,
-  0x40,
-  ...get(COLS8),
-  ...set(J),
-  ...tile(rows, 1),
-  Op.End,
+/** The depth of a tile whose rows of A are rows of a matrix: PA_r is row r's start, KB runs over its bytes. */
+function matrixDepth(rows: number, depthStep: number[]): number[] {
+  return [
+    ...[...new Array<number>(rows).keys()].flatMap((r) => [...add(get(AB), bytes(mul(add(get(I), i32(r)), get(DEPTH)))), ...set(PA0 + r)]),
+    ...loop(KB, i32(0), get(DEPTH_BYTES), i32(4), depthStep),
+  ];
+}
+
+/**
+ * The depth of a tile whose rows of A are convolution windows: for each tap T of the filter, PA_r is where row r's
+ * window meets the input there (from the table windowRows wrote at A), and KB runs over its channels.
+ */
+function windowsDepth(rows: number, depthStep: number[]): number[] {
+  return loop(TI, i32(0), get(TAPS), i32(1), [
+    ...[...new Array<number>(rows).keys()].flatMap((r) => [...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), get(TI)))), Op.I32Load, 2, 0, ...set(PA0 + r)]),
+    ...loop(KB, i32(0), get(CIN_BYTES), i32(4), depthStep),
+  ]);
+}
+
+/**
+ * The table of where the windows of rows I to I + rows - 1 meet the input, one byte address per row and tap at A
+ * (`[rows, taps]`, the row of zeros for taps in the padding): row g = row0 + I + r = (b·outH + oy)·outW + ox starts at
+ * iy0 = oy·sh - top, ix0 = ox·sw - left of image b.
+ */
+function windowRows(rows: number): number[] {
+  return [...new Array<number>(rows).keys()].flatMap((r) => [
+    ...add(add(get(ROW0), get(I)), i32(r)),
+    ...get(OUT_HW),
+    Op.I32RemU,
+    ...set(Q),
+    ...[...get(Q), ...get(OUT_W), Op.I32DivU, ...get(SH), Op.I32Mul, ...get(PT), Op.I32Sub],
+    ...set(IY0),
+    ...[...get(Q), ...get(OUT_W), Op.I32RemU, ...get(SW), Op.I32Mul, ...get(PL), Op.I32Sub],
+    ...set(IX0),
+    ...add(get(X), bytes(mul(mul(mul([...add(add(get(ROW0), get(I)), i32(r)), ...get(OUT_HW), Op.I32DivU], get(IN_H)), get(IN_W)), get(CIN)))),
+    ...set(BASE),
+    ...loop(TI, i32(0), get(FH), i32(1), [
+      ...loop(TJ, i32(0), get(FW), i32(1), [
+        ...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), add(mul(get(TI), get(FW)), get(TJ))))),
+        ...add(get(BASE), bytes(mul(add(mul(add(get(IY0), get(TI)), get(IN_W)), add(get(IX0), get(TJ))), get(CIN)))),
+        ...get(ZERO),
+        ...[...add(get(IY0), get(TI)), ...get(IN_H), Op.I32LtU, ...add(get(IX0), get(TJ)), ...get(IN_W), Op.I32LtU, Op.I32And],
+        Op.Select,
+        Op.I32Store,
+        2,
+        0,
+      ]),
+    ]),
+  ]);
+}
+
+/**
+ * The tiles of `rows` rows along the current panel's columns of row I: 8 columns at a time, then, in the last panel,
+ * one of 4 if 4 are left.
+ */
+const rowTiles = (variant: ProductVariant, rows: number): number[] => [
+  ...(variant.windows ? windowRows(rows) : []),
+  ...loop(J, get(JP), get(PANEL_END), i32(8), tile(variant, rows, 2)),
+  ...when([...get(COLS8), ...get(COLS), Op.I32LtS, ...add(get(JP), get(PANEL)), ...get(COLS), Op.I32GeS, Op.I32And], [...get(COLS8), ...set(J), ...tile(variant, rows, 1)]),
 ];
 
-const body = [
+const body = (variant: ProductVariant): number[] => [
   ...mul(get(DEPTH), i32(4)),
   ...set(DEPTH_BYTES),
-  ...mul(get(COLS), i32(4)),
-  ...set(COLS_BYTES),
+  ...mul(get(CIN), i32(4)),
+  ...set(CIN_BYTES),
+  ...mul(get(FH), get(FW)),
+  ...set(TAPS),
+  ...mul(get(STRIDE), i32(4)),
+  ...set(STRIDE_BYTES),
   ...get(ROWS),
   ...i32(-4),
   Op.I32And,
@@ -116,17 +233,32 @@ const body = [
   ...get(C),
   ...set(CB),
   ...loop(BI, i32(0), get(BATCH), i32(1), [
-    ...loop(I, i32(0), get(ROWS4), i32(4), rowTiles(4)),
-    ...loop(I, get(ROWS4), get(ROWS), i32(1), rowTiles(1)),
+    ...loop(JP, i32(0), get(COLS), get(PANEL), [
+      ...pick(add(get(JP), get(PANEL)), get(COLS8), Op.I32LtS),
+      ...set(PANEL_END),
+      ...loop(I, i32(0), get(ROWS4), i32(4), rowTiles(variant, 4)),
+      ...loop(I, get(ROWS4), get(ROWS), i32(1), rowTiles(variant, 1)),
+    ]),
     ...add(get(AB), get(A_STEP)),
     ...set(AB),
     ...add(get(BB), get(B_STEP)),
     ...set(BB),
-    ...advance(CB, mul(get(ROWS), get(COLS))),
+    ...advance(CB, mul(get(ROWS), get(STRIDE))),
   ]),
 ];
 
-const code: RoutineCode = { name: 'batchMatMul', params: 9, i32Locals: 16, v128Locals: 11, body };
+const codes = new Map<string, RoutineCode>();
+
+/** The routine of `variant` (one object per variant: routines are compiled once per code object). */
+function productCode(variant: ProductVariant): RoutineCode {
+  const key = `${variant.multiplyAdd},${variant.bias},${variant.relu},${variant.windows}`;
+  let code = codes.get(key);
+  if (code === undefined) {
+    code = { name: 'product', params: PARAMS, i32Locals: I32_LOCALS, v128Locals: 11, body: body(variant) };
+    codes.set(key, code);
+  }
+  return code;
+}
 
 /** The shapes of a batch of products: `batch` products of `[rows, depth]` by `[depth, cols]`. */
 export interface BatchProduct {
@@ -150,29 +282,82 @@ export function simdProductFits(p: BatchProduct): boolean {
  * ({@link simdProductFits}).
  */
 export function batchMatMulSimd(memory: WasmMemory | undefined, a: number, b: number, c: number, p: BatchProduct, aStep: number, bStep: number): boolean {
-  const routine = simdRoutine(memory, code);
+  const routine = simdRoutine(memory, productCode(PLAIN_PRODUCT));
   if (routine === undefined) return false;
-  routine(a, b, c, p.batch, p.rows, p.depth, p.cols, aStep, bStep);
+  routine(a, b, c, p.batch, p.rows, p.depth, p.cols, aStep, bStep, p.cols, 0, p.cols, ...NO_WINDOWS);
   return true;
 }
 
+/** The sizes of a convolution's windows: the input's, the output's extents, the filter's, the strides and the padding before. */
+export interface ConvolutionWindows {
+  readonly batch: number;
+  readonly inHeight: number;
+  readonly inWidth: number;
+  readonly inChannels: number;
+  readonly outHeight: number;
+  readonly outWidth: number;
+  readonly filterHeight: number;
+  readonly filterWidth: number;
+  readonly strideHeight: number;
+  readonly strideWidth: number;
+  readonly top: number;
+  readonly left: number;
+}
+
+/** The window parameters of a product whose A is a matrix (ROW0 to PL). */
+const NO_WINDOWS: readonly number[] = new Array<number>(PARAMS - ROW0).fill(0);
+
+/** One product of float32 matrices in the wasm heap, for {@link matMulSimdOnThreads}. */
+export interface ProductCall {
+  /** Byte addresses of A (`[rows, depth]`; for windows, room for the `[rows, taps]` int32 table of where they meet the input), B (`[depth, cols]`) and C (`[rows, cols]`). */
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  readonly rows: number;
+  readonly depth: number;
+  readonly cols: number;
+  /** How the tiles compute (default {@link PLAIN_PRODUCT}). */
+  readonly variant?: ProductVariant;
+  /** Byte address of the bias row (`[cols]`) of a variant with a bias. */
+  readonly bias?: number;
+  /** Columns of B per panel, a multiple of 8 (default all of them): every row passes over a panel before the next. */
+  readonly panel?: number;
+  /**
+   * For a variant with windows: A's row `(b·outHeight + oy)·outWidth + ox` is the window of the input at byte address
+   * `x` (NHWC) at that output position, taps in the filter's order, read in place; taps in the padding read `zero`
+   * (the byte address of `inChannels` zeros).
+   */
+  readonly windows?: { readonly x: number; readonly zero: number; readonly shape: ConvolutionWindows };
+}
+
+/** The window parameters of `call` (ROW0 to PL). */
+function windowArgs(call: ProductCall): readonly number[] {
+  if (call.windows === undefined) return NO_WINDOWS;
+  const { x, zero, shape: w } = call.windows;
+  return [0, x, zero, w.inChannels, w.inHeight, w.inWidth, w.outHeight * w.outWidth, w.outWidth, w.filterHeight, w.filterWidth, w.strideHeight, w.strideWidth, w.top, w.left];
+}
+
 /**
- * Writes the product of the float32 matrices at byte addresses `a`
- * (`[rows, depth]`) and `b` (`[depth, cols]`) to `c` (`[rows, cols]`), its
- * rows in chunks of four shared with the helper thread of
- * simd_routine_threads.ts where both threads may compute, and returns true;
- * returns false without writing where the engine has no WebAssembly SIMD or
- * the memory is not found. The sizes must fit ({@link simdProductFits}).
- * Each element is the same sum as on one thread.
+ * Writes the product `call` describes, its rows in chunks of four shared
+ * with the helper thread of simd_routine_threads.ts where both threads may
+ * compute, and returns true; returns false without writing where the engine
+ * refuses the routine (no WebAssembly SIMD, or no relaxed SIMD for a fused
+ * multiply-add) or the memory is not found. The sizes must fit
+ * ({@link simdProductFits}). Each element is the same sum as on one thread.
  */
-export function matMulSimdOnThreads(memory: WasmMemory | undefined, a: number, b: number, c: number, rows: number, depth: number, cols: number): boolean {
-  return runSimdRoutine(memory, code, {
-    args: [a, b, c, 1, rows, depth, cols, 0, 0],
-    steps: [4 * depth, 0, 4 * cols, 0, 0, 0, 0, 0, 0],
-    countArg: ROWS,
-    units: rows,
-    // A row of A and of C, and a quarter of B (read once per tile of four rows).
-    unitBytes: 4 * (depth + cols) + depth * cols,
-    granule: 4,
-  });
+export function matMulSimdOnThreads(memory: WasmMemory | undefined, call: ProductCall): boolean {
+  const { rows, depth, cols } = call;
+  const panel = call.panel ?? cols;
+  const args = [call.a, call.b, call.c, 1, rows, depth, cols, 0, 0, panel, call.bias ?? 0, cols, ...windowArgs(call)];
+  const code = productCode(call.variant ?? PLAIN_PRODUCT);
+  const noSteps = new Array<number>(PARAMS).fill(0);
+  if (panel < cols) {
+    // B is larger than a panel: the threads take panels of columns (B read once, A once per panel).
+    const steps = noSteps.map((_, i) => (i === B || i === C || (i === BIAS && call.bias !== undefined) ? 4 : 0));
+    return runSimdRoutine(memory, code, { args, steps, countArg: COLS, units: cols, unitBytes: 4 * (depth + rows) + (4 * rows * depth) / panel, granule: 8 });
+  }
+  const aRow = call.windows === undefined ? depth : call.windows.shape.filterHeight * call.windows.shape.filterWidth;
+  const steps = noSteps.map((_, i) => (i === A ? 4 * aRow : i === C ? 4 * cols : i === ROW0 ? 1 : 0));
+  // A row of A and of C, and a quarter of B (read once per tile of four rows).
+  return runSimdRoutine(memory, code, { args, steps, countArg: ROWS, units: rows, unitBytes: 4 * (depth + cols) + depth * cols, granule: 4 });
 }

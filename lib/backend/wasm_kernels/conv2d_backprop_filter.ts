@@ -100,7 +100,7 @@ function byTransposedIm2col(k: KernelCallScope, wasm: BackendWasm, x: tf.TensorI
     const shape = { batch: batchSize, inChannels, inHeight, inWidth, outHeight, outWidth, filterHeight, filterWidth, top: padInfo.top, left: padInfo.left };
     if (!transposedIm2colSimd(memory, address(xt), address(cols), shape)) return undefined;
     const out = wasm.makeOutput([filterHeight, filterWidth, inChannels, outChannels], 'float32');
-    if (matMulSimdOnThreads(memory, address(cols), address(dy), address(out), taps, positions, outChannels)) return out;
+    if (matMulSimdOnThreads(memory, { a: address(cols), b: address(dy), c: address(out), rows: taps, depth: positions, cols: outChannels })) return out;
     wasm.disposeData(out.dataId);
     return undefined;
   } finally {

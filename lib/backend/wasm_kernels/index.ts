@@ -18,7 +18,9 @@
  *   for a transformer's `[4, 64, 64]` attention product),
  *   `Slice`, which copied its whole input to keep a part of it, and
  *   `Concat`, which copied its inputs part of a row at a time, and
- *   `Transpose`, run on merged axes. Each gives the cpu backend's results
+ *   `Transpose`, run on merged axes, and `FusedConv2D`, which computes the
+ *   nodes the `MultiplyAddConvolution` pattern marks with fused
+ *   multiply-adds (fused_conv2d.ts). Each gives the cpu backend's results
  *   (tested over strides, paddings, formats, ties, transposes, broadcast
  *   batches, slice bounds, concatenation axes and permutations).
  */
@@ -30,6 +32,7 @@ import { conv2DBackpropFilterConfig } from './conv2d_backprop_filter.js';
 import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
+import { fusedConv2DConfig } from './fused_conv2d.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { addReluConfig, reluGradConfig } from './relu_passes.js';
 import { sliceConfig } from './slice.js';
@@ -55,6 +58,7 @@ export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
   sliceConfig,
   concatConfig,
   transposeConfig,
+  fusedConv2DConfig,
 ];
 
 /** The kernels the overrides replaced, by kernel name. */

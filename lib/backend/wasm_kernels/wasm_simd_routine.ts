@@ -38,6 +38,19 @@ interface WebAssemblyApi {
 
 const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
 
+/**
+ * Whether the engine compiles relaxed SIMD (`f32x4.relaxed_madd`): on by
+ * default from Node 22 (V8 11.4); Node 20 needs `--experimental-wasm-relaxed-simd`.
+ */
+export function relaxedSimdSupported(): boolean {
+  // (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd)
+  const bytes = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 1, 8, 1, 0x60, 3, 0x7b, 0x7b, 0x7b, 1, 0x7b, 3, 2, 1, 0, 10, 13, 1, 11, 0, 0x20, 0, 0x20, 1, 0x20, 2, 0xfd, 0x85, 0x02,
+    0x0b,
+  ];
+  return (webAssembly as unknown as { validate(bytes: Uint8Array): boolean }).validate(new Uint8Array(bytes));
+}
+
 /** WebAssembly opcodes. */
 export enum Op {
   Block = 0x02,
@@ -88,6 +101,9 @@ export enum SimdOp {
   I32x4MaxS = 0xb8,
   F32x4Add = 0xe4,
   F32x4Mul = 0xe6,
+  F32x4Max = 0xe9,
+  /** Relaxed SIMD's fused multiply-add `a · b + c` (one rounding where the processor fuses it). */
+  F32x4RelaxedMadd = 0x105,
 }
 
 function unsignedLeb(value: number): number[] {

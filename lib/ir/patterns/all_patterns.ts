@@ -13,6 +13,7 @@ import { concatSplitting } from './concat_splitting.js';
 import { constantFolding } from './constant_folding.js';
 import { deadCodeElimination } from './dead_code_elimination.js';
 import { fusedKernelLowering } from './fused_kernel_lowering.js';
+import { multiplyAddConvolution } from './multiply_add_convolution.js';
 import { noOpRemoval } from './no_op_removal.js';
 import type { Pattern } from './pattern.js';
 import { reluGradFusion } from './relu_grad_fusion.js';
@@ -31,6 +32,7 @@ export const ALL_PATTERNS: readonly Pattern[] = [
   biasFusion,
   activationFusion,
   concatSplitting,
+  multiplyAddConvolution,
   addReluFusion,
   reluGradFusion,
   transposedMatMul,

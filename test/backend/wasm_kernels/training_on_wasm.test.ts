@@ -47,7 +47,16 @@ describe('training on the wasm backend', () => {
       expect(tf.getKernel(config.kernelName, 'wasm')?.kernelFunc).toBe(config.kernelFunc);
       expect(replacedWasmKernels().get(config.kernelName)?.kernelFunc).not.toBe(config.kernelFunc);
     }
-    expect(WASM_KERNEL_OVERRIDES.map((c) => c.kernelName)).toEqual(['Conv2DBackpropInput', 'MaxPoolGrad', 'AvgPoolGrad', 'BatchMatMul', 'Slice', 'Concat', 'Transpose']);
+    expect(WASM_KERNEL_OVERRIDES.map((c) => c.kernelName)).toEqual([
+      'Conv2DBackpropInput',
+      'MaxPoolGrad',
+      'AvgPoolGrad',
+      'BatchMatMul',
+      'Slice',
+      'Concat',
+      'Transpose',
+      'FusedConv2D',
+    ]);
     const original = replacedWasmKernels().get('MaxPoolGrad')!;
     tf.unregisterKernel('MaxPoolGrad', 'wasm');
     tf.registerKernel(original);

@@ -1,0 +1,14 @@
+/**
+ * The attribute by which a `FusedConv2D` node asks the wasm backend for
+ * fused multiply-adds (the `MultiplyAddConvolution` pattern sets it; the
+ * wasm kernel, wasm_kernels/fused_conv2d.ts, reads it; other backends ignore
+ * it).
+ */
+
+/** The attribute's name; its value is `'fused'`. */
+export const MULTIPLY_ADD_ATTRIBUTE = 'multiplyAdd';
+
+/** Whether a node's attributes ask for fused multiply-adds. */
+export function asksFusedMultiplyAdd(attrs: Readonly<Record<string, unknown>>): boolean {
+  return attrs[MULTIPLY_ADD_ATTRIBUTE] === 'fused';
+}

@@ -1,0 +1,149 @@
+/**
+ * `FusedConv2D` for the wasm backend: the backend's own (XNNPACK), or, for
+ * a node the `MultiplyAddConvolution` pattern marked, im2col and one matrix
+ * product with fused multiply-adds.
+ *
+ * XNNPACK's convolutions run on 128-bit wasm SIMD, which has no fused
+ * multiply-add: about 35 GFLOP/s a thread here, where onnxruntime's MLAS
+ * fuses them. Relaxed SIMD's `f32x4.relaxed_madd` does (on by default from
+ * Node 22; Node 20 needs `--experimental-wasm-relaxed-simd`): the product
+ * routine of batch_mat_mul_simd.ts reaches about 51-55 GFLOP/s a thread on
+ * SqueezeNet's shapes. A marked node (attribute `multiplyAdd`
+ * `'fused'`) with NHWC data, no dilation, a linear or relu activation, a
+ * bias of one value per output channel or none, and output channels in
+ * fours is computed as
+ * - the input's im2col (im2col_simd.ts; none for a 1 × 1 window at stride 1
+ *   without padding, whose input already is that matrix),
+ * - times the filter as `[taps · inChannels, outChannels]`, its tiles
+ *   starting from the bias and ending with the relu, in panels of columns
+ *   that stay in a core's cache,
+ *
+ * both shared with the helper thread of simd_routine_threads.ts. Each sum
+ * is rounded once per multiply-add instead of twice, so the results differ
+ * from XNNPACK's in the last bits (the tolerance of onnxruntime's against
+ * PyTorch's). Other nodes, and marked ones where the engine refuses relaxed
+ * SIMD, run the backend's own kernel.
+ */
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { PoptfjsError } from '../../common/errors.js';
+import { asksFusedMultiplyAdd } from '../multiply_add_attribute.js';
+import { matMulSimdOnThreads, type ProductVariant, simdProductFits } from './batch_mat_mul_simd.js';
+import { wasmMemory } from './wasm_simd_routine.js';
+
+const BACKEND = 'wasm';
+
+/** The wasm backend's own `FusedConv2D` (registered by the import above), which this kernel replaces and calls. */
+const OWN_FUSED_CONV2D = tf.getKernel(tf.FusedConv2D, BACKEND);
+
+/** The activations the product applies itself. */
+const ACTIVATIONS: ReadonlySet<string> = new Set(['linear', 'relu']);
+
+/** The bytes of the filter's columns a panel holds: a quarter of a core's 2 MiB second-level cache here, with room for the rows of the input. */
+const PANEL_BYTES = 512 * 1024;
+
+function ownFusedConv2D(): tf.KernelConfig {
+  if (OWN_FUSED_CONV2D === undefined) throw new PoptfjsError("the wasm backend has no 'FusedConv2D' kernel to build on", { type: 'backend' });
+  return OWN_FUSED_CONV2D;
+}
+
+/** The columns of a panel of the filter `[depth, cols]`: all of them when they fit {@link PANEL_BYTES}, else a multiple of 8. */
+export function panelColumns(depth: number, cols: number): number {
+  if (4 * depth * cols <= PANEL_BYTES) return cols;
+  return Math.max(8, Math.floor(PANEL_BYTES / (4 * depth) / 8) * 8);
+}
+
+/** The convolution of a marked node, when the product computes it: its windows and the product's variant. */
+function multiplyAddConvolution(args: Parameters<tf.KernelFunc>[0]): { info: tf.backend_util.Conv2DInfo; variant: ProductVariant } | undefined {
+  const { x, filter, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
+  const attrs = args.attrs as unknown as tf.FusedConv2DAttrs & Record<string, unknown>;
+  if (!asksFusedMultiplyAdd(attrs) || x === undefined || filter === undefined || preluActivationWeights !== undefined) return undefined;
+  if (x.dtype !== 'float32' || filter.dtype !== 'float32' || attrs.dataFormat !== 'NHWC' || !ACTIVATIONS.has(attrs.activation ?? 'linear')) return undefined;
+  const info = tf.backend_util.computeConv2DInfo(
+    x.shape as [number, number, number, number],
+    filter.shape as [number, number, number, number],
+    attrs.strides,
+    attrs.dilations,
+    attrs.pad,
+    attrs.dimRoundingMode,
+    false,
+    'channelsLast',
+  );
+  const outChannels = info.outChannels;
+  if (bias !== undefined && (bias.dtype !== 'float32' || tf.util.sizeFromShape(bias.shape) !== outChannels || bias.shape.length !== 1)) return undefined;
+  const rows = info.batchSize * info.outHeight * info.outWidth;
+  const depth = info.filterHeight * info.filterWidth * info.inChannels;
+  const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
+  if (!fits) return undefined;
+  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: false } };
+}
+
+/** Whether the input of `info` already is its im2col: a 1 × 1 window at stride 1, no padding. */
+function inputIsIm2col(info: tf.backend_util.Conv2DInfo): boolean {
+  const { filterHeight, filterWidth, strideHeight, strideWidth, padInfo } = info;
+  return (
+    filterHeight === 1 &&
+    filterWidth === 1 &&
+    strideHeight === 1 &&
+    strideWidth === 1 &&
+    padInfo.top === 0 &&
+    padInfo.left === 0 &&
+    padInfo.bottom === 0 &&
+    padInfo.right === 0
+  );
+}
+
+/** The convolution as the product of its windows and the filter; undefined (nothing left allocated) where the routine cannot run. */
+function byProduct(
+  wasm: BackendWasm,
+  inputs: Record<string, tf.TensorInfo | undefined>,
+  info: tf.backend_util.Conv2DInfo,
+  variant: ProductVariant,
+): tf.TensorInfo | undefined {
+  const { x, filter, bias } = inputs as { x: tf.TensorInfo; filter: tf.TensorInfo; bias?: tf.TensorInfo };
+  const memory = wasmMemory(wasm);
+  const address = (t: tf.TensorInfo) => wasm.typedArrayFromHeap(t).byteOffset;
+  const rows = info.batchSize * info.outHeight * info.outWidth;
+  const depth = info.filterHeight * info.filterWidth * info.inChannels;
+  const inPlace = inputIsIm2col(info);
+  const zero = inPlace ? undefined : wasm.makeOutput([info.inChannels], 'float32');
+  const table = inPlace ? undefined : wasm.makeOutput([rows, info.filterHeight * info.filterWidth], 'int32');
+  const out = wasm.makeOutput([info.batchSize, info.outHeight, info.outWidth, info.outChannels], 'float32');
+  let done = false;
+  try {
+    if (zero !== undefined) (wasm.typedArrayFromHeap(zero) as Float32Array).fill(0);
+    const windows = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
+    done = matMulSimdOnThreads(memory, {
+      a: address(table ?? x),
+      b: address(filter),
+      c: address(out),
+      rows,
+      depth,
+      cols: info.outChannels,
+      variant: { ...variant, windows: zero !== undefined },
+      panel: panelColumns(depth, info.outChannels),
+      ...(bias !== undefined ? { bias: address(bias) } : {}),
+      ...(zero !== undefined ? { windows: { x: address(x), zero: address(zero), shape: windows } } : {}),
+    });
+    return done ? out : undefined;
+  } finally {
+    if (zero !== undefined) wasm.disposeData(zero.dataId);
+    if (table !== undefined) wasm.disposeData(table.dataId);
+    if (!done) wasm.disposeData(out.dataId);
+  }
+}
+
+function fusedConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
+  const marked = multiplyAddConvolution(args);
+  const out = marked && byProduct(args.backend as BackendWasm, args.inputs as Record<string, tf.TensorInfo | undefined>, marked.info, marked.variant);
+  return out ?? ownFusedConv2D().kernelFunc(args);
+}
+
+/** The wasm kernel of `FusedConv2D`: fused multiply-adds for marked nodes where the engine has relaxed SIMD, the backend's own otherwise. */
+export const fusedConv2DConfig: tf.KernelConfig = {
+  kernelName: tf.FusedConv2D,
+  backendName: BACKEND,
+  kernelFunc: fusedConv2D,
+  setupFunc: (backend) => OWN_FUSED_CONV2D?.setupFunc?.(backend),
+};

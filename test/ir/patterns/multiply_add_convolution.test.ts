@@ -1,0 +1,99 @@
+import { availableParallelism } from 'node:os';
+import v8 from 'node:v8';
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asksFusedMultiplyAdd } from '../../../lib/backend/multiply_add_attribute.js';
+import { relaxedSimdSupported } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
+import { routinesOnlyOnWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
+import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
+import { MIN_ROWS, multiplyAddConvolution } from '../../../lib/ir/patterns/multiply_add_convolution.js';
+import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
+import { GraphInterpreter } from '../../../lib/runtime/graph_interpreter.js';
+import { RandomSource } from '../../../lib/runtime/random_source.js';
+import { traceInference } from '../../../lib/trace/trace_model.js';
+import { expectSameResults, nodesOf, onWasmBackend } from './graph_results.js';
+
+onWasmBackend();
+
+/** Node 20 compiles relaxed SIMD behind a flag (Node 22 by default): this file turns it on, and back off after. */
+let relaxedBefore = false;
+beforeAll(() => {
+  relaxedBefore = relaxedSimdSupported();
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+});
+afterAll(() => {
+  if (!relaxedBefore) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
+});
+
+const CONTEXT = { backend: 'wasm', training: false };
+
+/** Two relu convolutions (3 × 3 then 1 × 1) of a [1, size, size, 8] input, and optionally a dense layer of `dense` units after them. */
+function convolutions(size: number, dense = 0) {
+  const x = tf.randomNormal([1, size, size, 8], 0, 1, 'float32', 1);
+  const f1 = tf.randomNormal([3, 3, 8, 16], 0, 0.3, 'float32', 2) as tf.Tensor4D;
+  const b1 = tf.randomNormal([16], 0, 1, 'float32', 3);
+  const f2 = tf.randomNormal([1, 1, 16, 12], 0, 0.3, 'float32', 4) as tf.Tensor4D;
+  const w = tf.randomNormal([size * size * 12, Math.max(dense, 1)], 0, 0.1, 'float32', 5) as tf.Tensor2D;
+  const fn = (input: tf.Tensor) => {
+    const h = tf.fused.conv2d({ x: input as tf.Tensor4D, filter: f1, strides: 1, pad: 'same', bias: b1, activation: 'relu' });
+    const y = tf.fused.conv2d({ x: h, filter: f2, strides: 1, pad: 'valid', activation: 'relu' });
+    return dense > 0 ? tf.matMul(tf.reshape(y, [1, -1]), w) : y;
+  };
+  return { graph: traceInference(fn, [x]).graph, feeds: { inputs: [x], params: new Map() } };
+}
+
+describe('MultiplyAddConvolution', () => {
+  it('marks every convolution of a graph whose convolutions all have enough output positions, with the same results within rounding', () => {
+    expect(16 * 16).toBeGreaterThanOrEqual(MIN_ROWS);
+    const { graph, feeds } = convolutions(16);
+    const patterns = new Patterns('NoPatterns');
+    for (const name of ['MultiplyAddConvolution', 'DeadCodeElimination']) patterns.enablePattern(name, true);
+    const { graph: marked, fired } = applyPatterns(graph, patterns, CONTEXT);
+    expect(fired.get('MultiplyAddConvolution')).toBe(2);
+    expect(nodesOf(marked, 'FusedConv2D').map((n) => [asksFusedMultiplyAdd(n.attrs), n.attrs.activation])).toEqual([
+      [true, 'relu'],
+      [true, 'relu'],
+    ]);
+    expectSameResults(graph, marked, feeds);
+    // A second round finds nothing left to mark.
+    expect(multiplyAddConvolution.apply(marked, CONTEXT).count).toBe(0);
+  });
+
+  it('leaves alone a graph with a convolution of few output positions or a large other product, training graphs, other backends, and engines without relaxed SIMD', () => {
+    expect(8 * 8).toBeLessThan(MIN_ROWS);
+    expect(multiplyAddConvolution.apply(convolutions(8).graph, CONTEXT).count).toBe(0);
+    expect(multiplyAddConvolution.apply(convolutions(16, 400).graph, CONTEXT).count).toBe(0);
+    const { graph } = convolutions(16);
+    expect(multiplyAddConvolution.apply(graph, { backend: 'wasm', training: true }).count).toBe(0);
+    expect(multiplyAddConvolution.apply(graph, { backend: 'cpu', training: false }).count).toBe(0);
+    v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
+    try {
+      if (!relaxedSimdSupported()) expect(multiplyAddConvolution.apply(graph, CONTEXT).count).toBe(0);
+    } finally {
+      v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+    }
+    expect(multiplyAddConvolution.apply(graph, CONTEXT).count).toBe(2);
+  });
+
+  it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
+    "runs a marked graph's large kernels with XNNPACK's pool left to the routines, and puts back the threads of before",
+    () => {
+      const { graph, feeds } = convolutions(64);
+      const { graph: marked } = applyPatterns(graph, new Patterns('Default'), CONTEXT);
+      expect(nodesOf(marked, 'FusedConv2D').every((n) => asksFusedMultiplyAdd(n.attrs))).toBe(true);
+      const seen: boolean[] = [];
+      const before = wasmComputeThreads();
+      const interpreter = new GraphInterpreter(marked, { beforeKernel: (node) => node.kernel === 'FusedConv2D' && seen.push(routinesOnlyOnWasmThreads()) });
+      const out = interpreter.run({ inputs: feeds.inputs, params: feeds.params, random: new RandomSource(0) });
+      interpreter.dispose();
+      // The 3 × 3 convolution (5.3 MFLOP) is large; when other processes hold the cores it runs on one thread.
+      expect([
+        [true, false],
+        [false, false],
+      ]).toContainEqual(seen);
+      expect(wasmComputeThreads()).toBe(before);
+      expect(routinesOnlyOnWasmThreads()).toBe(false);
+      tf.dispose([...out.values()]);
+    },
+  );
+});
