@@ -9,6 +9,8 @@
  * runs next in the process (poptfjs's turn, about threefold on 2 cores);
  * its default, spinning, is then timed alone. Per model: the median run of
  * each, the ratios, and the largest difference between the outputs.
+ * poptfjs also runs with the `MultiplyAddConvolution` pattern off (its
+ * convolutions on XNNPACK, without fused multiply-adds), in the same rounds.
  * Targets: poptfjs ≤ 3× onnxruntime on every model, ≤ 1.5× on at least one.
  */
 import { spawnSync } from 'node:child_process';
@@ -37,7 +39,9 @@ const MODELS: readonly SessionModel[] = [
 /** What was measured for a model, or why not. */
 export interface SessionRow {
   readonly model: SessionModel;
-  readonly result: { readonly poptfjsMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number } | { readonly failed: string };
+  readonly result:
+    | { readonly poptfjsMs: number; readonly separateMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number }
+    | { readonly failed: string };
 }
 
 /** The measured table, or why it could not be measured. */
@@ -61,26 +65,41 @@ function exportMissing(directory: string): string | undefined {
   return undefined;
 }
 
-async function measure(model: SessionModel, directory: string, ort: typeof import('onnxruntime-node'), rounds: number): Promise<SessionRow['result']> {
-  const file = join(directory, `${model.name}.onnx`);
-  const bytes = readFileSync(join(directory, `${model.name}_input.bin`));
-  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+/** A prepared poptfjs session of `file` with the Default patterns, `MultiplyAddConvolution` switched off if not `fused`. */
+async function poptfjsSession(file: string, fused: boolean): Promise<popart.InferenceSession> {
   const session = await popart.InferenceSession.create({
     model: file,
     dataFlow: new popart.DataFlow(1, { output: popart.AnchorReturnType('All') }),
     deviceInfo: new popart.DeviceManager().createCpuDevice(),
+    patterns: new popart.Patterns('Default').enablePattern('MultiplyAddConvolution', fused),
   });
   try {
     await session.prepareDevice();
+    return session;
+  } catch (error) {
+    session.dispose();
+    throw error;
+  }
+}
+
+async function measure(model: SessionModel, directory: string, ort: typeof import('onnxruntime-node'), rounds: number): Promise<SessionRow['result']> {
+  const file = join(directory, `${model.name}.onnx`);
+  const bytes = readFileSync(join(directory, `${model.name}_input.bin`));
+  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const session = await poptfjsSession(file, true);
+  const separate = await poptfjsSession(file, false);
+  try {
     const anchors = session.initAnchorArrays();
+    const separateAnchors = separate.initAnchorArrays();
     const noSpinning = { extra: { session: { 'intra_op.allow_spinning': '0', 'inter_op.allow_spinning': '0' } } };
     const reference = await ort.InferenceSession.create(file, noSpinning);
     const feeds = { input: new ort.Tensor('float32', input, [...model.input]) };
     let expected: Float32Array | undefined;
-    const [onnxruntime, poptfjs] = await runSideBySide(
+    const [onnxruntime, poptfjs, withoutFused] = await runSideBySide(
       [
         { name: 'onnxruntime-node', step: async () => void (expected = (await reference.run(feeds)).output!.data as Float32Array) },
         { name: 'poptfjs', step: () => session.run(new popart.StepIO({ input }, anchors)) },
+        { name: 'poptfjs, separate multiply-adds', step: () => separate.run(new popart.StepIO({ input }, separateAnchors)) },
       ],
       rounds,
     );
@@ -90,9 +109,10 @@ async function measure(model: SessionModel, directory: string, ort: typeof impor
     const spinning = await ort.InferenceSession.create(file);
     const [alone] = await runSideBySide([{ name: 'onnxruntime-node, spinning', step: async () => void (await spinning.run(feeds)) }], rounds);
     await spinning.release();
-    return { poptfjsMs: poptfjs!.medianMs, onnxruntimeMs: onnxruntime!.medianMs, spinningMs: alone!.medianMs, maxAbsDiff };
+    return { poptfjsMs: poptfjs!.medianMs, separateMs: withoutFused!.medianMs, onnxruntimeMs: onnxruntime!.medianMs, spinningMs: alone!.medianMs, maxAbsDiff };
   } finally {
     session.dispose();
+    separate.dispose();
   }
 }
 
@@ -119,14 +139,33 @@ export async function sessionTable(rounds: number): Promise<SessionTable> {
   return { rows, onnxruntime: version };
 }
 
-const HEADERS = ['model', 'input', 'poptfjs ms', 'onnxruntime-node ms', 'ratio', 'onnxruntime-node spinning, alone, ms', 'ratio to it', 'max abs diff'];
+const HEADERS = [
+  'model',
+  'input',
+  'poptfjs ms',
+  'poptfjs without MultiplyAddConvolution ms',
+  'onnxruntime-node ms',
+  'ratio',
+  'onnxruntime-node spinning, alone, ms',
+  'ratio to it',
+  'max abs diff',
+];
 
 function cells(row: SessionRow): string[] {
   const head = [row.model.name, row.model.input.join('×')];
   const r = row.result;
-  if ('failed' in r) return [...head, `failed: ${r.failed}`, '', '', '', '', ''];
+  if ('failed' in r) return [...head, `failed: ${r.failed}`, '', '', '', '', '', ''];
   const ratio = (ms: number) => (r.poptfjsMs / ms).toFixed(2);
-  return [...head, r.poptfjsMs.toFixed(2), r.onnxruntimeMs.toFixed(2), ratio(r.onnxruntimeMs), r.spinningMs.toFixed(2), ratio(r.spinningMs), r.maxAbsDiff.toExponential(1)];
+  return [
+    ...head,
+    r.poptfjsMs.toFixed(2),
+    r.separateMs.toFixed(2),
+    r.onnxruntimeMs.toFixed(2),
+    ratio(r.onnxruntimeMs),
+    r.spinningMs.toFixed(2),
+    ratio(r.spinningMs),
+    r.maxAbsDiff.toExponential(1),
+  ];
 }
 
 /** The line against the targets, for the ratios to onnxruntime side by side and to its spinning default alone. */
@@ -158,8 +197,9 @@ export function sessionTableMarkdown(table: SessionTable): string {
     `## ${SESSION_TABLE_TITLE}`,
     '',
     `Each model is exported by \`torch.onnx.export\` (bench/session_models.py: random weights, opset 14) and run on the same`,
-    `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device) and by onnxruntime-node ${table.onnxruntime} (CPU, its`,
-    'thread pool\'s spin-waiting off), the two taking turns within each round; "max abs diff" compares their outputs. With',
+    `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device; also with the \`MultiplyAddConvolution\` pattern off,`,
+    `its convolutions on XNNPACK) and by onnxruntime-node ${table.onnxruntime} (CPU, its thread pool's spin-waiting off), taking`,
+    'turns within each round; "max abs diff" compares the outputs of poptfjs and onnxruntime. With',
     "spin-waiting on (its default), onnxruntime's threads keep both cores busy after each of its runs, which slows whatever runs",
     "next in the process, poptfjs's turn included, about threefold; so its default is timed alone, after the side-by-side rounds.",
     '',

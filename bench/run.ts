@@ -37,6 +37,7 @@ import { distributedInstancesBenchmark } from './distributed_instances.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
 import { pipelinedIpusBenchmark } from './pipelined_ipus.js';
+import { enableRelaxedSimd } from './relaxed_simd.js';
 import { PyTorchReference } from './pytorch_reference_process.js';
 import { resnet50TrainingBenchmark } from './resnet50_training_step.js';
 import { resultsMarkdown } from './results_markdown.js';
@@ -68,6 +69,7 @@ await initBackend();
 const started = await PyTorchReference.start();
 const pytorch = started instanceof PyTorchReference ? started : undefined;
 const notes = [
+  enableRelaxedSimd(),
   pytorch ? `PyTorch reference: bench/pytorch_reference.py in a subprocess, steps timed in Python` : `PyTorch reference skipped: ${(started as { skipped: string }).skipped}`,
 ];
 console.log(`poptfjs benchmarks on the tfjs '${currentBackend()}' backend, ${rounds} rounds, median of each case`);

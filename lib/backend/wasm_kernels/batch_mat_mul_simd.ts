@@ -57,7 +57,8 @@ const A = 0,
   BIAS = 10,
   STRIDE = 11;
 // Parameters of a product whose A is the windows of a convolution: the first row, the input (NHWC) and a row of
-// zeros for the padding, the sizes, strides and padding before.
+// zeros for the padding, the sizes, strides and padding before, and the taps along the width that a table entry
+// covers (1, or the filter's width where no window reaches the padding at the sides: then they are one run).
 const ROW0 = 12,
   X = 13,
   ZERO = 14,
@@ -71,37 +72,39 @@ const ROW0 = 12,
   SH = 22,
   SW = 23,
   PT = 24,
-  PL = 25;
-const PARAMS = 26;
+  PL = 25,
+  RUN = 26;
+const PARAMS = 27;
 // i32 locals.
-const BI = 26,
-  I = 27,
-  J = 28,
-  KB = 29,
-  PB = 30,
-  AB = 31,
-  BB = 32,
-  CB = 33,
-  ROWS4 = 34,
-  COLS8 = 35,
-  DEPTH_BYTES = 36,
-  STRIDE_BYTES = 37,
-  PA0 = 38,
-  JP = 42,
-  PANEL_END = 43,
-  IY0 = 44,
-  IX0 = 45,
-  BASE = 46,
-  TI = 47,
-  TJ = 48,
-  CIN_BYTES = 49,
-  Q = 50,
-  TAPS = 51;
-const I32_LOCALS = 52 - PARAMS;
+const BI = 27,
+  I = 28,
+  J = 29,
+  KB = 30,
+  PB = 31,
+  AB = 32,
+  BB = 33,
+  CB = 34,
+  ROWS4 = 35,
+  COLS8 = 36,
+  DEPTH_BYTES = 37,
+  STRIDE_BYTES = 38,
+  PA0 = 39,
+  JP = 43,
+  PANEL_END = 44,
+  IY0 = 45,
+  IX0 = 46,
+  BASE = 47,
+  TI = 48,
+  TJ = 49,
+  RUN_BYTES = 50,
+  Q = 51,
+  TAPS = 52,
+  T = 53;
+const I32_LOCALS = 54 - PARAMS;
 // v128 locals: the 4 × 2 accumulators, two vectors of a row of B, a splat element of A.
-const ACC = 52,
-  BV = 60,
-  AV = 62;
+const ACC = 54,
+  BV = 62,
+  AV = 64;
 
 /** The accumulator of row r, vector v of a tile. */
 const acc = (r: number, v: number): number => ACC + 2 * r + v;
@@ -157,20 +160,21 @@ function matrixDepth(rows: number, depthStep: number[]): number[] {
 }
 
 /**
- * The depth of a tile whose rows of A are convolution windows: for each tap T of the filter, PA_r is where row r's
- * window meets the input there (from the table windowRows wrote at A), and KB runs over its channels.
+ * The depth of a tile whose rows of A are convolution windows: for each entry of the table windowRows wrote at A (a
+ * tap of the filter, or a run of taps along its width), PA_r is where row r's window meets the input there, and KB
+ * runs over the entry's channels.
  */
 function windowsDepth(rows: number, depthStep: number[]): number[] {
   return loop(TI, i32(0), get(TAPS), i32(1), [
     ...[...new Array<number>(rows).keys()].flatMap((r) => [...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), get(TI)))), Op.I32Load, 2, 0, ...set(PA0 + r)]),
-    ...loop(KB, i32(0), get(CIN_BYTES), i32(4), depthStep),
+    ...loop(KB, i32(0), get(RUN_BYTES), i32(4), depthStep),
   ]);
 }
 
 /**
- * The table of where the windows of rows I to I + rows - 1 meet the input, one byte address per row and tap at A
- * (`[rows, taps]`, the row of zeros for taps in the padding): row g = row0 + I + r = (b·outH + oy)·outW + ox starts at
- * iy0 = oy·sh - top, ix0 = ox·sw - left of image b.
+ * The table of where the windows of rows I to I + rows - 1 meet the input, one byte address per row and entry at A
+ * (`[rows, taps / run]`, the row of zeros for taps in the padding): row g = row0 + I + r = (b·outH + oy)·outW + ox
+ * starts at iy0 = oy·sh - top, ix0 = ox·sw - left of image b.
  */
 function windowRows(rows: number): number[] {
   return [...new Array<number>(rows).keys()].flatMap((r) => [
@@ -184,9 +188,11 @@ function windowRows(rows: number): number[] {
     ...set(IX0),
     ...add(get(X), bytes(mul(mul(mul([...add(add(get(ROW0), get(I)), i32(r)), ...get(OUT_HW), Op.I32DivU], get(IN_H)), get(IN_W)), get(CIN)))),
     ...set(BASE),
+    ...add(get(AB), bytes(mul(add(get(I), i32(r)), get(TAPS)))),
+    ...set(T),
     ...loop(TI, i32(0), get(FH), i32(1), [
-      ...loop(TJ, i32(0), get(FW), i32(1), [
-        ...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), add(mul(get(TI), get(FW)), get(TJ))))),
+      ...loop(TJ, i32(0), get(FW), get(RUN), [
+        ...get(T),
         ...add(get(BASE), bytes(mul(add(mul(add(get(IY0), get(TI)), get(IN_W)), add(get(IX0), get(TJ))), get(CIN)))),
         ...get(ZERO),
         ...[...add(get(IY0), get(TI)), ...get(IN_H), Op.I32LtU, ...add(get(IX0), get(TJ)), ...get(IN_W), Op.I32LtU, Op.I32And],
@@ -194,6 +200,8 @@ function windowRows(rows: number): number[] {
         Op.I32Store,
         2,
         0,
+        ...add(get(T), i32(4)),
+        ...set(T),
       ]),
     ]),
   ]);
@@ -212,10 +220,7 @@ const rowTiles = (variant: ProductVariant, rows: number): number[] => [
 const body = (variant: ProductVariant): number[] => [
   ...mul(get(DEPTH), i32(4)),
   ...set(DEPTH_BYTES),
-  ...mul(get(CIN), i32(4)),
-  ...set(CIN_BYTES),
-  ...mul(get(FH), get(FW)),
-  ...set(TAPS),
+  ...(variant.windows ? [...bytes(mul(get(RUN), get(CIN))), ...set(RUN_BYTES), ...mul(get(FH), [...get(FW), ...get(RUN), Op.I32DivU]), ...set(TAPS)] : []),
   ...mul(get(STRIDE), i32(4)),
   ...set(STRIDE_BYTES),
   ...get(ROWS),
@@ -304,7 +309,7 @@ export interface ConvolutionWindows {
   readonly left: number;
 }
 
-/** The window parameters of a product whose A is a matrix (ROW0 to PL). */
+/** The window parameters of a product whose A is a matrix (ROW0 to RUN). */
 const NO_WINDOWS: readonly number[] = new Array<number>(PARAMS - ROW0).fill(0);
 
 /** One product of float32 matrices in the wasm heap, for {@link matMulSimdOnThreads}. */
@@ -325,16 +330,42 @@ export interface ProductCall {
   /**
    * For a variant with windows: A's row `(b·outHeight + oy)·outWidth + ox` is the window of the input at byte address
    * `x` (NHWC) at that output position, taps in the filter's order, read in place; taps in the padding read `zero`
-   * (the byte address of `inChannels` zeros).
+   * (the byte address of {@link windowRun} · `inChannels` zeros). A must have room for the int32 table of
+   * `[rows, taps / windowRun]`.
    */
   readonly windows?: { readonly x: number; readonly zero: number; readonly shape: ConvolutionWindows };
 }
 
-/** The window parameters of `call` (ROW0 to PL). */
+/**
+ * The taps along the width that one table entry of a window covers: all of them where no window reaches the padding
+ * at the sides (their inputs then follow each other in memory), else 1.
+ */
+export function windowRun(w: ConvolutionWindows): number {
+  const right = (w.outWidth - 1) * w.strideWidth + w.filterWidth - w.left;
+  return w.left === 0 && right <= w.inWidth ? w.filterWidth : 1;
+}
+
+/** The window parameters of `call` (ROW0 to RUN). */
 function windowArgs(call: ProductCall): readonly number[] {
   if (call.windows === undefined) return NO_WINDOWS;
   const { x, zero, shape: w } = call.windows;
-  return [0, x, zero, w.inChannels, w.inHeight, w.inWidth, w.outHeight * w.outWidth, w.outWidth, w.filterHeight, w.filterWidth, w.strideHeight, w.strideWidth, w.top, w.left];
+  return [
+    0,
+    x,
+    zero,
+    w.inChannels,
+    w.inHeight,
+    w.inWidth,
+    w.outHeight * w.outWidth,
+    w.outWidth,
+    w.filterHeight,
+    w.filterWidth,
+    w.strideHeight,
+    w.strideWidth,
+    w.top,
+    w.left,
+    windowRun(w),
+  ];
 }
 
 /**
@@ -356,7 +387,8 @@ export function matMulSimdOnThreads(memory: WasmMemory | undefined, call: Produc
     const steps = noSteps.map((_, i) => (i === B || i === C || (i === BIAS && call.bias !== undefined) ? 4 : 0));
     return runSimdRoutine(memory, code, { args, steps, countArg: COLS, units: cols, unitBytes: 4 * (depth + rows) + (4 * rows * depth) / panel, granule: 8 });
   }
-  const aRow = call.windows === undefined ? depth : call.windows.shape.filterHeight * call.windows.shape.filterWidth;
+  const w = call.windows?.shape;
+  const aRow = w === undefined ? depth : (w.filterHeight * w.filterWidth) / windowRun(w);
   const steps = noSteps.map((_, i) => (i === A ? 4 * aRow : i === C ? 4 * cols : i === ROW0 ? 1 : 0));
   // A row of A and of C, and a quarter of B (read once per tile of four rows).
   return runSimdRoutine(memory, code, { args, steps, countArg: ROWS, units: rows, unitBytes: 4 * (depth + cols) + depth * cols, granule: 4 });

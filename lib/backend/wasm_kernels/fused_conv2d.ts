@@ -29,7 +29,7 @@ import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
 import { asksFusedMultiplyAdd } from '../multiply_add_attribute.js';
-import { matMulSimdOnThreads, type ProductVariant, simdProductFits } from './batch_mat_mul_simd.js';
+import { matMulSimdOnThreads, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
@@ -106,14 +106,15 @@ function byProduct(
   const address = (t: tf.TensorInfo) => wasm.typedArrayFromHeap(t).byteOffset;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
+  const windows = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
+  const run = windowRun(windows);
   const inPlace = inputIsIm2col(info);
-  const zero = inPlace ? undefined : wasm.makeOutput([info.inChannels], 'float32');
-  const table = inPlace ? undefined : wasm.makeOutput([rows, info.filterHeight * info.filterWidth], 'int32');
+  const zero = inPlace ? undefined : wasm.makeOutput([run * info.inChannels], 'float32');
+  const table = inPlace ? undefined : wasm.makeOutput([rows, (info.filterHeight * info.filterWidth) / run], 'int32');
   const out = wasm.makeOutput([info.batchSize, info.outHeight, info.outWidth, info.outChannels], 'float32');
   let done = false;
   try {
     if (zero !== undefined) (wasm.typedArrayFromHeap(zero) as Float32Array).fill(0);
-    const windows = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
     done = matMulSimdOnThreads(memory, {
       a: address(table ?? x),
       b: address(filter),

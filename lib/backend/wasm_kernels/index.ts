@@ -20,7 +20,8 @@
  *   `Concat`, which copied its inputs part of a row at a time, and
  *   `Transpose`, run on merged axes, and `FusedConv2D`, which computes the
  *   nodes the `MultiplyAddConvolution` pattern marks with fused
- *   multiply-adds (fused_conv2d.ts). Each gives the cpu backend's results
+ *   multiply-adds (fused_conv2d.ts), and `MaxPool`, on two threads while
+ *   XNNPACK's pool is left to poptfjs's routines (max_pool.ts). Each gives the cpu backend's results
  *   (tested over strides, paddings, formats, ties, transposes, broadcast
  *   batches, slice bounds, concatenation axes and permutations).
  */
@@ -33,6 +34,7 @@ import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
 import { fusedConv2DConfig } from './fused_conv2d.js';
+import { maxPoolConfig } from './max_pool.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { addReluConfig, reluGradConfig } from './relu_passes.js';
 import { sliceConfig } from './slice.js';
@@ -59,6 +61,7 @@ export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
   concatConfig,
   transposeConfig,
   fusedConv2DConfig,
+  maxPoolConfig,
 ];
 
 /** The kernels the overrides replaced, by kernel name. */
