@@ -25,7 +25,13 @@
  *   refuse the routine.
  *
  * A product may also start each tile from a bias row (added before the
- * depth's terms) and end it with a relu.
+ * depth's terms) and end it with a relu, and its A may be the windows of a
+ * convolution read in place: before a row tile's columns, a table of where
+ * each row's window meets the input, per tap (or per run of taps along the
+ * width, where they follow each other in memory), is written at A; the
+ * depth then runs over the table's entries and, within each, over its
+ * channels. Computing those addresses inside the depth loop instead kept
+ * too many values live for the registers and ran at half the speed.
  */
 import { add, bytes, get, i32, loop, memory, mul, Op, pick, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, when, zeros } from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';

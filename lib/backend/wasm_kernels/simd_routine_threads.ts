@@ -25,6 +25,11 @@
  * otherwise, or once the helper has failed, it runs on the calling thread.
  * A helper that stops while it holds a chunk makes the call throw within
  * {@link HELPER_TIMEOUT_MS}, and later calls run on the calling thread.
+ *
+ * Between calls the helper sleeps, except while the routines carry the
+ * second core for a whole graph (XNNPACK's pool left off,
+ * wasm_thread_pool.ts): then it spin-waits about 50 µs for the next call
+ * first, as XNNPACK's own pool threads do.
  */
 import { type MessagePort, MessageChannel, Worker } from 'node:worker_threads';
 import { PoptfjsError } from '../../common/errors.js';
@@ -98,9 +103,9 @@ const CHUNK_BITS = 10;
 
 /**
  * The helper's program (a CommonJS script). It waits for a new sequence
- * number, then claims and computes chunks like the calling thread until none
- * is left, counting each done chunk; a failure is recorded for the caller to
- * throw. A routine arrives on the port, as a compiled module, before its
+ * number (spinning first for the iterations the last call asked), then
+ * claims and computes chunks like the calling thread until none is left,
+ * counting each done chunk; a failure is recorded for the caller to throw. A routine arrives on the port, as a compiled module, before its
  * first call.
  */
 const HELPER_SOURCE = `
