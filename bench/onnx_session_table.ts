@@ -9,17 +9,14 @@
  * runs next in the process (poptfjs's turn, about threefold on 2 cores);
  * its default, spinning, is then timed alone. Per model: the median run of
  * each, the ratios, and the largest difference between the outputs.
- * poptfjs also runs with the `MultiplyAddConvolution` pattern off (its
- * convolutions on XNNPACK, without fused multiply-adds), against
- * onnxruntime in rounds of its own. Each run starts after a pause of
- * {@link SETTLE_MS} ms, so that no thread of the previous run still holds a
- * core.
+ * Then poptfjs runs with its `MultiplyAddConvolution` pattern off (its
+ * convolutions on XNNPACK, without fused multiply-adds), taking turns with
+ * onnxruntime in rounds of its own.
  * Targets: poptfjs ≤ 3× onnxruntime on every model, ≤ 1.5× on at least one.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { popart } from 'poptfjs';
 import { benchDirectory } from './bench_directory.js';
 import { runSideBySide } from './side_by_side.js';
@@ -53,8 +50,8 @@ export type SessionTable = { readonly rows: readonly SessionRow[]; readonly onnx
 
 const PYTHON = process.env.POPTFJS_BENCH_PYTHON ?? '/usr/bin/python3';
 
-/** The pause before each timed run, ms. */
-const SETTLE_MS = 2;
+/** Untimed rounds first (the sessions' first runs allocate their tensors, and the compile leaves garbage to collect). */
+const WARMUP_ROUNDS = 10;
 
 /** Where the exported models are kept (generated, never committed). */
 function modelDirectory(): string {
@@ -70,19 +67,6 @@ function exportMissing(directory: string): string | undefined {
   const run = spawnSync(PYTHON, [join(benchDirectory(), 'session_models.py'), directory, ...missing.map((m) => m.name)], { encoding: 'utf8' });
   if (run.status !== 0) return `bench/session_models.py failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`;
   return undefined;
-}
-
-/**
- * A step that lets the machine settle for {@link SETTLE_MS} first and times only its run: threads that spin-wait
- * after the previous case's run (poptfjs's SIMD helper between calls) do not then slow this one.
- */
-function settled(run: () => unknown): () => Promise<number> {
-  return async () => {
-    await sleep(SETTLE_MS);
-    const start = performance.now();
-    await run();
-    return performance.now() - start;
-  };
 }
 
 /** A prepared poptfjs session of `file` with the Default patterns, `MultiplyAddConvolution` switched off if not `fused`. */
@@ -115,14 +99,16 @@ async function measure(model: SessionModel, directory: string, ort: typeof impor
     const reference = await ort.InferenceSession.create(file, noSpinning);
     const feeds = { input: new ort.Tensor('float32', input, [...model.input]) };
     let expected: Float32Array | undefined;
-    const onnxruntimeCase = { name: 'onnxruntime-node', step: settled(async () => void (expected = (await reference.run(feeds)).output!.data as Float32Array)) };
+    const onnxruntimeCase = { name: 'onnxruntime-node', step: async () => void (expected = (await reference.run(feeds)).output!.data as Float32Array) };
     const [onnxruntime, poptfjs] = await runSideBySide(
-      [onnxruntimeCase, { name: 'poptfjs', step: settled(() => session.run(new popart.StepIO({ input }, anchors))) }],
+      [onnxruntimeCase, { name: 'poptfjs', step: () => session.run(new popart.StepIO({ input }, anchors)) }],
       rounds,
+      WARMUP_ROUNDS,
     );
     const [, withoutFused] = await runSideBySide(
-      [onnxruntimeCase, { name: 'poptfjs without MultiplyAddConvolution', step: settled(() => separate.run(new popart.StepIO({ input }, separateAnchors))) }],
+      [onnxruntimeCase, { name: 'poptfjs without MultiplyAddConvolution', step: () => separate.run(new popart.StepIO({ input }, separateAnchors)) }],
       rounds,
+      WARMUP_ROUNDS,
     );
     await reference.release();
     const actual = anchors.output as Float32Array;
@@ -219,8 +205,8 @@ export function sessionTableMarkdown(table: SessionTable): string {
     '',
     `Each model is exported by \`torch.onnx.export\` (bench/session_models.py: random weights, opset 14) and run on the same`,
     `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device) and by onnxruntime-node ${table.onnxruntime} (CPU, its`,
-    `thread pool's spin-waiting off), taking turns within each round, each run after a pause of ${SETTLE_MS} ms; then again with`,
-    'poptfjs\'s `MultiplyAddConvolution` pattern off (its convolutions on XNNPACK). "max abs diff" compares the outputs of',
+    "thread pool's spin-waiting off), the two taking turns within each round; then, in rounds of their own, onnxruntime and",
+    'poptfjs with its `MultiplyAddConvolution` pattern off (its convolutions on XNNPACK). "max abs diff" compares the outputs of',
     'poptfjs and onnxruntime. With',
     "spin-waiting on (its default), onnxruntime's threads keep both cores busy after each of its runs, which slows whatever runs",
     "next in the process, poptfjs's turn included, about threefold; so its default is timed alone, after the side-by-side rounds.",
