@@ -105,12 +105,19 @@ const BI = 27,
   RUN_BYTES = 50,
   Q = 51,
   TAPS = 52,
-  T = 53;
-const I32_LOCALS = 54 - PARAMS;
+  T = 53,
+  // The image, output row and column of the next row whose window the table gets.
+  WB = 54,
+  WOY = 55,
+  WOX = 56;
+const I32_LOCALS = 57 - PARAMS;
 // v128 locals: the 4 × 2 accumulators, two vectors of a row of B, a splat element of A.
-const ACC = 54,
-  BV = 62,
-  AV = 64;
+const ACC = 57,
+  BV = 65,
+  AV = 67;
+
+/** 0 to n - 1. */
+const range = (n: number): number[] => [...new Array<number>(n).keys()];
 
 /** The accumulator of row r, vector v of a tile. */
 const acc = (r: number, v: number): number => ACC + 2 * r + v;
@@ -123,7 +130,6 @@ const advance = (local: number, count: number[]): number[] => [...add(get(local)
  * matrices: accumulates along the depth, then stores it to C.
  */
 function tile(variant: ProductVariant, rows: number, vectors: number): number[] {
-  const range = (n: number) => [...new Array<number>(n).keys()];
   const cells = range(rows).flatMap((r) => range(vectors).map((v) => [r, v] as const));
   const start = (v: number) => (variant.bias ? [...add(get(BIAS), bytes(get(J))), ...memory(SimdOp.Load, 16 * v)] : zeros);
   const multiplyAdd = (r: number, v: number) =>
@@ -131,6 +137,7 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
       ? [...get(AV), ...get(BV + v), ...get(acc(r, v)), ...simd(SimdOp.F32x4RelaxedMadd)]
       : [...get(acc(r, v)), ...get(AV), ...get(BV + v), ...simd(SimdOp.F32x4Mul), ...simd(SimdOp.F32x4Add)];
   const result = (r: number, v: number) => (variant.relu ? [...get(acc(r, v)), ...zeros, ...simd(SimdOp.F32x4Max)] : get(acc(r, v)));
+  // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
   // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
   const depthStep = [
     ...range(vectors).flatMap((v) => [...get(PB), ...memory(SimdOp.Load, 16 * v), ...set(BV + v)]),
@@ -172,28 +179,53 @@ function matrixDepth(rows: number, depthStep: number[]): number[] {
  */
 function windowsDepth(rows: number, depthStep: number[]): number[] {
   return loop(TI, i32(0), get(TAPS), i32(1), [
-    ...[...new Array<number>(rows).keys()].flatMap((r) => [...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), get(TI)))), Op.I32Load, 2, 0, ...set(PA0 + r)]),
+    ...range(rows).flatMap((r) => [...add(get(AB), bytes(add(mul(add(get(I), i32(r)), get(TAPS)), get(TI)))), Op.I32Load, 2, 0, ...set(PA0 + r)]),
     ...loop(KB, i32(0), get(RUN_BYTES), i32(4), depthStep),
   ]);
 }
 
+/** The position of row row0 + I = (b·outH + oy)·outW + ox, for the first window of a panel's rows. */
+const firstWindow = [
+  ...[...get(ROW0), ...get(I), Op.I32Add, ...get(OUT_HW), Op.I32DivU],
+  ...set(WB),
+  ...[...get(ROW0), ...get(I), Op.I32Add, ...get(OUT_HW), Op.I32RemU],
+  ...set(Q),
+  ...[...get(Q), ...get(OUT_W), Op.I32DivU],
+  ...set(WOY),
+  ...[...get(Q), ...get(OUT_W), Op.I32RemU],
+  ...set(WOX),
+];
+
+/** The position of the next row: ox + 1, or the next output row, or the next image (no divisions per row). */
+const nextWindow = [
+  ...add(get(WOX), i32(1)),
+  ...set(WOX),
+  ...when(
+    [...get(WOX), ...get(OUT_W), Op.I32Eq],
+    [
+      ...i32(0),
+      ...set(WOX),
+      ...add(get(WOY), i32(1)),
+      ...set(WOY),
+      ...when([...get(WOY), ...get(OUT_HW), ...get(OUT_W), Op.I32DivU, Op.I32Eq], [...i32(0), ...set(WOY), ...add(get(WB), i32(1)), ...set(WB)]),
+    ],
+  ),
+];
+
 /**
  * The table of where the windows of rows I to I + rows - 1 meet the input, one byte address per row and entry at A
- * (`[rows, taps / run]`, the row of zeros for taps in the padding): row g = row0 + I + r = (b·outH + oy)·outW + ox
- * starts at iy0 = oy·sh - top, ix0 = ox·sw - left of image b.
+ * (`[rows, taps / run]`, the row of zeros for taps in the padding): the window of the row at (b, oy, ox) starts at
+ * iy0 = oy·sh - top, ix0 = ox·sw - left of image b. The rows come in order from {@link firstWindow}.
  */
 function windowRows(rows: number): number[] {
   return [...new Array<number>(rows).keys()].flatMap((r) => [
-    ...add(add(get(ROW0), get(I)), i32(r)),
-    ...get(OUT_HW),
-    Op.I32RemU,
-    ...set(Q),
-    ...[...get(Q), ...get(OUT_W), Op.I32DivU, ...get(SH), Op.I32Mul, ...get(PT), Op.I32Sub],
+    ...[...get(WOY), ...get(SH), Op.I32Mul, ...get(PT), Op.I32Sub],
     ...set(IY0),
-    ...[...get(Q), ...get(OUT_W), Op.I32RemU, ...get(SW), Op.I32Mul, ...get(PL), Op.I32Sub],
+    ...[...get(WOX), ...get(SW), Op.I32Mul, ...get(PL), Op.I32Sub],
     ...set(IX0),
-    ...add(get(X), bytes(mul(mul(mul([...add(add(get(ROW0), get(I)), i32(r)), ...get(OUT_HW), Op.I32DivU], get(IN_H)), get(IN_W)), get(CIN)))),
+    ...add(get(X), bytes(mul(mul(mul(get(WB), get(IN_H)), get(IN_W)), get(CIN)))),
     ...set(BASE),
+    ...nextWindow,
     ...add(get(AB), bytes(mul(add(get(I), i32(r)), get(TAPS)))),
     ...set(T),
     ...loop(TI, i32(0), get(FH), i32(1), [
@@ -247,6 +279,7 @@ const body = (variant: ProductVariant): number[] => [
     ...loop(JP, i32(0), get(COLS), get(PANEL), [
       ...pick(add(get(JP), get(PANEL)), get(COLS8), Op.I32LtS),
       ...set(PANEL_END),
+      ...(variant.windows ? [...i32(0), ...set(I), ...firstWindow] : []),
       ...loop(I, i32(0), get(ROWS4), i32(4), rowTiles(variant, 4)),
       ...loop(I, get(ROWS4), get(ROWS), i32(1), rowTiles(variant, 1)),
     ]),
