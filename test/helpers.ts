@@ -1,9 +1,11 @@
 /**
- * Shared test helpers: tolerance checks against independent references, a small IPU target for hand-computed costs, and
- * the CNN of the training benchmarks.
+ * Shared test helpers: tolerance checks against independent references, a small IPU target for hand-computed costs,
+ * the CNN of the training benchmarks, and WebAssembly relaxed SIMD for a test file.
  */
+import v8 from 'node:v8';
 import * as tf from '@tensorflow/tfjs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { relaxedSimdSupported } from '../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import type { KernelTarget } from '../lib/ipu/kernel_cycles.js';
 
 /** Asserts two tensors have the same shape and values within `rtol`/`atol`. */
@@ -67,5 +69,20 @@ export function smallCnn(biasInitializer: 'zeros' | 'randomNormal' = 'zeros'): t
       tf.layers.flatten(),
       tf.layers.dense({ units: 10, activation: 'softmax' }),
     ],
+  });
+}
+
+/**
+ * Turns WebAssembly relaxed SIMD on for the calling test file (Node 20 compiles it behind
+ * `--experimental-wasm-relaxed-simd`, Node 22 by default), and back off after it where it was off.
+ */
+export function withRelaxedSimd(): void {
+  let before = false;
+  beforeAll(() => {
+    before = relaxedSimdSupported();
+    v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  });
+  afterAll(() => {
+    if (!before) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
   });
 }

@@ -1,20 +1,11 @@
-import v8 from 'node:v8';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { popart } from 'poptfjs';
-import { relaxedSimdSupported } from '../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { expectAllClose, ramp } from './session_models.js';
+import { withRelaxedSimd } from '../helpers.js';
 
 const { AnchorReturnType, Builder, DataFlow, DeviceManager, InferenceSession, Patterns, SessionOptions, StepIO } = popart;
 
-/** Node 20 compiles relaxed SIMD behind a flag (Node 22 by default): this file turns it on, and back off after. */
-let relaxedBefore = false;
-beforeAll(() => {
-  relaxedBefore = relaxedSimdSupported();
-  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-});
-afterAll(() => {
-  if (!relaxedBefore) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
-});
+withRelaxedSimd();
 
 /** conv 3 × 3 (8 → 16) → relu → max pool 2 → conv 1 × 1 (16 → 12) → relu, on a [1, 8, 32, 32] input. */
 function cnn() {

@@ -16,7 +16,24 @@
  * reports that it cannot run and the caller keeps its own loop.
  */
 import type * as tf from '@tensorflow/tfjs';
-import { add, bytes, flatIndex, get, i32, loop, memory, minusInfinities, Op, pick, type RoutineCode, set, SimdOp, simd, type WasmMemory, zeros } from './wasm_simd_routine.js';
+import {
+  add,
+  bytes,
+  flatIndex,
+  get,
+  i32,
+  loop,
+  memory,
+  minusInfinities,
+  Op,
+  type RoutineCode,
+  set,
+  SimdOp,
+  simd,
+  type WasmMemory,
+  windowSpan,
+  zeros,
+} from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 
 // Parameters (i32), in the order of the call in maxPoolGradSimd.
@@ -118,33 +135,9 @@ const channelGroup = [
   ...writeTaps,
 ];
 
-const windowColumn = [
-  ...get(OX),
-  ...get(SW),
-  Op.I32Mul,
-  ...get(PAD_L),
-  Op.I32Sub,
-  ...set(LEFT),
-  ...pick(get(LEFT), i32(0), Op.I32GtS),
-  ...set(X0),
-  ...pick([...get(LEFT), ...get(FW), Op.I32Add], get(IN_W), Op.I32LtS),
-  ...set(X1),
-  ...loop(C, i32(0), get(CH), i32(4), channelGroup),
-];
+const windowColumn = [...windowSpan(OX, SW, PAD_L, FW, IN_W, LEFT, X0, X1), ...loop(C, i32(0), get(CH), i32(4), channelGroup)];
 
-const windowRow = [
-  ...get(OY),
-  ...get(SH),
-  Op.I32Mul,
-  ...get(PAD_T),
-  Op.I32Sub,
-  ...set(TOP),
-  ...pick(get(TOP), i32(0), Op.I32GtS),
-  ...set(Y0),
-  ...pick([...get(TOP), ...get(FH), Op.I32Add], get(IN_H), Op.I32LtS),
-  ...set(Y1),
-  ...loop(OX, i32(0), get(OUT_W), i32(1), windowColumn),
-];
+const windowRow = [...windowSpan(OY, SH, PAD_T, FH, IN_H, TOP, Y0, Y1), ...loop(OX, i32(0), get(OUT_W), i32(1), windowColumn)];
 
 const body = loop(B, i32(0), get(BATCH), i32(1), loop(OY, i32(0), get(OUT_H), i32(1), windowRow));
 

@@ -11,7 +11,7 @@
  * which a graph of poptfjs's routines keeps off (wasm_thread_pool.ts).
  */
 import type * as tf from '@tensorflow/tfjs';
-import { add, bytes, flatIndex, get, i32, loop, memory, minusInfinities, Op, pick, type RoutineCode, set, SimdOp, simd, type WasmMemory } from './wasm_simd_routine.js';
+import { add, bytes, flatIndex, get, i32, loop, memory, minusInfinities, Op, type RoutineCode, set, SimdOp, simd, type WasmMemory, windowSpan } from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 
 // Parameters (i32), in the order of the call in maxPoolSimd.
@@ -84,15 +84,7 @@ const window = [
   ...set(DST),
 ];
 
-const windowColumn = [
-  ...[...get(OX), ...get(SW), Op.I32Mul, ...get(PAD_L), Op.I32Sub],
-  ...set(LEFT),
-  ...pick(get(LEFT), i32(0), Op.I32GtS),
-  ...set(X0),
-  ...pick([...get(LEFT), ...get(FW), Op.I32Add], get(IN_W), Op.I32LtS),
-  ...set(X1),
-  ...window,
-];
+const windowColumn = [...windowSpan(OX, SW, PAD_L, FW, IN_W, LEFT, X0, X1), ...window];
 
 /** The windows of output row r = b·outH + oy. */
 const outputRow = [
@@ -100,12 +92,7 @@ const outputRow = [
   ...set(B),
   ...[...get(R), ...get(OUT_H), Op.I32RemU],
   ...set(OY),
-  ...[...get(OY), ...get(SH), Op.I32Mul, ...get(PAD_T), Op.I32Sub],
-  ...set(TOP),
-  ...pick(get(TOP), i32(0), Op.I32GtS),
-  ...set(Y0),
-  ...pick([...get(TOP), ...get(FH), Op.I32Add], get(IN_H), Op.I32LtS),
-  ...set(Y1),
+  ...windowSpan(OY, SH, PAD_T, FH, IN_H, TOP, Y0, Y1),
   ...loop(OX, i32(0), get(OUT_W), i32(1), windowColumn),
 ];
 

@@ -180,6 +180,20 @@ export const shuffle32 = (lanes: readonly [number, number, number, number]): num
 export const f32Load: number[] = [Op.F32Load, 2, 0];
 /** `a < b ? a : b` or `a > b ? a : b` of two instruction sequences leaving an i32 each. */
 export const pick = (a: number[], b: number[], compare: Op.I32LtS | Op.I32GtS): number[] => [...a, ...b, ...a, ...b, compare, Op.Select];
+/**
+ * The taps of a pooling window along one axis, at output index `index` (i32 locals, by index): the window starts at
+ * `start = index·stride - pad`; its taps inside the input run from `first = max(start, 0)` to `end = min(start + size, extent)`.
+ */
+export function windowSpan(index: number, stride: number, pad: number, size: number, extent: number, start: number, first: number, end: number): number[] {
+  return [
+    ...[...get(index), ...get(stride), Op.I32Mul, ...get(pad), Op.I32Sub],
+    ...set(start),
+    ...pick(get(start), i32(0), Op.I32GtS),
+    ...set(first),
+    ...pick([...get(start), ...get(size), Op.I32Add], get(extent), Op.I32LtS),
+    ...set(end),
+  ];
+}
 /** `if (condition) body`, `condition` leaving an i32. */
 export const when = (condition: number[], body: number[]): number[] => [...condition, Op.If, 0x40, ...body, Op.End];
 

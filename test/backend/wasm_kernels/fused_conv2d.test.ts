@@ -1,23 +1,15 @@
 import { availableParallelism } from 'node:os';
-import v8 from 'node:v8';
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { panelColumns } from '../../../lib/backend/wasm_kernels/fused_conv2d.js';
 import { relaxedSimdSupported } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
 import { computeOnWasmThreads, switchableWasmThreads, wasmComputeThreads, withWasmThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { CONVOLUTION_CASES, type ConvolutionCase, randomTensor, runCpuKernel, runKernel, expectRelativelyClose, useWasmTrainingBackend } from './kernel_reference.js';
+import { withRelaxedSimd } from '../../helpers.js';
 
-/** Node 20 compiles relaxed SIMD behind a flag (Node 22 by default): this file turns it on, and back off after. */
-let relaxedBefore = false;
-beforeAll(async () => {
-  relaxedBefore = relaxedSimdSupported();
-  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-  await useWasmTrainingBackend();
-});
-afterAll(() => {
-  if (!relaxedBefore) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
-});
+withRelaxedSimd();
+beforeAll(useWasmTrainingBackend);
 
 /** A convolution case with a fused bias and activation. */
 interface FusedCase extends ConvolutionCase {

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import v8 from 'node:v8';
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { asksFusedMultiplyAdd } from '../../../lib/backend/multiply_add_attribute.js';
 import { relaxedSimdSupported } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { routinesOnlyOnWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
@@ -12,18 +12,11 @@ import { GraphInterpreter } from '../../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../../lib/runtime/random_source.js';
 import { traceInference } from '../../../lib/trace/trace_model.js';
 import { expectSameResults, nodesOf, onWasmBackend } from './graph_results.js';
+import { withRelaxedSimd } from '../../helpers.js';
 
 onWasmBackend();
 
-/** Node 20 compiles relaxed SIMD behind a flag (Node 22 by default): this file turns it on, and back off after. */
-let relaxedBefore = false;
-beforeAll(() => {
-  relaxedBefore = relaxedSimdSupported();
-  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-});
-afterAll(() => {
-  if (!relaxedBefore) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
-});
+withRelaxedSimd();
 
 const CONTEXT = { backend: 'wasm', training: false };
 
