@@ -12,3 +12,6 @@ export const MULTIPLY_ADD_ATTRIBUTE = 'multiplyAdd';
 export function asksFusedMultiplyAdd(attrs: Readonly<Record<string, unknown>>): boolean {
   return attrs[MULTIPLY_ADD_ATTRIBUTE] === 'fused';
 }
+
+/** The activations a convolution with fused multiply-adds applies itself (others keep the backend's kernel). */
+export const MULTIPLY_ADD_ACTIVATIONS: ReadonlySet<string> = new Set(['linear', 'relu']);

@@ -31,7 +31,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
-import { asksFusedMultiplyAdd } from '../multiply_add_attribute.js';
+import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS } from '../multiply_add_attribute.js';
 import { matMulSimdOnThreads, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
@@ -39,9 +39,6 @@ const BACKEND = 'wasm';
 
 /** The wasm backend's own `FusedConv2D` (registered by the import above), which this kernel replaces and calls. */
 const OWN_FUSED_CONV2D = tf.getKernel(tf.FusedConv2D, BACKEND);
-
-/** The activations the product applies itself. */
-const ACTIVATIONS: ReadonlySet<string> = new Set(['linear', 'relu']);
 
 /** The bytes of the filter's columns a panel holds: a quarter of a core's 2 MiB second-level cache here, with room for the rows of the input. */
 const PANEL_BYTES = 512 * 1024;
@@ -62,7 +59,7 @@ function multiplyAddConvolution(args: Parameters<tf.KernelFunc>[0]): { info: tf.
   const { x, filter, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
   const attrs = args.attrs as unknown as tf.FusedConv2DAttrs & Record<string, unknown>;
   if (!asksFusedMultiplyAdd(attrs) || x === undefined || filter === undefined || preluActivationWeights !== undefined) return undefined;
-  if (x.dtype !== 'float32' || filter.dtype !== 'float32' || attrs.dataFormat !== 'NHWC' || !ACTIVATIONS.has(attrs.activation ?? 'linear')) return undefined;
+  if (x.dtype !== 'float32' || filter.dtype !== 'float32' || attrs.dataFormat !== 'NHWC' || !MULTIPLY_ADD_ACTIVATIONS.has(attrs.activation ?? 'linear')) return undefined;
   const info = tf.backend_util.computeConv2DInfo(
     x.shape as [number, number, number, number],
     filter.shape as [number, number, number, number],

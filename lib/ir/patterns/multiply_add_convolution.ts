@@ -27,7 +27,7 @@
  * SqueezeNet 1.1's session (224 × 224, 2 threads): 11.2 → 10.1 ms a run.
  */
 import type { Graph, Node, Value, ValueId } from '../graph.js';
-import { MULTIPLY_ADD_ATTRIBUTE, asksFusedMultiplyAdd } from '../../backend/multiply_add_attribute.js';
+import { MULTIPLY_ADD_ACTIVATIONS, MULTIPLY_ADD_ATTRIBUTE, asksFusedMultiplyAdd } from '../../backend/multiply_add_attribute.js';
 import { relaxedSimdSupported } from '../../backend/wasm_kernels/wasm_simd_routine.js';
 import { nodeCost } from '../node_cost.js';
 import { rewriteInferenceNodes } from './inference_rewrite.js';
@@ -39,15 +39,13 @@ export const MIN_ROWS = 128;
 /** The most FLOPs of a convolution or matrix product of a marked graph that the product does not compute. */
 export const MAX_OTHER_FLOPS = 1e6;
 
-/** The activations the product applies itself. */
-const ACTIVATIONS: ReadonlySet<string> = new Set(['linear', 'relu']);
-
 const ones = (v: unknown) => v === undefined || v === 1 || (Array.isArray(v) && v.every((d) => d === 1));
 
 /** Whether the product computes `node`: a float32 NHWC `FusedConv2D` without dilation, a linear or relu activation, a per-channel bias or none, output channels in fours. */
 function computedByProduct(value: (id: ValueId) => Value, node: Node): boolean {
   const { dataFormat, dilations, activation } = node.attrs as Record<string, unknown>;
-  if (node.kernel !== 'FusedConv2D' || dataFormat !== 'NHWC' || !ones(dilations) || !ACTIVATIONS.has((activation as string | undefined) ?? 'linear')) return false;
+  if (node.kernel !== 'FusedConv2D' || dataFormat !== 'NHWC' || !ones(dilations) || !MULTIPLY_ADD_ACTIVATIONS.has((activation as string | undefined) ?? 'linear'))
+    return false;
   const names = node.inputNames?.join();
   if ((names !== 'x,filter' && names !== 'x,filter,bias') || node.outputs.length !== 1) return false;
   const [x, filter, bias] = node.inputs.map(value);
