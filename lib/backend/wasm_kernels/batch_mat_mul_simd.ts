@@ -25,8 +25,11 @@
  *   refuse the routine.
  *
  * A product may also start each tile from a bias row (added before the
- * depth's terms) and end it with a relu, and its A may be the windows of a
- * convolution read in place: before a row tile's columns, a table of where
+ * depth's terms) and end it with a relu; read B packed in panels of 8
+ * columns (`[ceil(cols / 8), depth, 8]`: a tile's columns of B are then one
+ * stream, where B as it is gives 32 bytes from each of its rows; a
+ * convolution's filter is packed once, packed_filter.ts); and its A may be
+ * the windows of a convolution read in place: before a row tile's columns, a table of where
  * each row's window meets the input, per tap (or per run of taps along the
  * width, where they follow each other in memory), is written at A; the
  * depth then runs over the table's entries and, within each, over its
@@ -43,10 +46,12 @@ export interface ProductVariant {
   readonly relu: boolean;
   /** A is the windows of a convolution's input (read in place, {@link ConvolutionWindows}) instead of a matrix. */
   readonly windows: boolean;
+  /** B is packed in panels of 8 columns, `[ceil(cols / 8), depth, 8]` (the last one's columns beyond `cols` are zeros), instead of `[depth, cols]`. */
+  readonly packedB: boolean;
 }
 
 /** The plain product: separate multiply and add, no bias, no relu. */
-export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, relu: false, windows: false };
+export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, relu: false, windows: false, packedB: false };
 
 // Parameters (byte addresses, sizes in elements, batch steps in bytes; the panel's width in columns). COLS columns
 // are computed, of B and C rows of STRIDE elements.
@@ -150,14 +155,14 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
       ...set(AV),
       ...range(vectors).flatMap((v) => [...multiplyAdd(r, v), ...set(acc(r, v))]),
     ]),
-    ...add(get(PB), get(STRIDE_BYTES)),
+    ...add(get(PB), variant.packedB ? i32(32) : get(STRIDE_BYTES)),
     ...set(PB),
   ];
   const along = variant.windows ? windowsDepth(rows, depthStep) : matrixDepth(rows, depthStep);
   return [
     ...cells.flatMap(([r, v]) => [...start(v), ...set(acc(r, v))]),
     // B's row 0 at column J.
-    ...add(get(BB), bytes(get(J))),
+    ...add(get(BB), bytes(variant.packedB ? mul(get(J), get(DEPTH)) : get(J))),
     ...set(PB),
     ...along,
     ...cells.flatMap(([r, v]) => [...add(get(CB), bytes(add(mul(add(get(I), i32(r)), get(STRIDE)), get(J)))), ...result(r, v), ...memory(SimdOp.Store, 16 * v)]),
@@ -295,7 +300,7 @@ const codes = new Map<string, RoutineCode>();
 
 /** The routine of `variant` (one object per variant: routines are compiled once per code object). */
 function productCode(variant: ProductVariant): RoutineCode {
-  const key = `${variant.multiplyAdd},${variant.bias},${variant.relu},${variant.windows}`;
+  const key = `${variant.multiplyAdd},${variant.bias},${variant.relu},${variant.windows},${variant.packedB}`;
   let code = codes.get(key);
   if (code === undefined) {
     code = { name: 'product', params: PARAMS, i32Locals: I32_LOCALS, v128Locals: 11, body: body(variant) };
@@ -353,7 +358,7 @@ const NO_WINDOWS: readonly number[] = new Array<number>(PARAMS - ROW0).fill(0);
 
 /** One product of float32 matrices in the wasm heap, for {@link matMulSimdOnThreads}. */
 export interface ProductCall {
-  /** Byte addresses of A (`[rows, depth]`; for windows, room for the `[rows, taps]` int32 table of where they meet the input), B (`[depth, cols]`) and C (`[rows, cols]`). */
+  /** Byte addresses of A (`[rows, depth]`; for windows, room for the `[rows, taps]` int32 table of where they meet the input), B (`[depth, cols]`, or packed: {@link ProductVariant.packedB}) and C (`[rows, cols]`). */
   readonly a: number;
   readonly b: number;
   readonly c: number;
@@ -423,7 +428,8 @@ export function matMulSimdOnThreads(memory: WasmMemory | undefined, call: Produc
   const noSteps = new Array<number>(PARAMS).fill(0);
   if (panel < cols) {
     // B is larger than a panel: the threads take panels of columns (B read once, A once per panel).
-    const steps = noSteps.map((_, i) => (i === B || i === C || (i === BIAS && call.bias !== undefined) ? 4 : 0));
+    const bColumn = call.variant?.packedB ? 4 * depth : 4;
+    const steps = noSteps.map((_, i) => (i === B ? bColumn : i === C || (i === BIAS && call.bias !== undefined) ? 4 : 0));
     return runSimdRoutine(memory, code, { args, steps, countArg: COLS, units: cols, unitBytes: 4 * (depth + rows) + (4 * rows * depth) / panel, granule: 8 });
   }
   const w = call.windows?.shape;

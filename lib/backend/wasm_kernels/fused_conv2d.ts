@@ -8,32 +8,37 @@
  * fuses them. Relaxed SIMD's `f32x4.relaxed_madd` does (on by default from
  * Node 22; Node 20 needs `--experimental-wasm-relaxed-simd`): the product
  * routine of batch_mat_mul_simd.ts reaches about 51-55 GFLOP/s a thread on
- * SqueezeNet's shapes. A marked node (attribute `multiplyAdd` `'fused'`)
- * with NHWC data, no dilation, a linear or relu activation, a bias of one
- * value per output channel or none, and output channels in fours is
- * computed as the product of
+ * SqueezeNet's shapes, as much as a loop of independent `relaxed_madd`s
+ * alone (51-55 GFLOP/s a thread here: two 4-lane fused multiply-adds a
+ * cycle). A marked node (attribute `multiplyAdd` `'fused'`) with NHWC data,
+ * no dilation, a linear or relu activation, a bias of one value per output
+ * channel or none, and output channels in fours is computed as the product
+ * of
  * - its windows, read in place through a table of where each meets the
  *   input (a row of zeros for taps in the padding), or, for a 1 × 1 window
  *   at stride 1 without padding, the input itself,
- * - and the filter as `[taps · inChannels, outChannels]`, its tiles
+ * - and the filter as `[taps · inChannels, outChannels]`, packed in panels
+ *   of 8 columns once per filter tensor (packed_filter.ts), its tiles
  *   starting from the bias and ending with the relu, in panels of columns
  *   that stay in a core's cache,
  *
  * shared with the helper thread of simd_routine_threads.ts. Each sum is
  * rounded once per multiply-add instead of twice, so the results differ
  * from XNNPACK's in the last bits (the tolerance of onnxruntime's against
- * PyTorch's). Alone, on 2 threads: a 13 × 13 × 512 → 1000 1 × 1
- * convolution 2.0 against XNNPACK's 2.5-2.65 ms, 3 × 3 ones of 28-56 MFLOP
- * 0.36-0.70 against 0.39-0.77 ms. Other nodes, and marked ones where the
- * engine refuses relaxed SIMD, run the backend's own kernel.
- */
+ * PyTorch's). Alone, on 2 threads, after an XNNPACK convolution: a 13 × 13
+ * × 512 → 1000 1 × 1 convolution 2.0 against XNNPACK's 2.6 ms, SqueezeNet's
+ * 3 × 3 ones of 28-56 MFLOP 0.34-0.65 against 0.43-0.81 ms; ResNet-18's at
+ * 64 × 64 (4 to 1024 output positions) about even, 0.15-0.35 ms either way.
+ * Other nodes, and marked ones where the engine refuses relaxed SIMD, run
+ * the backend's own kernel. */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
 import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS } from '../multiply_add_attribute.js';
 import { matMulSimdOnThreads, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
-import { wasmMemory } from './wasm_simd_routine.js';
+import { packedFilter } from './packed_filter.js';
+import { relaxedSimdSupported, wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
 
@@ -74,9 +79,9 @@ function multiplyAddConvolution(args: Parameters<tf.KernelFunc>[0]): { info: tf.
   if (bias !== undefined && (bias.dtype !== 'float32' || tf.util.sizeFromShape(bias.shape) !== outChannels || bias.shape.length !== 1)) return undefined;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
-  const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
+  const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels }) && relaxedSimdSupported();
   if (!fits) return undefined;
-  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: false } };
+  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: false, packedB: true } };
 }
 
 /** Whether the input of `info` already is its im2col: a 1 × 1 window at stride 1, no padding. */
@@ -109,6 +114,7 @@ function byProduct(
   const windows = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
   const run = windowRun(windows);
   const inPlace = inputIsIm2col(info);
+  const packed = packedFilter(wasm, filter, depth, info.outChannels);
   const zero = inPlace ? undefined : wasm.makeOutput([run * info.inChannels], 'float32');
   const table = inPlace ? undefined : wasm.makeOutput([rows, (info.filterHeight * info.filterWidth) / run], 'int32');
   const out = wasm.makeOutput([info.batchSize, info.outHeight, info.outWidth, info.outChannels], 'float32');
@@ -117,7 +123,7 @@ function byProduct(
     if (zero !== undefined) (wasm.typedArrayFromHeap(zero) as Float32Array).fill(0);
     done = matMulSimdOnThreads(memory, {
       a: address(table ?? x),
-      b: address(filter),
+      b: address(packed),
       c: address(out),
       rows,
       depth,

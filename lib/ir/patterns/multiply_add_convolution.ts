@@ -14,17 +14,18 @@
  * (wasm_thread_pool.ts). It is marked when the product computes each of its
  * convolutions faster, and no other convolution or matrix product of it
  * needs the pool:
- * - each convolution has {@link MIN_ROWS} output positions or more: the
- *   product reads the filter as it is, along its rows, where XNNPACK packs
- *   it once; with few positions that costs more than it saves (measured on
- *   2 threads: a 2 × 2 × 512 → 512 3 × 3 convolution 0.82 against XNNPACK's
- *   0.31 ms, 8 × 8 × 128 → 128 0.29 against 0.26, 16 × 16 × 64 → 64 0.24
- *   against 0.26);
+ * - each convolution has {@link MIN_ROWS} output positions or more: with
+ *   fewer, the product is about even with XNNPACK (2 threads, ResNet-18 at
+ *   64 × 64: 2 × 2 × 512 → 512 3 × 3 0.35 against 0.35 ms, 8 × 8 × 128 →
+ *   128 0.29 against 0.28, its 7 × 7 first one 0.34 against 0.29), and
+ *   that session, marked, ran no faster beside onnxruntime (5.9-6.6 against
+ *   5.9-7.3 ms);
  * - every other convolution or product does less than
  *   {@link MAX_OTHER_FLOPS} (mobilenet_v2's depthwise convolutions would run
  *   on one thread).
  *
- * SqueezeNet 1.1's session (224 × 224, 2 threads): 11.2 → 10.1 ms a run.
+ * SqueezeNet 1.1's session (224 × 224, 2 threads): 11.0-11.1 → 9.1-9.9 ms
+ * a run beside onnxruntime.
  */
 import type { Graph, Node, Value, ValueId } from '../graph.js';
 import { MULTIPLY_ADD_ACTIVATIONS, MULTIPLY_ADD_ATTRIBUTE, asksFusedMultiplyAdd } from '../../backend/multiply_add_attribute.js';

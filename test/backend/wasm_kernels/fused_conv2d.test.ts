@@ -104,6 +104,28 @@ describe('FusedConv2D on wasm with fused multiply-adds', () => {
     },
   );
 
+  it('packs a filter once, reads the packed copy while the filter lives and frees it with the filter', () => {
+    const c: FusedCase = { x: [1, 6, 6, 8], filter: [3, 3, 8, 12], strides: 1, pad: 'same', bias: true, activation: 'relu' };
+    const inputs = inputsOf(c, 21);
+    const backend = tf.backend();
+    const before = backend.numDataIds();
+    const first = runKernel('FusedConv2D', inputs, attrsOf(c, true));
+    first.dispose();
+    // The packed copy: one more data id than its tensors hold.
+    expect(backend.numDataIds()).toBe(before + 1);
+    const second = runKernel('FusedConv2D', inputs, attrsOf(c, true));
+    expect(backend.numDataIds()).toBe(before + 2);
+    expectRelativelyClose(second, runCpuKernel('FusedConv2D', inputs, attrsOf(c, false)), 1e-5);
+    second.dispose();
+    inputs.filter!.dispose();
+    expect(backend.numDataIds()).toBe(before - 1);
+    // A new filter, with other values, is packed anew.
+    const other = { ...inputs, filter: randomTensor(c.filter, 99) };
+    const third = runKernel('FusedConv2D', other, attrsOf(c, true));
+    expectRelativelyClose(third, runCpuKernel('FusedConv2D', other, attrsOf(c, false)), 1e-5);
+    tf.dispose([third, ...Object.values(other)]);
+  });
+
   it('cuts a filter of more than 512 KiB into panels of whole vectors of 8 columns', () => {
     expect(panelColumns(256, 500)).toBe(500);
     expect(panelColumns(256, 604)).toBe(512);
