@@ -50,8 +50,12 @@ export type SessionTable = { readonly rows: readonly SessionRow[]; readonly onnx
 
 const PYTHON = process.env.POPTFJS_BENCH_PYTHON ?? '/usr/bin/python3';
 
-/** Untimed rounds first (the sessions' first runs allocate their tensors, and the compile leaves garbage to collect). */
-const WARMUP_ROUNDS = 10;
+/**
+ * Untimed rounds first: the sessions' first runs allocate their tensors, and compiling both sessions leaves garbage to
+ * collect. After 10, the first side-by-side rounds still ran resnet18 0.2-1.3 ms slower than the same graph in the
+ * second (6.2 against 5.6, 7.3 against 6.0 ms); after 40, within 0.3 ms.
+ */
+const WARMUP_ROUNDS = 40;
 
 /** Where the exported models are kept (generated, never committed). */
 function modelDirectory(): string {
@@ -205,7 +209,7 @@ export function sessionTableMarkdown(table: SessionTable): string {
     '',
     `Each model is exported by \`torch.onnx.export\` (bench/session_models.py: random weights, opset 14) and run on the same`,
     `input by a poptfjs \`InferenceSession\` (tfjs wasm backend, CPU device) and by onnxruntime-node ${table.onnxruntime} (CPU, its`,
-    "thread pool's spin-waiting off), the two taking turns within each round; then, in rounds of their own, onnxruntime and",
+    `thread pool's spin-waiting off), the two taking turns within each round after ${WARMUP_ROUNDS} untimed rounds; then, in rounds of their own, onnxruntime and`,
     'poptfjs with its `MultiplyAddConvolution` pattern off (its convolutions on XNNPACK). "max abs diff" compares the outputs of',
     'poptfjs and onnxruntime. With',
     "spin-waiting on (its default), onnxruntime's threads keep both cores busy after each of its runs, which slows whatever runs",
