@@ -11,14 +11,19 @@
  * each, the ratios, and the largest difference between the outputs.
  * Then poptfjs runs with its `MultiplyAddConvolution` pattern off (its
  * convolutions on XNNPACK, without fused multiply-adds), taking turns with
- * onnxruntime in rounds of its own.
+ * onnxruntime in rounds of its own. Last, the FLOPs of each model's
+ * convolutions and products, and the least time they take at WebAssembly's
+ * fused multiply-add peak (bench/product_flops.ts): the bound on any wasm
+ * run of the model.
  * Targets: poptfjs ≤ 3× onnxruntime on every model, ≤ 1.5× on at least one.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
 import { popart } from 'poptfjs';
 import { benchDirectory } from './bench_directory.js';
+import { fusedMultiplyAddPeak, productFlops } from './product_flops.js';
 import { runSideBySide } from './side_by_side.js';
 
 /** The title of the table, as `BENCH_ONLY` matches it. */
@@ -41,12 +46,26 @@ const MODELS: readonly SessionModel[] = [
 export interface SessionRow {
   readonly model: SessionModel;
   readonly result:
-    | { readonly poptfjsMs: number; readonly separateMs: number; readonly onnxruntimeMs: number; readonly spinningMs: number; readonly maxAbsDiff: number }
+    | {
+        readonly poptfjsMs: number;
+        readonly separateMs: number;
+        readonly onnxruntimeMs: number;
+        readonly spinningMs: number;
+        readonly maxAbsDiff: number;
+        /** GFLOP of the convolutions and matrix products of one poptfjs run. */
+        readonly gflop: number;
+      }
     | { readonly failed: string };
 }
 
+/** WebAssembly's fused multiply-add peak on this machine ({@link fusedMultiplyAddPeak}) and the wasm backend's threads. */
+interface MultiplyAddPeak {
+  readonly gflopsPerThread: number;
+  readonly threads: number;
+}
+
 /** The measured table, or why it could not be measured. */
-export type SessionTable = { readonly rows: readonly SessionRow[]; readonly onnxruntime: string } | { readonly skipped: string };
+export type SessionTable = { readonly rows: readonly SessionRow[]; readonly onnxruntime: string; readonly peak: MultiplyAddPeak | undefined } | { readonly skipped: string };
 
 const PYTHON = process.env.POPTFJS_BENCH_PYTHON ?? '/usr/bin/python3';
 
@@ -117,10 +136,11 @@ async function measure(model: SessionModel, directory: string, ort: typeof impor
     await reference.release();
     const actual = anchors.output as Float32Array;
     const maxAbsDiff = actual.reduce((m, v, i) => Math.max(m, Math.abs(v - expected![i]!)), 0);
+    const gflop = (await productFlops(() => session.run(new popart.StepIO({ input }, anchors)))) / 1e9;
     const spinning = await ort.InferenceSession.create(file);
     const [alone] = await runSideBySide([{ name: 'onnxruntime-node, spinning', step: async () => void (await spinning.run(feeds)) }], rounds);
     await spinning.release();
-    return { poptfjsMs: poptfjs!.medianMs, separateMs: withoutFused!.medianMs, onnxruntimeMs: onnxruntime!.medianMs, spinningMs: alone!.medianMs, maxAbsDiff };
+    return { poptfjsMs: poptfjs!.medianMs, separateMs: withoutFused!.medianMs, onnxruntimeMs: onnxruntime!.medianMs, spinningMs: alone!.medianMs, maxAbsDiff, gflop };
   } finally {
     session.dispose();
     separate.dispose();
@@ -147,7 +167,8 @@ export async function sessionTable(rounds: number): Promise<SessionTable> {
     }
   }
   const version = (JSON.parse(readFileSync(join(benchDirectory(), '..', 'node_modules', 'onnxruntime-node', 'package.json'), 'utf8')) as { version: string }).version;
-  return { rows, onnxruntime: version };
+  const perThread = fusedMultiplyAddPeak();
+  return { rows, onnxruntime: version, peak: perThread === undefined ? undefined : { gflopsPerThread: perThread, threads: getThreadsCount() } };
 }
 
 const HEADERS = [
@@ -160,12 +181,14 @@ const HEADERS = [
   'onnxruntime-node spinning, alone, ms',
   'ratio to it',
   'max abs diff',
+  'GFLOP of its convolutions and products',
+  'ms at the multiply-add peak',
 ];
 
-function cells(row: SessionRow): string[] {
+function cells(row: SessionRow, peak: MultiplyAddPeak | undefined): string[] {
   const head = [row.model.name, row.model.input.join('×')];
   const r = row.result;
-  if ('failed' in r) return [...head, `failed: ${r.failed}`, '', '', '', '', '', ''];
+  if ('failed' in r) return [...head, `failed: ${r.failed}`, ...new Array<string>(HEADERS.length - 3).fill('')];
   const ratio = (ms: number) => (r.poptfjsMs / ms).toFixed(2);
   return [
     ...head,
@@ -176,7 +199,27 @@ function cells(row: SessionRow): string[] {
     r.spinningMs.toFixed(2),
     ratio(r.spinningMs),
     r.maxAbsDiff.toExponential(1),
+    r.gflop.toFixed(3),
+    peak === undefined ? 'n/a' : peakMs(r.gflop, peak).toFixed(2),
   ];
+}
+
+/** The least time `gflop` takes at `peak` on all its threads. */
+function peakMs(gflop: number, peak: MultiplyAddPeak): number {
+  return (gflop / (peak.gflopsPerThread * peak.threads)) * 1e3;
+}
+
+/**
+ * The line on the bound: WebAssembly's peak, and the models whose convolutions and products alone, at that peak on
+ * every thread, take longer than 1.5 times onnxruntime's side-by-side run.
+ */
+function peakBound(rows: readonly SessionRow[], peak: MultiplyAddPeak | undefined): string {
+  if (peak === undefined) return 'WebAssembly fused multiply-add peak: not measured (no relaxed SIMD here)';
+  const beyond = rows.filter((r) => !('failed' in r.result) && peakMs(r.result.gflop, peak) > 1.5 * r.result.onnxruntimeMs).map((r) => r.model.name);
+  return (
+    `WebAssembly fused multiply-add peak (f32x4.relaxed_madd alone): ${peak.gflopsPerThread.toFixed(1)} GFLOP/s a thread, ${peak.threads} thread(s); ` +
+    `at it, the convolutions and products alone take longer than 1.5 × onnxruntime's side-by-side run on ${beyond.length} of ${rows.length} models${beyond.length > 0 ? ` (${beyond.join(', ')})` : ''}`
+  );
 }
 
 /** The line against the targets, for the ratios to onnxruntime side by side and to its spinning default alone. */
@@ -192,12 +235,13 @@ function verdict(rows: readonly SessionRow[]): string {
 /** The table as text, for the console. */
 export function sessionTableText(table: SessionTable): string {
   if ('skipped' in table) return `${SESSION_TABLE_TITLE}: skipped: ${table.skipped}`;
-  const rows = [HEADERS, ...table.rows.map(cells)];
+  const rows = [HEADERS, ...table.rows.map((r) => cells(r, table.peak))];
   const widths = HEADERS.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return [
     `${SESSION_TABLE_TITLE} ${table.onnxruntime} (median run, ms):`,
     ...rows.map((r) => `  ${r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')}`),
     verdict(table.rows),
+    peakBound(table.rows, table.peak),
   ].join('\n');
 }
 
@@ -214,13 +258,18 @@ export function sessionTableMarkdown(table: SessionTable): string {
     'poptfjs and onnxruntime. With',
     "spin-waiting on (its default), onnxruntime's threads keep both cores busy after each of its runs, which slows whatever runs",
     "next in the process, poptfjs's turn included, about threefold; so its default is timed alone, after the side-by-side rounds.",
+    'The last two columns: the FLOPs of the convolution and matrix-product kernels of one poptfjs run (2 per multiply-add,',
+    "taps in the padding included), and the least time they take at WebAssembly's fused multiply-add peak on every thread",
+    '(a loop of `f32x4.relaxed_madd`s alone, measured here): no WebAssembly kernel computes them faster.',
     '',
     `| ${HEADERS.join(' | ')} |`,
     `|---|---|${HEADERS.slice(2)
       .map(() => '---:')
       .join('|')}|`,
-    ...table.rows.map((r) => `| ${cells(r).join(' | ')} |`),
+    ...table.rows.map((r) => `| ${cells(r, table.peak).join(' | ')} |`),
     '',
     verdict(table.rows),
+    '',
+    peakBound(table.rows, table.peak),
   ].join('\n');
 }
