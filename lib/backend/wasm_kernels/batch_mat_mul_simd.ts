@@ -309,6 +309,11 @@ function productCode(variant: ProductVariant): RoutineCode {
   return code;
 }
 
+/** Whether the engine runs the routine of `variant` on `memory` (compiled at the first call; relaxed SIMD for a fused multiply-add). */
+export function productRoutineReady(memory: WasmMemory | undefined, variant: ProductVariant): boolean {
+  return simdRoutine(memory, productCode(variant)) !== undefined;
+}
+
 /** The shapes of a batch of products: `batch` products of `[rows, depth]` by `[depth, cols]`. */
 export interface BatchProduct {
   readonly batch: number;

@@ -36,9 +36,9 @@ import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
 import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS } from '../multiply_add_attribute.js';
-import { matMulSimdOnThreads, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
+import { matMulSimdOnThreads, productRoutineReady, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { packedFilter } from './packed_filter.js';
-import { relaxedSimdSupported, wasmMemory } from './wasm_simd_routine.js';
+import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
 
@@ -79,9 +79,9 @@ function multiplyAddConvolution(args: Parameters<tf.KernelFunc>[0]): { info: tf.
   if (bias !== undefined && (bias.dtype !== 'float32' || tf.util.sizeFromShape(bias.shape) !== outChannels || bias.shape.length !== 1)) return undefined;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
-  const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels }) && relaxedSimdSupported();
+  const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
   if (!fits) return undefined;
-  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: false, packedB: true } };
+  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: !inputIsIm2col(info), packedB: true } };
 }
 
 /** Whether the input of `info` already is its im2col: a 1 × 1 window at stride 1, no padding. */
@@ -108,15 +108,15 @@ function byProduct(
 ): tf.TensorInfo | undefined {
   const { x, filter, bias } = inputs as { x: tf.TensorInfo; filter: tf.TensorInfo; bias?: tf.TensorInfo };
   const memory = wasmMemory(wasm);
+  if (!productRoutineReady(memory, variant)) return undefined;
   const address = (t: tf.TensorInfo) => wasm.typedArrayFromHeap(t).byteOffset;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
   const windows = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
   const run = windowRun(windows);
-  const inPlace = inputIsIm2col(info);
   const packed = packedFilter(wasm, filter, depth, info.outChannels);
-  const zero = inPlace ? undefined : wasm.makeOutput([run * info.inChannels], 'float32');
-  const table = inPlace ? undefined : wasm.makeOutput([rows, (info.filterHeight * info.filterWidth) / run], 'int32');
+  const zero = variant.windows ? wasm.makeOutput([run * info.inChannels], 'float32') : undefined;
+  const table = variant.windows ? wasm.makeOutput([rows, (info.filterHeight * info.filterWidth) / run], 'int32') : undefined;
   const out = wasm.makeOutput([info.batchSize, info.outHeight, info.outWidth, info.outChannels], 'float32');
   let done = false;
   try {
@@ -128,7 +128,7 @@ function byProduct(
       rows,
       depth,
       cols: info.outChannels,
-      variant: { ...variant, windows: zero !== undefined },
+      variant,
       panel: panelColumns(depth, info.outChannels),
       ...(bias !== undefined ? { bias: address(bias) } : {}),
       ...(zero !== undefined ? { windows: { x: address(x), zero: address(zero), shape: windows } } : {}),
