@@ -19,9 +19,12 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 /** The columns of a panel of a packed filter. */
 export const PANEL_COLUMNS = 8;
 
-/** The packed filters of one wasm backend, by the data id of the filter they were made from. */
+/**
+ * The packed filters of one wasm backend, by the data id of the filter they were made from and its columns (reshapes
+ * share their input's data id, so one data may be read as filters of several shapes).
+ */
 class PackedFilters {
-  private readonly packed = new Map<tf.DataId, tf.TensorInfo>();
+  private readonly packed = new Map<tf.DataId, Map<number, tf.TensorInfo>>();
 
   constructor(private readonly wasm: BackendWasm) {
     const dispose = wasm.disposeData.bind(wasm);
@@ -34,7 +37,8 @@ class PackedFilters {
 
   /** The packed copy of `filter` (`[depth, cols]` float32 in the backend's memory), made now if it has none. */
   of(filter: tf.TensorInfo, depth: number, cols: number): tf.TensorInfo {
-    const held = this.packed.get(filter.dataId);
+    let byColumns = this.packed.get(filter.dataId);
+    const held = byColumns?.get(cols);
     if (held !== undefined) return held;
     const panels = Math.ceil(cols / PANEL_COLUMNS);
     const out = this.wasm.makeOutput([panels, depth, PANEL_COLUMNS], 'float32');
@@ -50,15 +54,19 @@ class PackedFilters {
         for (let c = width; c < PANEL_COLUMNS; c++) to[at + c] = 0;
       }
     }
-    this.packed.set(filter.dataId, out);
+    if (byColumns === undefined) {
+      byColumns = new Map();
+      this.packed.set(filter.dataId, byColumns);
+    }
+    byColumns.set(cols, out);
     return out;
   }
 
   private release(dataId: tf.DataId): void {
-    const packed = this.packed.get(dataId);
-    if (packed === undefined) return;
+    const byColumns = this.packed.get(dataId);
+    if (byColumns === undefined) return;
     this.packed.delete(dataId);
-    this.wasm.disposeData(packed.dataId);
+    for (const packed of byColumns.values()) this.wasm.disposeData(packed.dataId);
   }
 }
 

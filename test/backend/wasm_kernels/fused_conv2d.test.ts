@@ -126,6 +126,19 @@ describe('FusedConv2D on wasm with fused multiply-adds', () => {
     tf.dispose([third, ...Object.values(other)]);
   });
 
+  it('packs a filter read under two shapes (a reshape shares its data) once for each', () => {
+    const c: FusedCase = { x: [1, 6, 6, 8], filter: [3, 3, 8, 16], strides: 1, pad: 'same', bias: false, activation: 'linear' };
+    const inputs = inputsOf(c, 31);
+    const reshaped: FusedCase = { ...c, x: [1, 6, 6, 16], filter: [3, 3, 16, 8] };
+    const other = { x: randomTensor(reshaped.x, 32), filter: inputs.filter!.reshape(reshaped.filter) };
+    for (const [k, ins] of [[c, inputs] as const, [reshaped, other] as const, [c, inputs] as const]) {
+      const marked = runKernel('FusedConv2D', ins, attrsOf(k, true));
+      expectRelativelyClose(marked, runCpuKernel('FusedConv2D', ins, attrsOf(k, false)), 1e-5);
+      marked.dispose();
+    }
+    tf.dispose([...Object.values(inputs), ...Object.values(other)]);
+  });
+
   it('cuts a filter of more than 512 KiB into panels of whole vectors of 8 columns', () => {
     expect(panelColumns(256, 500)).toBe(500);
     expect(panelColumns(256, 604)).toBe(512);
