@@ -24,14 +24,15 @@
  * and the thread choice of wasm_thread_choice.ts gives the kernel the pool);
  * otherwise, or once the helper has failed, it runs on the calling thread.
  * A helper that stops while it holds a chunk makes the call throw within
- * {@link HELPER_TIMEOUT_MS}, and later calls run on the calling thread.
+ * {@link HELPER_TIMEOUT_MS}, and a chunk that fails on the helper makes it
+ * throw with the helper's error; later calls run on the calling thread.
  *
  * Between calls the helper sleeps, except while the routines carry the
  * second core for a whole graph (XNNPACK's pool left off,
  * wasm_thread_pool.ts): then it spin-waits about 50 µs for the next call
  * first, as XNNPACK's own pool threads do.
  */
-import { type MessagePort, MessageChannel, Worker } from 'node:worker_threads';
+import { type MessagePort, MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { PoptfjsError } from '../../common/errors.js';
 import { getLogger } from '../../common/log.js';
 import { routinesOnlyOnWasmThreads, wasmComputeThreads } from '../wasm_thread_pool.js';
@@ -94,12 +95,22 @@ const CHUNKS = 9;
 const EXIT_ON_CHUNK = 10;
 /** Iterations the helper spin-waits for the next call after one, before it sleeps. */
 const SPIN = 11;
-const ARGS = 12;
+/** Nonzero: the helper's next chunk fails, once (tests: a chunk that fails on the helper alone). */
+const FAIL_ON_CHUNK = 12;
+const ARGS = 13;
 const STEPS = ARGS + MAX_ARGS;
 const CONTROL_WORDS = STEPS + MAX_ARGS;
 
 /** Bits of the claim word for the next chunk; the bits above hold the call's sequence number. */
 const CHUNK_BITS = 10;
+
+/**
+ * The chunk field of a closed claim word: beyond every call's chunks. A call closes the claim under its own tag
+ * before it writes its control words, so that a helper still reading those of an earlier call (it woke late, after
+ * the calling thread had done every chunk itself) finds a tag not its own and claims nothing, instead of a chunk of
+ * the earlier call with arguments of the new one.
+ */
+const CLOSED = (1 << CHUNK_BITS) - 1;
 
 /**
  * The helper's program (a CommonJS script). It waits for a new sequence
@@ -126,11 +137,12 @@ for (;;) {
   Atomics.wait(c, ${SEQUENCE}, seen);
   const sequence = Atomics.load(c, ${SEQUENCE});
   seen = sequence;
-  const index = c[${ROUTINE}];
+  const index = Atomics.load(c, ${ROUTINE});
   if (routines[index] === undefined) install();
   const routine = routines[index];
   if (routine === undefined) continue;
-  const count = c[${ARG_COUNT}], countArg = c[${COUNT_ARG}], units = c[${UNITS}], chunkUnits = c[${CHUNK_UNITS}], chunks = c[${CHUNKS}];
+  const count = Atomics.load(c, ${ARG_COUNT}), countArg = Atomics.load(c, ${COUNT_ARG}), units = Atomics.load(c, ${UNITS});
+  const chunkUnits = Atomics.load(c, ${CHUNK_UNITS}), chunks = Atomics.load(c, ${CHUNKS});
   const tag = (sequence << ${CHUNK_BITS}) >>> ${CHUNK_BITS};
   for (;;) {
     const claim = Atomics.load(c, ${CLAIM});
@@ -140,11 +152,13 @@ for (;;) {
     if (c[${EXIT_ON_CHUNK}] !== 0) process.exit(1);
     const start = chunk * chunkUnits;
     args.length = count;
-    for (let i = 0; i < count; i++) args[i] = c[${ARGS} + i] + c[${STEPS} + i] * start;
+    for (let i = 0; i < count; i++) args[i] = Atomics.load(c, ${ARGS} + i) + Atomics.load(c, ${STEPS} + i) * start;
     args[countArg] = Math.min(chunkUnits, units - start);
     try {
+      if (Atomics.exchange(c, ${FAIL_ON_CHUNK}, 0) !== 0) throw new Error('a failure asked for by failSimdRoutineHelperOnNextChunk');
       routine(...args);
-    } catch {
+    } catch (error) {
+      port.postMessage({ failure: String(error) });
       Atomics.store(c, ${FAILED}, 1);
     }
     Atomics.add(c, ${DONE}, 1);
@@ -203,6 +217,9 @@ class HelperThread {
     if (index === undefined) return false;
     const c = this.control;
     const count = call.args.length;
+    this.sequence = (this.sequence + 1) | 0;
+    const tag = (this.sequence << CHUNK_BITS) >>> CHUNK_BITS;
+    Atomics.store(c, CLAIM, (tag << CHUNK_BITS) | CLOSED);
     c[ROUTINE] = index;
     c[ARG_COUNT] = count;
     c[COUNT_ARG] = call.countArg;
@@ -216,9 +233,7 @@ class HelperThread {
     c[DONE] = 0;
     c[FAILED] = 0;
     c[SPIN] = routinesOnlyOnWasmThreads() ? SPIN_ITERATIONS : 0;
-    this.sequence = (this.sequence + 1) | 0;
-    const tag = (this.sequence << CHUNK_BITS) >>> CHUNK_BITS;
-    Atomics.store(c, CLAIM, (tag << CHUNK_BITS) | 0);
+    Atomics.store(c, CLAIM, tag << CHUNK_BITS);
     Atomics.store(c, SEQUENCE, this.sequence);
     Atomics.notify(c, SEQUENCE);
     const args = this.args;
@@ -239,8 +254,11 @@ class HelperThread {
     this.helperChunks += theirs;
     this.waitForDone(theirs, code);
     if (theirs > 0 && Atomics.load(c, FAILED) !== 0) {
-      this.fail(`a chunk of ${code.name} failed`);
-      throw new PoptfjsError(`the helper thread of poptfjs's WebAssembly SIMD routines failed in ${code.name}`, { type: 'runtime' });
+      const why = this.helperFailure();
+      this.fail(`a chunk of ${code.name} failed: ${why}`);
+      throw new PoptfjsError(`the helper thread of poptfjs's WebAssembly SIMD routines failed in ${code.name}: ${why}; later calls compute on the calling thread`, {
+        type: 'runtime',
+      });
     }
     return true;
   }
@@ -264,6 +282,20 @@ class HelperThread {
       }
       Atomics.wait(c, DONE, done, left);
     }
+  }
+
+  /** What the helper reported of its failed chunk. */
+  private helperFailure(): string {
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) {
+      const failure = (m.message as { failure?: unknown }).failure;
+      if (typeof failure === 'string') return failure;
+    }
+    return 'no reason given';
+  }
+
+  /** Makes the helper's next chunk fail. */
+  failOnNextChunk(): void {
+    Atomics.store(this.control, FAIL_ON_CHUNK, 1);
   }
 
   /** Makes the helper exit once it claims its next chunk. */
@@ -320,6 +352,13 @@ function chunkCount(call: SplitCall): number {
 /** @internal The chunks the helper thread of `memory` has computed (0 where it has none); for tests. */
 export function simdRoutineHelperChunks(memory: WasmMemory): number {
   return helpers.get(memory)?.helperChunks ?? 0;
+}
+
+/** @internal Makes the next chunk the helper thread of `memory` (if it has one) computes fail; for tests of a chunk that fails on the helper. */
+export function failSimdRoutineHelperOnNextChunk(memory: WasmMemory): boolean {
+  const helper = helpers.get(memory);
+  helper?.failOnNextChunk();
+  return helper !== undefined;
 }
 
 /** @internal Makes the helper thread of `memory`, if it has one, exit once it claims its next chunk; for tests of a helper that dies. */
