@@ -7,6 +7,7 @@
 import { tf } from 'poptfjs';
 import { get, i32, loop, memory, ones, set, SimdOp, simd, simdRoutine, wasmMemory, zeros } from '../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { median } from './side_by_side.js';
 
 /** Multiply-adds per output element of each counted kernel, from its inputs. */
 const MULTIPLY_ADDS_PER_OUTPUT: Readonly<Record<string, (inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown>) => number>> = {
@@ -102,8 +103,7 @@ export function fusedMultiplyAddPeak(): number | undefined {
       routine(address, iterations);
       times.push(performance.now() - start);
     }
-    times.sort((a, b) => a - b);
-    return (iterations * CHAINS * 8) / times[7]! / 1e6;
+    return (iterations * CHAINS * 8) / median(times) / 1e6;
   } finally {
     wasm.disposeData(out.dataId);
   }

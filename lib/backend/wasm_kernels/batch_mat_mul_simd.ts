@@ -29,11 +29,11 @@
  * columns (`[ceil(cols / 8), depth, 8]`: a tile's columns of B are then one
  * stream, where B as it is gives 32 bytes from each of its rows; a
  * convolution's filter is packed once, packed_filter.ts); and its A may be
- * the windows of a convolution read in place: before a row tile's columns, a table of where
- * each row's window meets the input, per tap (or per run of taps along the
- * width, where they follow each other in memory), is written at A; the
- * depth then runs over the table's entries and, within each, over its
- * channels. Computing those addresses inside the depth loop instead kept
+ * the windows of a convolution read in place: before a row tile's columns,
+ * a table of where each row's window meets the input, per tap (or per run
+ * of taps along the width, where they follow each other in memory), is
+ * written at A; the depth then runs over the table's entries and, within
+ * each, over its channels. Computing those addresses inside the depth loop instead kept
  * too many values live for the registers and ran at half the speed.
  */
 import { add, bytes, get, i32, loop, memory, mul, Op, pick, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, when, zeros } from './wasm_simd_routine.js';
@@ -54,7 +54,7 @@ export interface ProductVariant {
 export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, relu: false, windows: false, packedB: false };
 
 // Parameters (byte addresses, sizes in elements, batch steps in bytes; the panel's width in columns). COLS columns
-// are computed, of B and C rows of STRIDE elements.
+// are computed, of C rows (and, unless B is packed, B rows) of STRIDE elements.
 const A = 0,
   B = 1,
   C = 2,
@@ -143,7 +143,6 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
       : [...get(acc(r, v)), ...get(AV), ...get(BV + v), ...simd(SimdOp.F32x4Mul), ...simd(SimdOp.F32x4Add)];
   const result = (r: number, v: number) => (variant.relu ? [...get(acc(r, v)), ...zeros, ...simd(SimdOp.F32x4Max)] : get(acc(r, v)));
   // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
-  // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
   const depthStep = [
     ...range(vectors).flatMap((v) => [...get(PB), ...memory(SimdOp.Load, 16 * v), ...set(BV + v)]),
     ...range(rows).flatMap((r) => [
@@ -172,7 +171,7 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
 /** The depth of a tile whose rows of A are rows of a matrix: PA_r is row r's start, KB runs over its bytes. */
 function matrixDepth(rows: number, depthStep: number[]): number[] {
   return [
-    ...[...new Array<number>(rows).keys()].flatMap((r) => [...add(get(AB), bytes(mul(add(get(I), i32(r)), get(DEPTH)))), ...set(PA0 + r)]),
+    ...range(rows).flatMap((r) => [...add(get(AB), bytes(mul(add(get(I), i32(r)), get(DEPTH)))), ...set(PA0 + r)]),
     ...loop(KB, i32(0), get(DEPTH_BYTES), i32(4), depthStep),
   ];
 }
@@ -223,7 +222,7 @@ const nextWindow = [
  * iy0 = oy·sh - top, ix0 = ox·sw - left of image b. The rows come in order from {@link firstWindow}.
  */
 function windowRows(rows: number): number[] {
-  return [...new Array<number>(rows).keys()].flatMap((r) => [
+  return range(rows).flatMap((r) => [
     ...[...get(WOY), ...get(SH), Op.I32Mul, ...get(PT), Op.I32Sub],
     ...set(IY0),
     ...[...get(WOX), ...get(SW), Op.I32Mul, ...get(PL), Op.I32Sub],

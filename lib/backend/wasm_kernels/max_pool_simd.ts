@@ -136,7 +136,7 @@ export function maxPoolSimd(memory: WasmMemory | undefined, info: tf.backend_uti
     info.padInfo.left,
   ];
   const steps = args.map((_, i) => (i === OUT ? rowBytes : i === ROW0 ? 1 : 0));
-  // A row of windows reads about filterHeight / strideHeight input rows per output row.
+  // A row of windows reads each tap of its windows: about filterHeight · filterWidth / strideWidth times what it writes.
   const unitBytes = rowBytes * (1 + (info.filterHeight * info.filterWidth) / info.strideWidth);
   return runSimdRoutine(memory, code, { args, steps, countArg: ROWS, units: info.batchSize * info.outHeight, unitBytes });
 }

@@ -116,8 +116,9 @@ const CLOSED = (1 << CHUNK_BITS) - 1;
  * The helper's program (a CommonJS script). It waits for a new sequence
  * number (spinning first for the iterations the last call asked), then
  * claims and computes chunks like the calling thread until none is left,
- * counting each done chunk; a failure is recorded for the caller to throw. A routine arrives on the port, as a compiled module, before its
- * first call.
+ * counting each done chunk; a failure is recorded, and its error posted on
+ * the port, for the caller to throw. A routine arrives on the port, as a
+ * compiled module, before its first call.
  */
 const HELPER_SOURCE = `
 const { workerData, receiveMessageOnPort } = require('node:worker_threads');
@@ -155,7 +156,7 @@ for (;;) {
     for (let i = 0; i < count; i++) args[i] = Atomics.load(c, ${ARGS} + i) + Atomics.load(c, ${STEPS} + i) * start;
     args[countArg] = Math.min(chunkUnits, units - start);
     try {
-      if (Atomics.exchange(c, ${FAIL_ON_CHUNK}, 0) !== 0) throw new Error('a failure asked for by failSimdRoutineHelperOnNextChunk');
+      if (c[${FAIL_ON_CHUNK}] !== 0 && Atomics.exchange(c, ${FAIL_ON_CHUNK}, 0) !== 0) throw new Error('a failure asked for by failSimdRoutineHelperOnNextChunk');
       routine(...args);
     } catch (error) {
       port.postMessage({ failure: String(error) });

@@ -80,7 +80,7 @@ export const multiplyAddConvolution: Pattern = {
     if (context.backend !== 'wasm' || context.training || graph.nodes.some((n) => asksFusedMultiplyAdd(n.attrs))) return { graph, count: 0 };
     if (!relaxedSimdSupported() || !worthMarking(graph)) return { graph, count: 0 };
     return rewriteInferenceNodes(graph, context, (editor, uses, conv) => {
-      if (asksFusedMultiplyAdd(conv.attrs) || !computedByProduct((id) => editor.value(id), conv)) return false;
+      if (!computedByProduct((id) => editor.value(id), conv)) return false;
       const [marked] = editor.insertBefore(conv.id, {
         kernel: conv.kernel,
         inputNames: conv.inputNames,
