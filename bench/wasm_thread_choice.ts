@@ -14,9 +14,9 @@
  * turn's time; a case's figure is the median of its turns. The untimed
  * steps leave out what a loop pays only at its start: the first step after a
  * pause, which pays for caches and cores gone cold (a tiny MLP's takes about
- * 1 ms, its steps in a loop 0.2 ms), and the automatic choice's first answers, which
- * count the other cases' turns as load from other processes (it measures the
- * cores busy elsewhere over windows of at least MIN_WINDOW_MS,
+ * 1 ms, its steps in a loop 0.2 ms), and the automatic choice's answers from
+ * its previous turn (it measures the cores busy elsewhere while it computes,
+ * over windows of at least MIN_WINDOW_MS of computing,
  * lib/backend/cores_busy_elsewhere.ts). Target: automatic at most 5% slower
  * than the better of the other two.
  */

@@ -24,7 +24,7 @@ import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 import { printNodeValue } from './tensor_print.js';
 import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
 import { computeOnWasmThreads, wasmComputeThreads } from '../backend/wasm_thread_pool.js';
-import { largeKernelThreads, worthThePool } from './wasm_thread_choice.js';
+import { largeKernelsDone, largeKernelThreads, worthThePool } from './wasm_thread_choice.js';
 
 /** How nodes are executed. */
 export interface InterpreterOptions {
@@ -360,8 +360,10 @@ export class GraphInterpreter {
    * the feeds hold as derived values and the other nodes they were made
    * ahead by), the large kernels on the wasm thread
    * pool when it can be switched, the others on this thread. Where the large
-   * kernels compute is asked once per run, at its first large kernel: a run
-   * of small kernels alone does not read the machine's CPU counters.
+   * kernels compute is asked once per run, at its first large kernel, and
+   * the machine's CPU counters are read there and at the end of the run (the
+   * cores other processes keep busy meanwhile, see wasm_thread_choice.ts): a
+   * run of small kernels alone does not read them.
    */
   runNodes(nodes: readonly NodeId[], env: GraphEnvironment): void {
     const outer = wasmComputeThreads();
@@ -376,27 +378,31 @@ export class GraphInterpreter {
     const { feeds } = env;
     const { derived, ahead } = feeds;
     let large: number | undefined;
-    for (const id of nodes) {
-      const step = this.steps[id]!;
-      const { node } = step;
-      if (derived?.has(node.outputs[0]!) || ahead?.has(id)) continue;
-      const inputs: tf.Tensor[] = [];
-      for (const v of node.inputs) inputs.push(env.input(v));
-      if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1, this.routinesOnly);
-      this.beforeKernel?.(node);
-      let outputs: tf.Tensor[];
-      try {
-        outputs = step.run(inputs, feeds);
-      } catch (error) {
-        if (error instanceof PoptfjsError) throw error;
-        throw new PoptfjsError(`${describeNode(node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
-          type: 'runtime',
-          location: node.annotations.layer ?? node.kernel,
-          cause: error,
-        });
+    try {
+      for (const id of nodes) {
+        const step = this.steps[id]!;
+        const { node } = step;
+        if (derived?.has(node.outputs[0]!) || ahead?.has(id)) continue;
+        const inputs: tf.Tensor[] = [];
+        for (const v of node.inputs) inputs.push(env.input(v));
+        if (switchable) computeOnWasmThreads(step.pooled ? (large ??= largeKernelThreads() ?? 1) : 1, this.routinesOnly);
+        this.beforeKernel?.(node);
+        let outputs: tf.Tensor[];
+        try {
+          outputs = step.run(inputs, feeds);
+        } catch (error) {
+          if (error instanceof PoptfjsError) throw error;
+          throw new PoptfjsError(`${describeNode(node)} failed: ${error instanceof Error ? error.message : String(error)}`, {
+            type: 'runtime',
+            location: node.annotations.layer ?? node.kernel,
+            cause: error,
+          });
+        }
+        for (const v of node.inputs) env.used(v);
+        for (let i = 0; i < node.outputs.length; i++) env.store(node.outputs[i]!, outputs[i]!);
       }
-      for (const v of node.inputs) env.used(v);
-      for (let i = 0; i < node.outputs.length; i++) env.store(node.outputs[i]!, outputs[i]!);
+    } finally {
+      if (large !== undefined) largeKernelsDone();
     }
   }
 

@@ -85,10 +85,18 @@ let busyElsewhere: CoresBusyElsewhere | undefined;
  * The threads a run's large kernels compute on: the pool's when it can be
  * switched and finds its cores now, 1 when it cannot find them, undefined
  * when it cannot be switched (the thread count is what the backend has).
+ * When it answers a count, the run's large kernels have started: the run
+ * calls {@link largeKernelsDone} once they are over, so that cores busy
+ * elsewhere are counted while the run computes and not while it waits.
  */
 export function largeKernelThreads(): number | undefined {
   const threads = switchableWasmThreads();
   if (threads === undefined) return undefined;
   busyElsewhere ??= new CoresBusyElsewhere();
-  return poolFindsCores(availableParallelism(), threads, busyElsewhere.now()) ? threads : 1;
+  return poolFindsCores(availableParallelism(), threads, busyElsewhere.start()) ? threads : 1;
+}
+
+/** Ends the interval of large kernels that {@link largeKernelThreads} started. */
+export function largeKernelsDone(): void {
+  busyElsewhere?.stop();
 }

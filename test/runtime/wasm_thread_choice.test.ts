@@ -1,10 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
 import { POPTFJS_KERNELS } from '../../lib/backend/poptfjs_kernels/kernel_names.js';
-import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
+import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, readCpu, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
 import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
 import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
 import { nodeCost, nodeFlops } from '../../lib/ir/node_cost.js';
@@ -130,10 +129,9 @@ describe.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || proces
       await initBackend('wasm');
     });
 
-    /** How often a run of `graph` reads this process's CPU time, once the last window of busy cores is over. */
-    async function cpuReadings(graph: ReturnType<typeof largeAndSmall>['graph'], x: tf.Tensor): Promise<number> {
+    /** How often a run of `graph` reads this process's CPU time. */
+    function cpuReadings(graph: ReturnType<typeof largeAndSmall>['graph'], x: tf.Tensor): number {
       const interpreter = new GraphInterpreter(graph);
-      await sleep(MIN_WINDOW_MS + 10);
       const cpuUsage = vi.spyOn(process, 'cpuUsage');
       try {
         tf.dispose([...interpreter.run({ inputs: [x], params: new Map(), random: new RandomSource(0) }).values()]);
@@ -144,13 +142,13 @@ describe.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || proces
       }
     }
 
-    it('happens in a run with a large kernel, and not in a run of small kernels alone', async () => {
+    it('happens at the first large kernel of a run and at its end, and not in a run of small kernels alone', () => {
       const { graph, x } = largeAndSmall();
       const small = tf.randomNormal([16, 16], 0, 1, 'float32', 8);
       const smallOnly = traceInference((input: tf.Tensor) => tf.relu(tf.matMul(input, input)).sum(), [small]).graph;
       expect(smallOnly.nodes.some((n) => worthThePool(smallOnly, n))).toBe(false);
-      expect(await cpuReadings(graph, x)).toBeGreaterThan(0);
-      expect(await cpuReadings(smallOnly, small)).toBe(0);
+      expect(cpuReadings(graph, x)).toBe(2); // at the first large kernel and at the end
+      expect(cpuReadings(smallOnly, small)).toBe(0);
     });
   },
 );
@@ -176,24 +174,75 @@ describe('the cores other processes keep busy', () => {
     expect(coresBusyElsewhere(reading(10, 0, 0), reading(10, 100, 0))).toBe(0);
   });
 
-  it('is measured over windows of at least MIN_WINDOW_MS, answering the last one in between', () => {
-    const readings = [reading(0, 0, 0), reading(MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0), reading(2 * MIN_WINDOW_MS, 2 * MIN_WINDOW_MS, 0)];
-    let clock = 0;
+  /** A measure over `readings`, read in turn at each start and stop. */
+  function measureOver(readings: CpuReading[]) {
     let reads = 0;
-    const busy = new CoresBusyElsewhere(
-      () => readings[reads++]!,
-      () => clock,
-    );
-    expect(busy.now()).toBe(0); // no window yet
-    clock = MIN_WINDOW_MS - 1;
-    expect(busy.now()).toBe(0);
-    expect(reads).toBe(1);
-    clock = MIN_WINDOW_MS;
-    expect(busy.now()).toBe(2);
-    clock = MIN_WINDOW_MS + 10;
-    expect(busy.now()).toBe(2);
-    clock = 2 * MIN_WINDOW_MS;
-    expect(busy.now()).toBe(0);
-    expect(reads).toBe(3);
+    const busy = new CoresBusyElsewhere(() => readings[reads++]!);
+    return { busy, reads: () => reads };
+  }
+
+  it('is measured over intervals of computing summing to at least MIN_WINDOW_MS, answering the last window in between', () => {
+    const w = MIN_WINDOW_MS;
+    const { busy } = measureOver([
+      // First window, two intervals of w / 2: another process keeps 2 cores busy in the first, none in the second.
+      reading(0, 0, 0),
+      reading(w / 2, w, 0),
+      reading(w, w, 0),
+      reading((3 * w) / 2, w, 0),
+      // Second window, one interval of w: one core elsewhere.
+      reading(2 * w, w, 0),
+      reading(3 * w, 2 * w, 0),
+    ]);
+    expect(busy.start()).toBe(0); // no window yet
+    busy.stop();
+    expect(busy.start()).toBe(0); // half a window so far
+    busy.stop();
+    expect(busy.start()).toBe(1); // 2 cores for half the window's time
+    busy.stop();
+    expect(busy.start()).toBe(1);
+  });
+
+  it('counts nested intervals once', () => {
+    const { busy, reads } = measureOver([reading(0, 0, 0), reading(MIN_WINDOW_MS, 3 * MIN_WINDOW_MS, MIN_WINDOW_MS), reading(MIN_WINDOW_MS, 0, 0)]);
+    busy.start();
+    busy.start();
+    busy.stop();
+    expect(reads()).toBe(1);
+    busy.stop();
+    expect(reads()).toBe(2);
+    expect(busy.start()).toBe(2);
+  });
+
+  it('does not count a process that computes only between the intervals (taking turns)', () => {
+    const w = MIN_WINDOW_MS;
+    // Each interval of w / 2 this process keeps 2 cores busy; between them another process computes w / 2 on one core.
+    const { busy } = measureOver([reading(0, 0, 0), reading(w / 2, w, w), reading(w, (3 * w) / 2, w), reading((3 * w) / 2, (5 * w) / 2, 2 * w), reading(2 * w, 0, 0)]);
+    busy.start();
+    busy.stop();
+    busy.start();
+    busy.stop();
+    expect(busy.start()).toBe(0);
+  });
+
+  it("sums an interval's readings before clamping: a tick counted in the next interval offsets one missing from this", () => {
+    const w = MIN_WINDOW_MS;
+    // This process computes w / 2 on one core in each interval; the machine's counter ticks 10 ms late in the first.
+    const { busy } = measureOver([reading(0, 0, 0), reading(w / 2, w / 2 - 10, w / 2), reading(w, w / 2 - 10, w / 2), reading((3 * w) / 2, w, w), reading(2 * w, 0, 0)]);
+    busy.start();
+    busy.stop();
+    busy.start();
+    busy.stop();
+    expect(busy.start()).toBe(0);
+  });
+
+  it("reads this machine's counters, which count this process's time too", () => {
+    const before = readCpu();
+    const end = performance.now() + 300;
+    while (performance.now() < end);
+    const after = readCpu();
+    const own = after.processMs - before.processMs;
+    expect(own).toBeGreaterThan(50);
+    // The machine's counters tick every 10 ms on each core: at most a tick a core short at each end.
+    expect(after.machineBusyMs - before.machineBusyMs).toBeGreaterThanOrEqual(own - 2 * 10 * availableParallelism());
   });
 });
