@@ -12,6 +12,8 @@ export interface Benchmark {
   readonly rounds: number;
   /** Untimed rounds before them. */
   readonly warmup: number;
+  /** Whether each round starts one case later than the one before: for cases whose turn depends on the case before it. */
+  readonly rotate?: boolean;
   /** Builds the cases (models, data, other processes); the first is the baseline of the ratios. */
   cases(): Promise<BenchCase[]>;
   /** A line under the table: the results against the benchmark's target. */

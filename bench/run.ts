@@ -77,7 +77,7 @@ console.log(notes.join('\n'));
 const tables: BenchmarkTable[] = [];
 try {
   for (const b of benchmarks(pytorch).filter((b) => only === undefined || b.title.includes(only))) {
-    const results = await runSideBySide(await b.cases(), b.rounds, b.warmup);
+    const results = await runSideBySide(await b.cases(), b.rounds, b.warmup, b.rotate);
     const table: BenchmarkTable = { title: b.title, results, ...(b.verdict ? { verdict: b.verdict(results) } : {}) };
     tables.push(table);
     console.log(`\n${formatResults(table.title, table.results)}${table.verdict ? `\n${table.verdict}` : ''}`);

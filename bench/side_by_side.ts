@@ -46,14 +46,16 @@ async function timedStep(c: BenchCase): Promise<number> {
 /**
  * Runs `warmup` untimed rounds, then `rounds` timed rounds in which every case
  * steps once, in turn (a case with fewer `rounds` of its own sits out the
- * last ones).
+ * last ones). With `rotate`, each round starts one case later than the one
+ * before, so that no case always follows the same other.
  */
-export async function runSideBySide(cases: readonly BenchCase[], rounds: number, warmup = 3): Promise<BenchResult[]> {
+export async function runSideBySide(cases: readonly BenchCase[], rounds: number, warmup = 3, rotate = false): Promise<BenchResult[]> {
   const limit = (c: BenchCase) => Math.min(rounds, c.rounds ?? rounds);
   for (let i = 0; i < warmup; i++) for (const c of cases) if (limit(c) > 0) await c.step();
   const times = cases.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < cases.length; i++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = rotate ? (r + k) % cases.length : k;
       if (r < limit(cases[i]!)) times[i]!.push(await timedStep(cases[i]!));
     }
   }

@@ -109,6 +109,7 @@ export function wasmThreadChoiceBenchmarks(rounds: number): Benchmark[] {
     title: `wasm threads by size: ${title}, training steps in loops of ${TIMED_STEPS} after ${SETTLE_MS} ms, one process per case`,
     rounds,
     warmup,
+    rotate: true,
     async cases() {
       const turns = warmup + rounds;
       return [processCase(ONE, model, 1, turns), processCase(ALL, model, availableParallelism(), turns), processCase(AUTOMATIC, model, undefined, turns)];
