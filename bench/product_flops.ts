@@ -5,7 +5,9 @@
  * table sets beside onnxruntime's time.
  */
 import { tf } from 'poptfjs';
-import { get, i32, loop, memory, ones, set, SimdOp, simd, simdRoutine, wasmMemory, zeros } from '../lib/backend/wasm_kernels/wasm_simd_routine.js';
+import { markedWinogradShape } from '../lib/backend/wasm_kernels/fused_conv2d.js';
+import { winogradMultiplyAdds } from '../lib/backend/wasm_kernels/winograd_convolution.js';
+import { get, i32, loop, memory, ones, relaxedSimdSupported, set, SimdOp, simd, simdRoutine, wasmMemory, zeros } from '../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { median } from './side_by_side.js';
 
@@ -22,7 +24,9 @@ const MULTIPLY_ADDS_PER_OUTPUT: Readonly<Record<string, (inputs: Record<string, 
 /**
  * The FLOPs (2 per multiply-add, taps in the padding included) of the
  * convolution and matrix-product kernels that one call of `run` calls on
- * the current backend.
+ * the current backend; a marked 3 × 3 convolution that runs by F(2 × 2,
+ * 3 × 3) counts the multiply-adds of its 16 products (its transforms add
+ * and subtract).
  */
 export async function productFlops(run: () => unknown): Promise<number> {
   const backend = tf.getBackend();
@@ -34,7 +38,11 @@ export async function productFlops(run: () => unknown): Promise<number> {
     const own = kernel.kernelFunc;
     kernel.kernelFunc = (args) => {
       const out = own(args) as tf.TensorInfo;
-      flops += 2 * perOutput(args.inputs as Record<string, tf.TensorInfo>, args.attrs as Record<string, unknown>) * tf.util.sizeFromShape(out.shape);
+      const winograd = name === 'FusedConv2D' && backend === 'wasm' && relaxedSimdSupported() ? markedWinogradShape(args) : undefined;
+      const multiplyAdds = winograd
+        ? winogradMultiplyAdds(winograd)
+        : perOutput(args.inputs as Record<string, tf.TensorInfo>, args.attrs as Record<string, unknown>) * tf.util.sizeFromShape(out.shape);
+      flops += 2 * multiplyAdds;
       return out;
     };
     restore.push(() => {

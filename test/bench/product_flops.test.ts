@@ -2,7 +2,9 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { productFlops } from '../../bench/product_flops.js';
 import { useWasmTrainingBackend } from '../backend/wasm_kernels/kernel_reference.js';
+import { withRelaxedSimd } from '../helpers.js';
 
+withRelaxedSimd();
 beforeAll(useWasmTrainingBackend);
 
 describe("the session benchmark's count of convolution and product FLOPs", () => {
@@ -25,5 +27,20 @@ describe("the session benchmark's count of convolution and product FLOPs", () =>
     // The kernels are left as they were.
     expect(tf.getKernel('Conv2D', 'wasm')!.kernelFunc).toBe(own);
     tf.dispose([x, filter, depthwise, a, b]);
+  });
+
+  it("counts a marked 3 × 3 convolution at stride 1 by F(2 × 2, 3 × 3)'s products: 16 multiply-adds per tile and channel pair", async () => {
+    const x = tf.ones([1, 5, 5, 4]);
+    const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', dilations: 1, activation: 'relu', multiplyAdd: 'fused' };
+    const winograd = tf.ones([3, 3, 4, 8]);
+    const pointwise = tf.ones([1, 1, 4, 8]);
+    const flops = await productFlops(() =>
+      tf.tidy(() => {
+        tf.engine().runKernel('FusedConv2D', { x, filter: winograd }, attrs); // 3 · 3 tiles of 2 × 2 outputs, 4 · 8 channel pairs
+        tf.engine().runKernel('FusedConv2D', { x, filter: pointwise }, attrs); // 5 · 5 · 8 outputs of 4 multiply-adds
+      }),
+    );
+    expect(flops).toBe(2 * (16 * 9 * 4 * 8 + 5 * 5 * 8 * 4));
+    tf.dispose([x, winograd, pointwise]);
   });
 });

@@ -442,3 +442,30 @@ export function matMulSimdOnThreads(memory: WasmMemory | undefined, call: Produc
   // A row of A and of C, and a quarter of B (read once per tile of four rows).
   return runSimdRoutine(memory, code, { args, steps, countArg: ROWS, units: rows, unitBytes: 4 * (depth + cols) + depth * cols, granule: 4 });
 }
+
+/** A batch of products of float32 matrices in the wasm heap, for {@link batchMatMulSimdOnThreads}. */
+export interface BatchProductCall extends BatchProduct {
+  /** Byte addresses of the first A (`[rows, depth]`), B (`[depth, cols]`, or packed: {@link ProductVariant.packedB}) and C (`[batch, rows, cols]`). */
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  /** Bytes from one A, and one B, to the next. */
+  readonly aStep: number;
+  readonly bStep: number;
+  /** How the tiles compute (no bias: each product would need its own). */
+  readonly variant: ProductVariant & { readonly bias: false; readonly windows: false };
+}
+
+/**
+ * Writes the batch of products `call` describes, its products shared with
+ * the helper thread of simd_routine_threads.ts where both threads may
+ * compute, and returns true; returns false without writing where the engine
+ * refuses the routine or the memory is not found. The sizes must fit
+ * ({@link simdProductFits}).
+ */
+export function batchMatMulSimdOnThreads(memory: WasmMemory | undefined, call: BatchProductCall): boolean {
+  const { batch, rows, depth, cols, aStep, bStep } = call;
+  const args = [call.a, call.b, call.c, batch, rows, depth, cols, aStep, bStep, cols, 0, cols, ...NO_WINDOWS];
+  const steps = new Array<number>(PARAMS).fill(0).map((_, i) => (i === A ? aStep : i === B ? bStep : i === C ? 4 * rows * cols : 0));
+  return runSimdRoutine(memory, productCode(call.variant), { args, steps, countArg: BATCH, units: batch, unitBytes: 4 * (rows * depth + depth * cols + rows * cols) });
+}

@@ -8,10 +8,12 @@
  * product at half XNNPACK's speed, which packs its filters the same way
  * (2 × 2 × 512 → 512, 3 × 3: 0.82 against 0.31 ms).
  *
- * As XNNPACK's operators are, a packed filter is made at the first call
- * with a filter tensor and kept while that tensor lives: the wasm backend's
- * data never change under a data id (a weight update makes a new tensor),
- * and its `disposeData` is wrapped to free the packed copy with the filter.
+ * As XNNPACK's operators are, a packed filter (or another copy made from a
+ * filter: Winograd's transformed filters, winograd_convolution.ts) is made
+ * at the first call with a filter tensor and kept while that tensor lives:
+ * the wasm backend's data never change under a data id (a weight update
+ * makes a new tensor), and its `disposeData` is wrapped to free the copies
+ * with the filter.
  */
 import type * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
@@ -20,11 +22,12 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 export const PANEL_COLUMNS = 8;
 
 /**
- * The packed filters of one wasm backend, by the data id of the filter they were made from and its columns (reshapes
- * share their input's data id, so one data may be read as filters of several shapes).
+ * Copies of filters made for the routines (packed, transformed), per wasm backend: by the data id of the filter they
+ * were made from and a key naming the copy and the shape the filter was read as (reshapes share their input's data
+ * id, so one data may be read as filters of several shapes).
  */
-class PackedFilters {
-  private readonly packed = new Map<tf.DataId, Map<number, tf.TensorInfo>>();
+class FilterCopies {
+  private readonly copies = new Map<tf.DataId, Map<string, tf.TensorInfo>>();
 
   constructor(private readonly wasm: BackendWasm) {
     const dispose = wasm.disposeData.bind(wasm);
@@ -35,42 +38,64 @@ class PackedFilters {
     };
   }
 
-  /** The packed copy of `filter` (`[depth, cols]` float32 in the backend's memory), made now if it has none. */
-  of(filter: tf.TensorInfo, depth: number, cols: number): tf.TensorInfo {
-    let byColumns = this.packed.get(filter.dataId);
-    const held = byColumns?.get(cols);
+  /** The copy `key` of `filter`, made now by `make` if it has none. */
+  of(filter: tf.TensorInfo, key: string, make: () => tf.TensorInfo): tf.TensorInfo {
+    let byKey = this.copies.get(filter.dataId);
+    const held = byKey?.get(key);
     if (held !== undefined) return held;
-    const panels = Math.ceil(cols / PANEL_COLUMNS);
-    const out = this.wasm.makeOutput([panels, depth, PANEL_COLUMNS], 'float32');
-    const to = this.wasm.typedArrayFromHeap(out) as Float32Array;
-    const from = this.wasm.typedArrayFromHeap(filter) as Float32Array;
-    let at = 0;
-    for (let p = 0; p < panels; p++) {
-      const first = p * PANEL_COLUMNS;
-      const width = Math.min(PANEL_COLUMNS, cols - first);
-      for (let k = 0; k < depth; k++, at += PANEL_COLUMNS) {
-        const row = k * cols + first;
-        for (let c = 0; c < width; c++) to[at + c] = from[row + c]!;
-        for (let c = width; c < PANEL_COLUMNS; c++) to[at + c] = 0;
-      }
+    const out = make();
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.copies.set(filter.dataId, byKey);
     }
-    if (byColumns === undefined) {
-      byColumns = new Map();
-      this.packed.set(filter.dataId, byColumns);
-    }
-    byColumns.set(cols, out);
+    byKey.set(key, out);
     return out;
   }
 
   private release(dataId: tf.DataId): void {
-    const byColumns = this.packed.get(dataId);
-    if (byColumns === undefined) return;
-    this.packed.delete(dataId);
-    for (const packed of byColumns.values()) this.wasm.disposeData(packed.dataId);
+    const byKey = this.copies.get(dataId);
+    if (byKey === undefined) return;
+    this.copies.delete(dataId);
+    for (const copy of byKey.values()) this.wasm.disposeData(copy.dataId);
   }
 }
 
-const byBackend = new WeakMap<BackendWasm, PackedFilters>();
+const byBackend = new WeakMap<BackendWasm, FilterCopies>();
+
+/**
+ * The copy of `filter` named `key` (which must also name the shape the
+ * filter is read as), made by `make` in the backend's memory at the first
+ * call; it lives as long as `filter`'s data.
+ */
+export function filterCopy(wasm: BackendWasm, filter: tf.TensorInfo, key: string, make: () => tf.TensorInfo): tf.TensorInfo {
+  let copies = byBackend.get(wasm);
+  if (copies === undefined) {
+    copies = new FilterCopies(wasm);
+    byBackend.set(wasm, copies);
+  }
+  return copies.of(filter, key, make);
+}
+
+/** The panels of {@link PANEL_COLUMNS} columns a packed `[depth, cols]` matrix takes. */
+export const packedPanels = (cols: number): number => Math.ceil(cols / PANEL_COLUMNS);
+
+/**
+ * Writes the `[depth, cols]` matrix at `from[fromAt]` to `to[toAt]` packed
+ * in panels of {@link PANEL_COLUMNS} columns, `[ceil(cols / 8), depth, 8]`,
+ * the last one's columns beyond `cols` zeros.
+ */
+export function packColumns(from: Float32Array, fromAt: number, depth: number, cols: number, to: Float32Array, toAt: number): void {
+  let at = toAt;
+  for (let p = 0; p < packedPanels(cols); p++) {
+    const first = p * PANEL_COLUMNS;
+    const width = Math.min(PANEL_COLUMNS, cols - first);
+    for (let k = 0; k < depth; k++, at += PANEL_COLUMNS) {
+      const row = fromAt + k * cols + first;
+      for (let c = 0; c < width; c++) to[at + c] = from[row + c]!;
+      for (let c = width; c < PANEL_COLUMNS; c++) to[at + c] = 0;
+    }
+  }
+}
 
 /**
  * The packed copy of the float32 filter `filter`, read as `[depth, cols]`
@@ -79,10 +104,9 @@ const byBackend = new WeakMap<BackendWasm, PackedFilters>();
  * `filter`'s data.
  */
 export function packedFilter(wasm: BackendWasm, filter: tf.TensorInfo, depth: number, cols: number): tf.TensorInfo {
-  let filters = byBackend.get(wasm);
-  if (filters === undefined) {
-    filters = new PackedFilters(wasm);
-    byBackend.set(wasm, filters);
-  }
-  return filters.of(filter, depth, cols);
+  return filterCopy(wasm, filter, `packed ${cols}`, () => {
+    const out = wasm.makeOutput([packedPanels(cols), depth, PANEL_COLUMNS], 'float32');
+    packColumns(wasm.typedArrayFromHeap(filter) as Float32Array, 0, depth, cols, wasm.typedArrayFromHeap(out) as Float32Array, 0);
+    return out;
+  });
 }

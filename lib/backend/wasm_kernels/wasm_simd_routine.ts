@@ -100,6 +100,7 @@ export enum SimdOp {
   Store32Lane = 0x5a,
   I32x4MaxS = 0xb8,
   F32x4Add = 0xe4,
+  F32x4Sub = 0xe5,
   F32x4Mul = 0xe6,
   F32x4Max = 0xe9,
   /** Relaxed SIMD's fused multiply-add `a · b + c` (one rounding where the processor fuses it). */
