@@ -13,5 +13,8 @@ export function asksFusedMultiplyAdd(attrs: Readonly<Record<string, unknown>>): 
   return attrs[MULTIPLY_ADD_ATTRIBUTE] === 'fused';
 }
 
+/** An activation a convolution with fused multiply-adds applies itself. */
+export type MultiplyAddActivation = 'linear' | 'relu' | 'relu6';
+
 /** The activations a convolution with fused multiply-adds applies itself (others keep the backend's kernel). */
-export const MULTIPLY_ADD_ACTIVATIONS: ReadonlySet<string> = new Set(['linear', 'relu']);
+export const MULTIPLY_ADD_ACTIVATIONS: ReadonlySet<string> = new Set<MultiplyAddActivation>(['linear', 'relu', 'relu6']);

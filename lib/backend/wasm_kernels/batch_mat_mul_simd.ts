@@ -25,7 +25,7 @@
  *   refuse the routine.
  *
  * A product may also start each tile from a bias row (added before the
- * depth's terms) and end it with a relu; read B packed in panels of 8
+ * depth's terms) and end it with a relu or relu6; read B packed in panels of 8
  * columns (`[ceil(cols / 8), depth, 8]`: a tile's columns of B are then one
  * stream, where B as it is gives 32 bytes from each of its rows; a
  * convolution's filter is packed once, packed_filter.ts); and its A may be
@@ -36,22 +36,42 @@
  * each, over its channels. Computing those addresses inside the depth loop instead kept
  * too many values live for the registers and ran at half the speed.
  */
-import { add, bytes, get, i32, loop, memory, mul, Op, pick, type RoutineCode, set, SimdOp, simd, simdRoutine, type WasmMemory, when, zeros } from './wasm_simd_routine.js';
+import type { MultiplyAddActivation } from '../multiply_add_attribute.js';
+import {
+  activate,
+  add,
+  bytes,
+  get,
+  i32,
+  loop,
+  memory,
+  mul,
+  Op,
+  pick,
+  type RoutineCode,
+  set,
+  SimdOp,
+  simd,
+  simdRoutine,
+  type WasmMemory,
+  when,
+  zeros,
+} from './wasm_simd_routine.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 
-/** How a product's tiles compute: the multiply-add, and whether a bias row starts the sums and a relu ends them. */
+/** How a product's tiles compute: the multiply-add, whether a bias row starts the sums, and the activation that ends them. */
 export interface ProductVariant {
   readonly multiplyAdd: 'separate' | 'fused';
   readonly bias: boolean;
-  readonly relu: boolean;
+  readonly activation: MultiplyAddActivation;
   /** A is the windows of a convolution's input (read in place, {@link ConvolutionWindows}) instead of a matrix. */
   readonly windows: boolean;
   /** B is packed in panels of 8 columns, `[ceil(cols / 8), depth, 8]` (the last one's columns beyond `cols` are zeros), instead of `[depth, cols]`. */
   readonly packedB: boolean;
 }
 
-/** The plain product: separate multiply and add, no bias, no relu. */
-export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, relu: false, windows: false, packedB: false };
+/** The plain product: separate multiply and add, no bias, no activation. */
+export const PLAIN_PRODUCT: ProductVariant = { multiplyAdd: 'separate', bias: false, activation: 'linear', windows: false, packedB: false };
 
 // Parameters (byte addresses, sizes in elements, batch steps in bytes; the panel's width in columns). COLS columns
 // are computed, of C rows (and, unless B is packed, B rows) of STRIDE elements.
@@ -141,7 +161,7 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
     variant.multiplyAdd === 'fused'
       ? [...get(AV), ...get(BV + v), ...get(acc(r, v)), ...simd(SimdOp.F32x4RelaxedMadd)]
       : [...get(acc(r, v)), ...get(AV), ...get(BV + v), ...simd(SimdOp.F32x4Mul), ...simd(SimdOp.F32x4Add)];
-  const result = (r: number, v: number) => (variant.relu ? [...get(acc(r, v)), ...zeros, ...simd(SimdOp.F32x4Max)] : get(acc(r, v)));
+  const result = (r: number, v: number) => [...get(acc(r, v)), ...activate(variant.activation)];
   // One step along the depth: the B vectors at PB, times row r's element at PA_r + KB; then PB moves a row down.
   const depthStep = [
     ...range(vectors).flatMap((v) => [...get(PB), ...memory(SimdOp.Load, 16 * v), ...set(BV + v)]),
@@ -299,7 +319,7 @@ const codes = new Map<string, RoutineCode>();
 
 /** The routine of `variant` (one object per variant: routines are compiled once per code object). */
 function productCode(variant: ProductVariant): RoutineCode {
-  const key = `${variant.multiplyAdd},${variant.bias},${variant.relu},${variant.windows},${variant.packedB}`;
+  const key = `${variant.multiplyAdd},${variant.bias},${variant.activation},${variant.windows},${variant.packedB}`;
   let code = codes.get(key);
   if (code === undefined) {
     code = { name: 'product', params: PARAMS, i32Locals: I32_LOCALS, v128Locals: 11, body: body(variant) };

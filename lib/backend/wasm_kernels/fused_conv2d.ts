@@ -45,7 +45,7 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
-import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS } from '../multiply_add_attribute.js';
+import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { matMulSimdOnThreads, productRoutineReady, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { packedFilter } from './packed_filter.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -92,7 +92,16 @@ function multiplyAddConvolution(args: Pick<Parameters<tf.KernelFunc>[0], 'inputs
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
   const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
   if (!fits) return undefined;
-  return { info, variant: { multiplyAdd: 'fused', bias: bias !== undefined, relu: attrs.activation === 'relu', windows: !inputIsIm2col(info), packedB: true } };
+  return {
+    info,
+    variant: {
+      multiplyAdd: 'fused',
+      bias: bias !== undefined,
+      activation: (attrs.activation ?? 'linear') as MultiplyAddActivation,
+      windows: !inputIsIm2col(info),
+      packedB: true,
+    },
+  };
 }
 
 /** Whether the input of `info` already is its im2col: a 1 × 1 window at stride 1, no padding. */

@@ -12,6 +12,7 @@
  * WebAssembly SIMD or refuses the module, it returns undefined and the
  * kernel keeps another path.
  */
+import type { MultiplyAddActivation } from '../multiply_add_attribute.js';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 
 /** A WebAssembly memory (the WebAssembly API is not in this project's type libraries). */
@@ -102,6 +103,7 @@ export enum SimdOp {
   F32x4Add = 0xe4,
   F32x4Sub = 0xe5,
   F32x4Mul = 0xe6,
+  F32x4Min = 0xe8,
   F32x4Max = 0xe9,
   /** Relaxed SIMD's fused multiply-add `a · b + c` (one rounding where the processor fuses it). */
   F32x4RelaxedMadd = 0x105,
@@ -164,6 +166,14 @@ export const zeros: number[] = [Op.F32Const, 0, 0, 0, 0, Op.SimdPrefix, SimdOp.F
 export const minusInfinities: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0xff, Op.SimdPrefix, SimdOp.F32x4Splat];
 /** `f32x4.splat(1)`. */
 export const ones: number[] = [Op.F32Const, 0x00, 0x00, 0x80, 0x3f, Op.SimdPrefix, SimdOp.F32x4Splat];
+/** `f32x4.splat(6)`. */
+const sixes: number[] = [Op.F32Const, 0x00, 0x00, 0xc0, 0x40, Op.SimdPrefix, SimdOp.F32x4Splat];
+/** Applies `activation` to the f32x4 on the stack: nothing, `max(x, 0)`, or `min(max(x, 0), 6)`. */
+export function activate(activation: MultiplyAddActivation): number[] {
+  if (activation === 'linear') return [];
+  const relu = [...zeros, ...simd(SimdOp.F32x4Max)];
+  return activation === 'relu' ? relu : [...relu, ...sixes, ...simd(SimdOp.F32x4Min)];
+}
 /** A SIMD instruction without immediates. */
 export const simd = (op: SimdOp): number[] => [Op.SimdPrefix, ...unsignedLeb(op)];
 /** A v128 load or store at the address on the stack plus `offset` bytes (4-byte alignment). */

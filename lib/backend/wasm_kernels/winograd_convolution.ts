@@ -13,7 +13,7 @@
  * - The 16 products `M = V · U` are one batch of the product routine of
  *   batch_mat_mul_simd.ts, with fused multiply-adds.
  * - Each tile's outputs are `Aᵀ M A` (a SIMD routine), plus the bias, then
- *   the relu; tiles at the bottom or right edge of an odd-sized output write
+ *   the activation; tiles at the bottom or right edge of an odd-sized output write
  *   only their outputs inside it.
  *
  * The transforms add and subtract, and `G` halves, so the results differ
@@ -26,7 +26,9 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { batchMatMulSimdOnThreads, productRoutineReady, type ProductVariant } from './batch_mat_mul_simd.js';
 import { filterCopy, PANEL_COLUMNS, packColumns, packedPanels } from './packed_filter.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
+import type { MultiplyAddActivation } from '../multiply_add_attribute.js';
 import {
+  activate,
   add,
   bytes,
   get,
@@ -43,7 +45,6 @@ import {
   type WasmMemory,
   wasmMemory,
   when,
-  zeros,
 } from './wasm_simd_routine.js';
 
 /** The components of a tile's transforms: 4 × 4. */
@@ -245,8 +246,8 @@ const OUTPUT_I32_LOCALS = 23 - OUTPUT_PARAMS;
 const S = 23,
   BIAS_V = 31;
 
-/** The output transform's code for a variant: with or without the bias, the relu. */
-function outputCode(bias: boolean, relu: boolean): RoutineCode {
+/** The output transform's code for a variant: with or without the bias, and its activation. */
+function outputCode(bias: boolean, activation: MultiplyAddActivation): RoutineCode {
   const m = (i: number, j: number) => [...add(add(get(SRC), get(O_CB)), mul(i32(4 * i + j), get(O_COMPONENT_BYTES))), ...memory(SimdOp.Load)];
   const s = (a: number, j: number) => get(S + 4 * a + j);
   // Down each column j: s[0][j] = m0 + m1 + m2, s[1][j] = m1 - m2 - m3.
@@ -256,10 +257,7 @@ function outputCode(bias: boolean, relu: boolean): RoutineCode {
     ...f32x4(SimdOp.F32x4Sub, f32x4(SimdOp.F32x4Sub, m(1, j), m(2, j)), m(3, j)),
     ...set(S + 4 + j),
   ]);
-  const finish = (value: number[]) => {
-    const biased = bias ? f32x4(SimdOp.F32x4Add, value, get(BIAS_V)) : value;
-    return relu ? [...biased, ...zeros, ...simd(SimdOp.F32x4Max)] : biased;
-  };
+  const finish = (value: number[]) => [...(bias ? f32x4(SimdOp.F32x4Add, value, get(BIAS_V)) : value), ...activate(activation)];
   // Along each row a: y[a][0] = s0 + s1 + s2, y[a][1] = s1 - s2 - s3, stored where the output has them.
   const store = (a: number, b: number, value: number[]) => [
     ...add(add(get(DST00), get(O_CB)), add(mul(i32(a), get(ROW_BYTES)), mul(i32(b), get(COUT_BYTES)))),
@@ -300,31 +298,31 @@ function outputCode(bias: boolean, relu: boolean): RoutineCode {
 const outputCodes = new Map<string, RoutineCode>();
 
 /** The output transform of a variant (one code object per variant: routines are compiled once per code object). */
-function outputCodeOf(bias: boolean, relu: boolean): RoutineCode {
-  const key = `${bias},${relu}`;
+function outputCodeOf(bias: boolean, activation: MultiplyAddActivation): RoutineCode {
+  const key = `${bias},${activation}`;
   let code = outputCodes.get(key);
   if (code === undefined) {
-    code = outputCode(bias, relu);
+    code = outputCode(bias, activation);
     outputCodes.set(key, code);
   }
   return code;
 }
 
 /** The product of the 16 components: fused multiply-adds, U packed, nothing before or after. */
-const COMPONENT_PRODUCT = { multiplyAdd: 'fused', bias: false, relu: false, windows: false, packedB: true } as const;
+const COMPONENT_PRODUCT = { multiplyAdd: 'fused', bias: false, activation: 'linear', windows: false, packedB: true } as const;
 
 /** Whether the routines run on `memory` (compiled at the first call; the product needs relaxed SIMD). */
 function winogradReady(memory: WasmMemory | undefined, variant: ProductVariant): boolean {
   return (
     productRoutineReady(memory, COMPONENT_PRODUCT) &&
     simdRoutine(memory, INPUT_CODE) !== undefined &&
-    simdRoutine(memory, outputCodeOf(variant.bias, variant.relu)) !== undefined
+    simdRoutine(memory, outputCodeOf(variant.bias, variant.activation)) !== undefined
   );
 }
 
 /**
  * The convolution of `x` (`[batch, inHeight, inWidth, inChannels]`) with the
- * 3 × 3 `filter` at stride 1 (and `bias`, then a relu, as `variant` says), by
+ * 3 × 3 `filter` at stride 1 (and `bias`, then the activation, as `variant` says), by
  * F(2 × 2, 3 × 3); undefined (nothing left allocated) where the routines
  * cannot run. The channels must be multiples of 4.
  */
@@ -374,7 +372,7 @@ export function winogradConvolution(
       bStep: 4 * componentFilter,
       variant: COMPONENT_PRODUCT,
     });
-    runSimdRoutine(memory, outputCodeOf(variant.bias, variant.relu), {
+    runSimdRoutine(memory, outputCodeOf(variant.bias, variant.activation), {
       args: [address(m), address(out), bias ? address(bias) : 0, 0, tile.count, tile.count, outChannels, shape.outHeight, shape.outWidth, tile.high, tile.wide],
       steps: tileSteps(OUTPUT_PARAMS, O_TILE0),
       countArg: O_TILES,

@@ -14,11 +14,14 @@ beforeAll(useWasmTrainingBackend);
 /** A convolution case with a fused bias and activation. */
 interface FusedCase extends ConvolutionCase {
   readonly bias: boolean;
-  readonly activation: 'linear' | 'relu';
+  readonly activation: 'linear' | 'relu' | 'relu6';
 }
 
 const CASES: FusedCase[] = [
   ...CONVOLUTION_CASES.map((c, i) => ({ ...c, bias: i % 2 === 0, activation: i % 3 === 0 ? ('linear' as const) : ('relu' as const) })),
+  // Clipped at 6 (MobileNetV2's activation), windows and a 1 × 1 convolution read in place.
+  { x: [1, 9, 9, 8], filter: [3, 3, 8, 12], strides: 2, pad: 'same', bias: true, activation: 'relu6' },
+  { x: [1, 7, 7, 32], filter: [1, 1, 32, 16], strides: 1, pad: 'valid', bias: true, activation: 'relu6' },
   // A 1 × 1 convolution reads its input in place; the filter (600 KiB) is cut into panels of columns, the last with 4.
   { x: [1, 10, 10, 256], filter: [1, 1, 256, 604], strides: 1, pad: 'valid', bias: true, activation: 'relu' },
   { x: [2, 7, 9, 16], filter: [3, 3, 16, 12], strides: 1, pad: 'same', bias: true, activation: 'relu' },

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { MultiplyAddActivation } from '../../../lib/backend/multiply_add_attribute.js';
 import { PANEL_COLUMNS } from '../../../lib/backend/wasm_kernels/packed_filter.js';
 import { winogradConvolution, winogradFilter } from '../../../lib/backend/wasm_kernels/winograd_convolution.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
@@ -33,14 +34,14 @@ interface WinogradCase {
   readonly outChannels: number;
   readonly pad: ConvolutionPad;
   readonly bias: boolean;
-  readonly relu: boolean;
+  readonly activation: MultiplyAddActivation;
 }
 
 const CASES: WinogradCase[] = [
   // Odd outputs: the last row and column of tiles write half their outputs.
-  { x: [1, 5, 5, 4], outChannels: 4, pad: 'same', bias: false, relu: false },
-  { x: [1, 6, 6, 4], outChannels: 8, pad: 'same', bias: true, relu: false },
-  { x: [2, 7, 9, 8], outChannels: 12, pad: 'valid', bias: true, relu: true },
+  { x: [1, 5, 5, 4], outChannels: 4, pad: 'same', bias: false, activation: 'linear' },
+  { x: [1, 6, 6, 4], outChannels: 8, pad: 'same', bias: true, activation: 'linear' },
+  { x: [2, 7, 9, 8], outChannels: 12, pad: 'valid', bias: true, activation: 'relu' },
   // Padding of 2 before: taps of the first tiles read two rows and columns of zeros.
   {
     x: [1, 6, 5, 4],
@@ -52,11 +53,11 @@ const CASES: WinogradCase[] = [
       [0, 0],
     ],
     bias: true,
-    relu: true,
+    activation: 'relu6',
   },
   // SqueezeNet 1.1's fire modules: 55 × 55 × 16 → 64 and 13 × 13 × 64 → 256.
-  { x: [1, 55, 55, 16], outChannels: 64, pad: 'same', bias: true, relu: true },
-  { x: [1, 13, 13, 64], outChannels: 256, pad: 'same', bias: true, relu: true },
+  { x: [1, 55, 55, 16], outChannels: 64, pad: 'same', bias: true, activation: 'relu' },
+  { x: [1, 13, 13, 64], outChannels: 256, pad: 'same', bias: true, activation: 'relu' },
 ];
 
 function inputsOf(c: WinogradCase, seed: number): Record<string, tf.Tensor> {
@@ -70,7 +71,7 @@ const attrsOf = (c: WinogradCase, marked: boolean) => ({
   pad: c.pad,
   dataFormat: 'NHWC',
   dilations: 1,
-  activation: c.relu ? 'relu' : 'linear',
+  activation: c.activation,
   ...(marked ? { multiplyAdd: 'fused' } : {}),
 });
 
@@ -78,13 +79,13 @@ const attrsOf = (c: WinogradCase, marked: boolean) => ({
 function byWinograd(c: WinogradCase, inputs: Record<string, tf.Tensor>): tf.Tensor {
   const info = tf.backend_util.computeConv2DInfo(c.x, [3, 3, c.x[3], c.outChannels], 1, 1, c.pad, undefined, false, 'channelsLast');
   const shape = { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left };
-  const variant = { multiplyAdd: 'fused', bias: c.bias, relu: c.relu, windows: false, packedB: true } as const;
+  const variant = { multiplyAdd: 'fused', bias: c.bias, activation: c.activation, windows: false, packedB: true } as const;
   const out = winogradConvolution(tf.backend() as BackendWasm, inputs.x!, inputs.filter!, inputs.bias, shape, variant);
   if (out === undefined) throw new Error('the Winograd routines did not run');
   return tf.engine().makeTensorFromTensorInfo(out);
 }
 
-const describeCase = (c: WinogradCase) => `${c.x.join('×')} → ${c.outChannels}, pad ${JSON.stringify(c.pad)}, ${c.bias ? 'bias' : 'no bias'}, ${c.relu ? 'relu' : 'linear'}`;
+const describeCase = (c: WinogradCase) => `${c.x.join('×')} → ${c.outChannels}, pad ${JSON.stringify(c.pad)}, ${c.bias ? 'bias' : 'no bias'}, ${c.activation}`;
 
 describe('a marked 3 × 3 FusedConv2D at stride 1 on wasm', () => {
   it.each(CASES.map((c, i) => [describeCase(c), c, i] as const))("%s: is F(2 × 2, 3 × 3)'s, within float rounding of the cpu backend's", (_, c, i) => {

@@ -20,8 +20,8 @@ withRelaxedSimd();
 
 const CONTEXT = { backend: 'wasm', training: false };
 
-/** Two relu convolutions (3 × 3 then 1 × 1) of a [1, size, size, 8] input, and optionally a dense layer of `dense` units after them. */
-function convolutions(size: number, dense = 0) {
+/** Two convolutions (3 × 3 relu then 1 × 1 with `activation`) of a [1, size, size, 8] input, and optionally a dense layer of `dense` units after them. */
+function convolutions(size: number, dense = 0, activation: 'relu' | 'relu6' | 'elu' = 'relu') {
   const x = tf.randomNormal([1, size, size, 8], 0, 1, 'float32', 1);
   const f1 = tf.randomNormal([3, 3, 8, 16], 0, 0.3, 'float32', 2) as tf.Tensor4D;
   const b1 = tf.randomNormal([16], 0, 1, 'float32', 3);
@@ -29,7 +29,7 @@ function convolutions(size: number, dense = 0) {
   const w = tf.randomNormal([size * size * 12, Math.max(dense, 1)], 0, 0.1, 'float32', 5) as tf.Tensor2D;
   const fn = (input: tf.Tensor) => {
     const h = tf.fused.conv2d({ x: input as tf.Tensor4D, filter: f1, strides: 1, pad: 'same', bias: b1, activation: 'relu' });
-    const y = tf.fused.conv2d({ x: h, filter: f2, strides: 1, pad: 'valid', activation: 'relu' });
+    const y = tf.fused.conv2d({ x: h, filter: f2, strides: 1, pad: 'valid', activation });
     return dense > 0 ? tf.matMul(tf.reshape(y, [1, -1]), w) : y;
   };
   return { graph: traceInference(fn, [x]).graph, feeds: { inputs: [x], params: new Map() } };
@@ -50,6 +50,21 @@ describe('MultiplyAddConvolution', () => {
     expectSameResults(graph, marked, feeds);
     // A second round finds nothing left to mark.
     expect(multiplyAddConvolution.apply(marked, CONTEXT).count).toBe(0);
+  });
+
+  it('marks convolutions clipped at 6 (relu6), not those with another activation (a small one runs on its own kernel)', () => {
+    const { graph, feeds } = convolutions(16, 0, 'relu6');
+    const { graph: marked } = applyPatterns(graph, new Patterns('Default'), CONTEXT);
+    expect(nodesOf(marked, 'FusedConv2D').map((n) => [asksFusedMultiplyAdd(n.attrs), n.attrs.activation])).toEqual([
+      [true, 'relu'],
+      [true, 'relu6'],
+    ]);
+    expectSameResults(graph, marked, feeds);
+    const { graph: elu } = applyPatterns(convolutions(16, 0, 'elu').graph, new Patterns('Default'), CONTEXT);
+    expect(nodesOf(elu, 'FusedConv2D').map((n) => [asksFusedMultiplyAdd(n.attrs), n.attrs.activation])).toEqual([
+      [true, 'relu'],
+      [false, 'elu'],
+    ]);
   });
 
   it('leaves alone a graph with a convolution of few output positions or a large other product, training graphs, other backends, and engines without relaxed SIMD', () => {
