@@ -34,6 +34,7 @@ import { conv2DBackpropInputConfig } from './conv2d_backprop_input.js';
 import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_native_backprop_filter.js';
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
 import { fusedConv2DConfig } from './fused_conv2d.js';
+import { fusedDepthwiseConv2DConfig } from './fused_depthwise_conv2d.js';
 import { maxPoolConfig } from './max_pool.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { addReluConfig, reluGradConfig } from './relu_passes.js';
@@ -61,6 +62,7 @@ export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
   concatConfig,
   transposeConfig,
   fusedConv2DConfig,
+  fusedDepthwiseConv2DConfig,
   maxPoolConfig,
 ];
 

@@ -56,6 +56,7 @@ describe('training on the wasm backend', () => {
       'Concat',
       'Transpose',
       'FusedConv2D',
+      'FusedDepthwiseConv2D',
       'MaxPool',
     ]);
     const original = replacedWasmKernels().get('MaxPoolGrad')!;

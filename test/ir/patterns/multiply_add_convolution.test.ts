@@ -6,7 +6,7 @@ import { asksFusedMultiplyAdd } from '../../../lib/backend/multiply_add_attribut
 import { relaxedSimdSupported } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { routinesOnlyOnWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
-import { MIN_ROWS, multiplyAddConvolution } from '../../../lib/ir/patterns/multiply_add_convolution.js';
+import { MAX_OTHER_FLOPS, MIN_ROWS, multiplyAddConvolution } from '../../../lib/ir/patterns/multiply_add_convolution.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
 import { GraphInterpreter } from '../../../lib/runtime/graph_interpreter.js';
 import { RandomSource } from '../../../lib/runtime/random_source.js';
@@ -67,10 +67,28 @@ describe('MultiplyAddConvolution', () => {
     ]);
   });
 
+  it('marks 3 × 3 depthwise convolutions with the others, whatever their output positions', () => {
+    const x = tf.randomNormal([1, 14, 14, 8], 0, 1, 'float32', 1);
+    const depthwise = tf.randomNormal([3, 3, 8, 1], 0, 0.3, 'float32', 2) as tf.Tensor4D;
+    const pointwise = tf.randomNormal([1, 1, 8, 16], 0, 0.3, 'float32', 3) as tf.Tensor4D;
+    const bias = tf.randomNormal([8], 0, 1, 'float32', 4);
+    const fn = (input: tf.Tensor) => {
+      const h = tf.fused.depthwiseConv2d({ x: input as tf.Tensor4D, filter: depthwise, strides: 2, pad: 'same', bias, activation: 'relu6' });
+      return tf.fused.conv2d({ x: tf.image.resizeNearestNeighbor(h, [14, 14]), filter: pointwise, strides: 1, pad: 'valid', activation: 'relu6' });
+    };
+    const { graph } = traceInference(fn, [x]);
+    const { graph: marked } = applyPatterns(graph, new Patterns('Default'), CONTEXT);
+    expect(nodesOf(marked, 'FusedDepthwiseConv2D').map((n) => asksFusedMultiplyAdd(n.attrs))).toEqual([true]);
+    expect(nodesOf(marked, 'FusedConv2D').map((n) => asksFusedMultiplyAdd(n.attrs))).toEqual([true]);
+    expectSameResults(graph, marked, { inputs: [x], params: new Map() });
+  });
+
   it('leaves alone a graph with a convolution of few output positions or a large other product, training graphs, other backends, and engines without relaxed SIMD', () => {
-    expect(8 * 8).toBeLessThan(MIN_ROWS);
-    expect(multiplyAddConvolution.apply(convolutions(8).graph, CONTEXT).count).toBe(0);
-    expect(multiplyAddConvolution.apply(convolutions(16, 400).graph, CONTEXT).count).toBe(0);
+    expect(6 * 6).toBeLessThan(MIN_ROWS);
+    expect(multiplyAddConvolution.apply(convolutions(6).graph, CONTEXT).count).toBe(0);
+    // A dense layer of 16 · 16 · 12 by 800: 4.9 MFLOP, more than MAX_OTHER_FLOPS.
+    expect(2 * 16 * 16 * 12 * 800).toBeGreaterThan(MAX_OTHER_FLOPS);
+    expect(multiplyAddConvolution.apply(convolutions(16, 800).graph, CONTEXT).count).toBe(0);
     const { graph } = convolutions(16);
     expect(multiplyAddConvolution.apply(graph, { backend: 'wasm', training: true }).count).toBe(0);
     expect(multiplyAddConvolution.apply(graph, { backend: 'cpu', training: false }).count).toBe(0);
