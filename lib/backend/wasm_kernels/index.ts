@@ -20,7 +20,9 @@
  *   `Concat`, which copied its inputs part of a row at a time, and
  *   `Transpose`, run on merged axes, and `FusedConv2D`, which computes the
  *   nodes the `MultiplyAddConvolution` pattern marks with fused
- *   multiply-adds (fused_conv2d.ts), and `MaxPool`, on two threads while
+ *   multiply-adds (fused_conv2d.ts), and `FusedDepthwiseConv2D`, which
+ *   computes marked 3 × 3 depthwise ones the same way
+ *   (fused_depthwise_conv2d.ts), and `MaxPool`, on two threads while
  *   XNNPACK's pool is left to poptfjs's routines (max_pool.ts). Each gives the cpu backend's results
  *   (tested over strides, paddings, formats, ties, transposes, broadcast
  *   batches, slice bounds, concatenation axes and permutations).
