@@ -3,9 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MultiplyAddActivation } from '../../../lib/backend/multiply_add_attribute.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
-import { computeOnWasmThreads, switchableWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { withRelaxedSimd } from '../../helpers.js';
-import { type ConvolutionPad, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
+import { type ConvolutionPad, expectRelativelyClose, onOneThreadAndWithHelper, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 withRelaxedSimd();
 beforeAll(useWasmTrainingBackend);
@@ -93,16 +92,8 @@ describe('a marked FusedDepthwiseConv2D on wasm', () => {
     () => {
       const c = ROUTINE_CASES[4]!;
       const inputs = inputsOf(c, 3);
-      const run = () => Array.from(runKernel('FusedDepthwiseConv2D', inputs, attrsOf(c, true)).dataSync());
-      const before = wasmComputeThreads()!;
-      try {
-        computeOnWasmThreads(1);
-        const one = run();
-        computeOnWasmThreads(switchableWasmThreads()!, true);
-        expect(run()).toEqual(one);
-      } finally {
-        computeOnWasmThreads(before);
-      }
+      const [one, withHelper] = onOneThreadAndWithHelper(() => Array.from(runKernel('FusedDepthwiseConv2D', inputs, attrsOf(c, true)).dataSync()));
+      expect(withHelper).toEqual(one);
       tf.dispose(Object.values(inputs));
     },
   );

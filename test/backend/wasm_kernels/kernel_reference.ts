@@ -6,6 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { expect } from 'vitest';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
 import { registerWasmTrainingKernels } from '../../../lib/backend/wasm_kernels/index.js';
+import { computeOnWasmThreads, switchableWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
 
 /** A kernel result as plain data. */
 export interface KernelResult {
@@ -21,6 +22,23 @@ export interface KernelResult {
 export async function useWasmTrainingBackend(): Promise<void> {
   await initBackend('wasm');
   registerWasmTrainingKernels();
+}
+
+/**
+ * `run` on one thread, then with the wasm pool left to poptfjs's routines
+ * (their helper thread computes a share), the threads of before put back
+ * after: results that must agree bit for bit. Needs a switchable pool.
+ */
+export function onOneThreadAndWithHelper<T>(run: () => T): [T, T] {
+  const before = wasmComputeThreads()!;
+  try {
+    computeOnWasmThreads(1);
+    const one = run();
+    computeOnWasmThreads(switchableWasmThreads()!, true);
+    return [one, run()];
+  } finally {
+    computeOnWasmThreads(before);
+  }
 }
 
 /** Runs `kernelName` through the engine on the active backend. */

@@ -6,9 +6,8 @@ import type { MultiplyAddActivation } from '../../../lib/backend/multiply_add_at
 import { PANEL_COLUMNS } from '../../../lib/backend/wasm_kernels/packed_filter.js';
 import { winogradConvolution, winogradFilter } from '../../../lib/backend/wasm_kernels/winograd_convolution.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
-import { computeOnWasmThreads, switchableWasmThreads, wasmComputeThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { withRelaxedSimd } from '../../helpers.js';
-import { type ConvolutionPad, expectRelativelyClose, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
+import { type ConvolutionPad, expectRelativelyClose, onOneThreadAndWithHelper, randomTensor, runCpuKernel, runKernel, useWasmTrainingBackend } from './kernel_reference.js';
 
 withRelaxedSimd();
 beforeAll(useWasmTrainingBackend);
@@ -115,16 +114,8 @@ describe('a marked 3 × 3 FusedConv2D at stride 1 on wasm', () => {
     () => {
       const c = CASES[4]!;
       const inputs = inputsOf(c, 3);
-      const run = () => Array.from(runKernel('FusedConv2D', inputs, attrsOf(c, true)).dataSync());
-      const before = wasmComputeThreads()!;
-      try {
-        computeOnWasmThreads(1);
-        const one = run();
-        computeOnWasmThreads(switchableWasmThreads()!, true);
-        expect(run()).toEqual(one);
-      } finally {
-        computeOnWasmThreads(before);
-      }
+      const [one, withHelper] = onOneThreadAndWithHelper(() => Array.from(runKernel('FusedConv2D', inputs, attrsOf(c, true)).dataSync()));
+      expect(withHelper).toEqual(one);
       tf.dispose(Object.values(inputs));
     },
   );
