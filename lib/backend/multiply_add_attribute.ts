@@ -1,7 +1,8 @@
 /**
- * The attribute by which a `FusedConv2D` node asks the wasm backend for
- * fused multiply-adds (the `MultiplyAddConvolution` pattern sets it; the
- * wasm kernel, wasm_kernels/fused_conv2d.ts, reads it; other backends ignore
+ * The attribute by which a `FusedConv2D` or `FusedDepthwiseConv2D` node
+ * asks the wasm backend for fused multiply-adds (the `MultiplyAddConvolution`
+ * pattern sets it; the wasm kernels, wasm_kernels/fused_conv2d.ts and
+ * wasm_kernels/fused_depthwise_conv2d.ts, read it; other backends ignore
  * it).
  */
 
