@@ -7,8 +7,10 @@
  * a number with KiB, MiB or GiB).
  */
 import * as tf from '@tensorflow/tfjs';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../common/errors.js';
 import { engine } from './tfjs_internals.js';
+import { filterCopyBytes } from './wasm_kernels/packed_filter.js';
 
 /** The environment variable that lowers the memory poptfjs lets tensors take. */
 export const HOST_MEMORY_LIMIT_VARIABLE = 'POPTFJS_HOST_MEMORY_LIMIT';
@@ -29,7 +31,7 @@ export interface HostHeap {
   readonly description: string;
   /** Bytes tensors may take ({@link TENSOR_SHARE_OF_HEAP} of the heap); undefined when the backend sets no limit. */
   readonly limit: number | undefined;
-  /** Bytes the tensors of this process (or worker) take now. */
+  /** Bytes the tensors of this process (or worker) take now, with the copies of filters the wasm routines hold (packed_filter.ts). */
   used(): number;
   /**
    * Bytes the backend's heap has now: the wasm backend's memory, which only
@@ -58,7 +60,8 @@ export function hostMemoryLimitFromEnvironment(value = process.env[HOST_MEMORY_L
 export function hostHeap(): HostHeap {
   const backend = tf.getBackend();
   const override = hostMemoryLimitFromEnvironment();
-  const used = () => (engine().state as unknown as { numBytes: number }).numBytes;
+  const tensorBytes = () => (engine().state as unknown as { numBytes: number }).numBytes;
+  const used = backend === 'wasm' ? () => tensorBytes() + filterCopyBytes(tf.backend() as BackendWasm) : tensorBytes;
   const size = () => (backend === 'wasm' ? (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length : undefined);
   const share = (heap: number) => Math.floor(heap * TENSOR_SHARE_OF_HEAP);
   if (override !== undefined)

@@ -1,7 +1,9 @@
 /**
  * Keeping a step within the host's memory: before a step runs, the host
- * memory it needs is estimated from its traced graph, placement and schedule,
- * and a step that will not fit a heap is refused at once with the figures and
+ * memory it needs is estimated from its compiled graph (after patterns, which
+ * may add values made from the weights and mark convolutions whose routines
+ * keep copies of their filters), placement and schedule, and a step that
+ * will not fit a heap is refused at once, before the device is loaded, with the figures and
  * what would help; while a model is traced for real, a guard checks the
  * memory its tensors take at every kernel, so that running out becomes an
  * error naming the model, the phase and the micro-batch instead of a crash or
@@ -51,7 +53,7 @@ export function traceMemoryGuard(request: HostMemoryCheckRequest): () => void {
 }
 
 /**
- * Estimates the host memory a step of `graph` needs and throws a
+ * Estimates the host memory a step of `graph` (the compiled graph) needs and throws a
  * `HostMemoryError` if it will not fit the backend's heap; returns the
  * estimate.
  */

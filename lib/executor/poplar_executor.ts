@@ -66,6 +66,7 @@ import { checkCallInputs } from './call_inputs_check.js';
 import { hostVariable } from './host_variable.js';
 import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js';
 import { traceWithinHostMemory } from './compile_trace.js';
+import { checkStepHostMemory, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { microBatchExamples } from './micro_batch_examples.js';
 import { buildOptimizer, checkReplacementOptimizer, optimizerReduction, resetOptimizerState, switchOptimizer, unknownAttributeCheck } from './executor_optimizer.js';
 import { installExecutable, type Compiled } from './executable_install.js';
@@ -338,18 +339,20 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const { split, micro, examples } = microBatchExamples(inputs, structures, factors);
     const flat = isLayersModel(this.model) ? undefined : flatModel(this.model, structures, this.training, this.loss);
     const tracedModel = flat?.fn ?? this.model;
+    // The optimizer is known once the model is traced (a training executor without one builds it from the trace).
+    const memoryCheck = (): HostMemoryCheckRequest => ({
+      model: settings.modelName ?? modelName(this.model),
+      training: this.training,
+      examples,
+      settings,
+      factors,
+      trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
+      optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
+      inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
+    });
     let traced: TracedModel;
     try {
-      ({ traced, hostMemory: this.hostMemoryEstimate } = await traceWithinHostMemory(this.traceRequest(tracedModel, examples), {
-        model: settings.modelName ?? modelName(this.model),
-        training: this.training,
-        examples,
-        settings,
-        factors,
-        trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
-        optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
-        inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
-      }));
+      traced = await traceWithinHostMemory(this.traceRequest(tracedModel, examples), memoryCheck());
     } finally {
       if (split) tf.dispose(examples);
     }
@@ -375,6 +378,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       parameters,
     );
     const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
+    this.hostMemoryEstimate = checkStepHostMemory(executable.graph, traced.variables, memoryCheck());
     const compiled = this.install(executable, traced.variables, {
       parameters,
       graph: traced.graph,

@@ -13,9 +13,14 @@
  * optimizer state, the accumulated gradients and the call's inputs. In
  * process, the values made from the weights alone are held from one call to
  * the next (see `WeightDerivedCache`): they count with the weights, once per
- * replica, not with the activations.
+ * replica, not with the activations; so are the copies the wasm routines
+ * make of the filters of marked convolutions (packed, or transformed for
+ * F(2 × 2, 3 × 3): 16/9 of a 3 × 3 filter), which live as long as their
+ * filter.
  */
-import { paramValues, sizeOf, type Graph, type Node } from '../ir/graph.js';
+import { paramValues, sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
+import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
+import { markedFilterCopy } from '../backend/wasm_kernels/fused_conv2d.js';
 import { activationPeaks } from '../ipu/activation_peak.js';
 import { weightDerivedNodes } from '../ir/weight_derived_values.js';
 import { ON_CHIP_STORAGE } from '../ipu/tensor_storage.js';
@@ -29,7 +34,7 @@ const HOST_VIEW_KERNELS: ReadonlySet<string> = new Set(['Reshape', 'ExpandDims',
 export interface WorkerHeapEstimate {
   /** The IPU (within a replica) the worker computes. */
   readonly ipu: number;
-  /** Its copies of the weights its nodes read. */
+  /** Its copies of the weights its nodes read (and the routines' copies of its filters). */
   readonly weights: number;
   /** The values of the micro-batches in flight on it at its peak. */
   readonly activations: number;
@@ -39,7 +44,7 @@ export interface WorkerHeapEstimate {
 
 /** How much host memory a step needs, by heap and kind. */
 export interface HostMemoryEstimate {
-  /** The model's weights and the device's copies of them (and, in process, the values made from them alone), on the main thread. */
+  /** The model's weights and the device's copies of them (and, in process, the values made from them alone and the routines' copies of filters), on the main thread. */
   readonly weights: number;
   /** Optimizer state and, with gradient accumulation, the accumulated gradients, on the main thread. */
   readonly optimizer: number;
@@ -101,6 +106,33 @@ function weightsByIpu(graph: Graph, placement: Placement): number[] {
   return read.map((ids) => [...ids].reduce((n, id) => n + hostBytes(graph, id), 0));
 }
 
+/** A copy the wasm routines make of a filter of a marked convolution and keep while the filter lives. */
+interface FilterCopy {
+  /** The filter value it is made from. */
+  readonly filter: ValueId;
+  /** The IPU (within a replica) of the node that makes it. */
+  readonly ipu: number;
+  readonly bytes: number;
+}
+
+/**
+ * The copies of filters the marked convolutions of `graph` make (packed, or
+ * transformed for F(2 × 2, 3 × 3)): one per filter value and kind of copy.
+ */
+function filterCopies(graph: Graph, placement: Placement): FilterCopy[] {
+  const copies = new Map<string, FilterCopy>();
+  for (const node of graph.nodes) {
+    if (node.kernel !== 'FusedConv2D' || !asksFusedMultiplyAdd(node.attrs) || !node.inputNames) continue;
+    const inputs = Object.fromEntries(node.inputNames.map((name, i) => [name, graph.values[node.inputs[i]!]!]));
+    const copy = markedFilterCopy({ inputs, attrs: node.attrs });
+    const filter = inputs.filter?.id;
+    if (copy === undefined || filter === undefined) continue;
+    const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
+    copies.set(`${filter} ${copy.key}`, { filter, ipu, bytes: 4 * sizeOf(copy.shape) });
+  }
+  return [...copies.values()];
+}
+
 /** The host memory a step needs. */
 export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstimate {
   const { graph, placement } = request;
@@ -112,6 +144,9 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
   const hostPlacement: Placement = onWorkers ? placement : { ...placement, stages: placement.stages.map((s) => ({ ...s, ipu: 0 })), ipusPerReplica: 1 };
   const held = new Set(onWorkers ? [] : weightDerivedNodes(graph).kept);
   const heldBytes = [...held].reduce((n, id) => n + hostBytes(graph, id), 0) * request.replicas;
+  // A copy lives as long as its filter: once with a weight all replicas read, once per replica with a value made from weights.
+  const copies = filterCopies(graph, placement);
+  const copyBytes = (copy: FilterCopy) => copy.bytes * (held.has(copy.filter) ? request.replicas : 1);
   const { peaks } = activationPeaks(
     {
       graph,
@@ -129,11 +164,11 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
     },
   );
   const activationsOf = (ipu: number) => peaks[ipu]!.stashed + peaks[ipu]!.working;
-  const weights = 2 * paramBytes + heldBytes;
+  const weights = 2 * paramBytes + heldBytes + (onWorkers ? 0 : copies.reduce((n, copy) => n + copyBytes(copy), 0));
   const accumulators = request.gradientAccumulation > 1 ? 1 : 0;
   const optimizer = request.training ? trainedBytes * (request.optimizerSlots + accumulators) : 0;
   const activations = onWorkers ? 0 : activationsOf(0);
-  const workerWeights = onWorkers ? weightsByIpu(graph, placement) : [];
+  const workerWeights = onWorkers ? weightsByIpu(graph, placement).map((w, ipu) => w + copies.filter((c) => c.ipu === ipu).reduce((n, c) => n + c.bytes, 0)) : [];
   const workers = workerWeights.map((w, ipu) => ({ ipu, weights: w, activations: activationsOf(ipu), total: w + activationsOf(ipu) }));
   return { weights, optimizer, inputs: request.inputBytes, activations, mainThread: weights + optimizer + request.inputBytes + activations, workers };
 }

@@ -19,7 +19,8 @@ import {
   trainingModel,
   type HostMemoryEstimate,
 } from 'poptfjs';
-import { HOST_MEMORY_LIMIT_VARIABLE, hostMemoryLimitFromEnvironment } from '../../lib/backend/host_heap.js';
+import { HOST_MEMORY_LIMIT_VARIABLE, hostHeap, hostMemoryLimitFromEnvironment } from '../../lib/backend/host_heap.js';
+import { withRelaxedSimd } from '../helpers.js';
 import type { PoplarExecutor } from '../../lib/executor/poplar_executor.js';
 import { mobilenetV2 } from '../../examples/models/mobilenet_v2.js';
 
@@ -107,10 +108,11 @@ describe('host memory estimate', () => {
     expect(micro8.activations).toBeGreaterThan(micro4.activations);
     // Only the call's inputs grow with the host batch: 64 × 256 floats of data and as many of targets.
     expect(host64.inputs - micro4.inputs).toBe(2 * 60 * WIDTH * 4);
-    // Weights and their device copies (and, held from call to call, one float32 scalar the graph makes from constants alone),
-    // Adam's two state tensors, and with accumulation the accumulated gradient, all float32.
+    // Weights and their device copies (and, held from call to call, the transposes of the last three kernels that the
+    // backward pass reads, made from the weights alone), Adam's two state tensors, and with accumulation the accumulated
+    // gradient, all float32.
     const parameters = 4 * (WIDTH * WIDTH + WIDTH);
-    expect(micro4.weights).toBe(2 * parameters * 4 + 4);
+    expect(micro4.weights).toBe(2 * parameters * 4 + 3 * WIDTH * WIDTH * 4);
     expect(micro4.optimizer).toBe(2 * parameters * 4);
     expect(host64.optimizer).toBe(3 * parameters * 4);
     expect(micro4.mainThread).toBe(micro4.weights + micro4.optimizer + micro4.inputs + micro4.activations);
@@ -147,6 +149,43 @@ describe('host memory estimate', () => {
     for (const w of onWorkers.workers) expect(w.total).toBe(w.weights + w.activations);
     expect(onWorkers.activations).toBe(0);
     expect(onWorkers.workers.every((w) => w.activations > 0)).toBe(true);
+  });
+});
+
+describe('host memory estimate of convolutions run with fused multiply-adds', () => {
+  withRelaxedSimd();
+
+  it('counts the transformed filters F(2 × 2, 3 × 3) keeps, and is what the step takes with them, within a tenth', async () => {
+    const channels = 256;
+    const conv = (seed: number) =>
+      tf.layers.conv2d({
+        filters: channels,
+        kernelSize: 3,
+        padding: 'same',
+        activation: 'relu',
+        kernelInitializer: tf.initializers.glorotUniform({ seed }),
+        inputShape: [8, 8, channels],
+      });
+    const before = hostHeap().used();
+    const model = tf.sequential({ layers: [conv(1), conv(2)] });
+    const x = tf.randomNormal([1, 8, 8, channels], 0, 1, 'float32', 5);
+    const executor = inferenceModel(model);
+    // The first call makes the copies (the last one after the last check of the heap); the second holds them throughout.
+    tf.dispose((await executor(x)) as tf.Tensor);
+    resetHostMemoryPeak();
+    const y = (await executor(x)) as tf.Tensor;
+    const measured = hostMemoryPeak() - before;
+    const estimate = executor.hostMemory()!;
+    const parameters = 2 * (9 * channels * channels + channels) * 4;
+    // Each convolution's 16 transformed components, [256 in, 256 out] each (32 whole panels of 8 output channels).
+    const transformed = 2 * 16 * channels * channels * 4;
+    expect(estimate.weights).toBe(2 * parameters + transformed);
+    expect(Math.abs(estimate.mainThread - measured) / measured).toBeLessThan(0.1);
+    executor.destroy();
+    tf.dispose([x, y]);
+    model.dispose();
+    // The copies go with their filters.
+    expect(hostHeap().used()).toBe(before);
   });
 });
 

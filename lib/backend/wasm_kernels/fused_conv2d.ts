@@ -47,9 +47,9 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
 import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { matMulSimdOnThreads, productRoutineReady, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
-import { packedFilter } from './packed_filter.js';
+import { type FilterCopyShape, packedFilter, packedFilterCopy } from './packed_filter.js';
 import { wasmMemory } from './wasm_simd_routine.js';
-import { type WinogradShape, winogradConvolution } from './winograd_convolution.js';
+import { type WinogradShape, winogradConvolution, winogradFilterCopy } from './winograd_convolution.js';
 
 const BACKEND = 'wasm';
 
@@ -64,6 +64,12 @@ function ownFusedConv2D(): tf.KernelConfig {
   return OWN_FUSED_CONV2D;
 }
 
+/** What a `FusedConv2D` call is, as far as choosing its path goes: its inputs' shapes and dtypes (from a call, or from a graph's values), and its attributes. */
+export interface KernelCallShapes {
+  readonly inputs: Readonly<Record<string, { readonly shape: readonly number[]; readonly dtype: tf.DataType } | undefined>>;
+  readonly attrs?: object;
+}
+
 /** The columns of a panel of the filter `[depth, cols]`: all of them when they fit {@link PANEL_BYTES}, else a multiple of 8. */
 export function panelColumns(depth: number, cols: number): number {
   if (4 * depth * cols <= PANEL_BYTES) return cols;
@@ -71,8 +77,8 @@ export function panelColumns(depth: number, cols: number): number {
 }
 
 /** The convolution of a marked node, when the product computes it: its windows and the product's variant. */
-function multiplyAddConvolution(args: Pick<Parameters<tf.KernelFunc>[0], 'inputs' | 'attrs'>): { info: tf.backend_util.Conv2DInfo; variant: ProductVariant } | undefined {
-  const { x, filter, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
+function multiplyAddConvolution(args: KernelCallShapes): { info: tf.backend_util.Conv2DInfo; variant: ProductVariant } | undefined {
+  const { x, filter, bias, preluActivationWeights } = args.inputs;
   const attrs = args.attrs as unknown as tf.FusedConv2DAttrs & Record<string, unknown>;
   if (!asksFusedMultiplyAdd(attrs) || x === undefined || filter === undefined || preluActivationWeights !== undefined) return undefined;
   if (x.dtype !== 'float32' || filter.dtype !== 'float32' || attrs.dataFormat !== 'NHWC' || !MULTIPLY_ADD_ACTIVATIONS.has(attrs.activation ?? 'linear')) return undefined;
@@ -87,7 +93,7 @@ function multiplyAddConvolution(args: Pick<Parameters<tf.KernelFunc>[0], 'inputs
     'channelsLast',
   );
   const outChannels = info.outChannels;
-  if (bias !== undefined && (bias.dtype !== 'float32' || tf.util.sizeFromShape(bias.shape) !== outChannels || bias.shape.length !== 1)) return undefined;
+  if (bias !== undefined && (bias.dtype !== 'float32' || bias.shape.length !== 1 || bias.shape[0] !== outChannels)) return undefined;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
   const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
@@ -169,9 +175,17 @@ function winogradShape(info: tf.backend_util.Conv2DInfo): WinogradShape | undefi
 }
 
 /** The shape of the `FusedConv2D` call `args` where, marked, it runs by F(2 × 2, 3 × 3) (when the engine has relaxed SIMD), else undefined. */
-export function markedWinogradShape(args: Pick<Parameters<tf.KernelFunc>[0], 'inputs' | 'attrs'>): WinogradShape | undefined {
+export function markedWinogradShape(args: KernelCallShapes): WinogradShape | undefined {
   const convolution = multiplyAddConvolution(args);
   return convolution && winogradShape(convolution.info);
+}
+
+/** The copy of its filter that the `FusedConv2D` call `args`, marked, makes and keeps while the filter lives; undefined where it runs the backend's own kernel. */
+export function markedFilterCopy(args: KernelCallShapes): FilterCopyShape | undefined {
+  const convolution = multiplyAddConvolution(args);
+  if (convolution === undefined) return undefined;
+  const { filterHeight, filterWidth, inChannels, outChannels } = convolution.info;
+  return winogradShape(convolution.info) ? winogradFilterCopy(inChannels, outChannels) : packedFilterCopy(filterHeight * filterWidth * inChannels, outChannels);
 }
 
 /** The convolution of a marked node: by F(2 × 2, 3 × 3) where it applies, else as one product; undefined where the routines cannot run. */

@@ -28,6 +28,8 @@ export const PANEL_COLUMNS = 8;
  */
 class FilterCopies {
   private readonly copies = new Map<tf.DataId, Map<string, tf.TensorInfo>>();
+  /** What the copies held now take. */
+  bytes = 0;
 
   constructor(private readonly wasm: BackendWasm) {
     const dispose = wasm.disposeData.bind(wasm);
@@ -49,6 +51,7 @@ class FilterCopies {
       this.copies.set(filter.dataId, byKey);
     }
     byKey.set(key, out);
+    this.bytes += copyBytes(out);
     return out;
   }
 
@@ -56,9 +59,15 @@ class FilterCopies {
     const byKey = this.copies.get(dataId);
     if (byKey === undefined) return;
     this.copies.delete(dataId);
-    for (const copy of byKey.values()) this.wasm.disposeData(copy.dataId);
+    for (const copy of byKey.values()) {
+      this.bytes -= copyBytes(copy);
+      this.wasm.disposeData(copy.dataId);
+    }
   }
 }
+
+/** The bytes of a float32 copy. */
+const copyBytes = (copy: tf.TensorInfo): number => 4 * copy.shape.reduce((n, d) => n * d, 1);
 
 const byBackend = new WeakMap<BackendWasm, FilterCopies>();
 
@@ -74,6 +83,15 @@ export function filterCopy(wasm: BackendWasm, filter: tf.TensorInfo, key: string
     byBackend.set(wasm, copies);
   }
   return copies.of(filter, key, make);
+}
+
+/**
+ * The bytes the copies of filters made for the routines in `wasm`'s memory
+ * take now: the wasm backend's tensors that tfjs does not count (the
+ * engine's `numBytes` counts only the tensors it hands out).
+ */
+export function filterCopyBytes(wasm: BackendWasm): number {
+  return byBackend.get(wasm)?.bytes ?? 0;
 }
 
 /** The panels of {@link PANEL_COLUMNS} columns a packed `[depth, cols]` matrix takes. */
@@ -97,6 +115,17 @@ export function packColumns(from: Float32Array, fromAt: number, depth: number, c
   }
 }
 
+/** A copy of a filter: the key it is held under with its filter's data, and its shape (float32). */
+export interface FilterCopyShape {
+  readonly key: string;
+  readonly shape: readonly number[];
+}
+
+/** The copy {@link packedFilter} makes of a filter read as `[depth, cols]`. */
+export function packedFilterCopy(depth: number, cols: number): FilterCopyShape {
+  return { key: `packed ${cols}`, shape: [packedPanels(cols), depth, PANEL_COLUMNS] };
+}
+
 /**
  * The packed copy of the float32 filter `filter`, read as `[depth, cols]`
  * (`[taps · inChannels, outChannels]`), in panels of {@link PANEL_COLUMNS}
@@ -104,8 +133,9 @@ export function packColumns(from: Float32Array, fromAt: number, depth: number, c
  * `filter`'s data.
  */
 export function packedFilter(wasm: BackendWasm, filter: tf.TensorInfo, depth: number, cols: number): tf.TensorInfo {
-  return filterCopy(wasm, filter, `packed ${cols}`, () => {
-    const out = wasm.makeOutput([packedPanels(cols), depth, PANEL_COLUMNS], 'float32');
+  const { key, shape } = packedFilterCopy(depth, cols);
+  return filterCopy(wasm, filter, key, () => {
+    const out = wasm.makeOutput([...shape], 'float32');
     packColumns(wasm.typedArrayFromHeap(filter) as Float32Array, 0, depth, cols, wasm.typedArrayFromHeap(out) as Float32Array, 0);
     return out;
   });

@@ -24,7 +24,7 @@
 import type * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { batchMatMulSimdOnThreads, productRoutineReady, type ProductVariant } from './batch_mat_mul_simd.js';
-import { filterCopy, PANEL_COLUMNS, packColumns, packedPanels } from './packed_filter.js';
+import { filterCopy, type FilterCopyShape, PANEL_COLUMNS, packColumns, packedPanels } from './packed_filter.js';
 import { runSimdRoutine } from './simd_routine_threads.js';
 import type { MultiplyAddActivation } from '../multiply_add_attribute.js';
 import {
@@ -74,6 +74,11 @@ function tiles(s: WinogradShape): { high: number; wide: number; count: number } 
 /** The multiply-adds of the 16 products of a convolution of `shape`: 16 per tile and pair of input and output channels. */
 export function winogradMultiplyAdds(shape: WinogradShape): number {
   return COMPONENTS * tiles(shape).count * shape.inChannels * shape.outChannels;
+}
+
+/** The copy {@link winogradConvolution} makes of a filter: its 16 transformed components, each packed (`[16, ceil(outChannels / 8) · inChannels · 8]`). */
+export function winogradFilterCopy(inChannels: number, outChannels: number): FilterCopyShape {
+  return { key: `winograd ${outChannels}`, shape: [COMPONENTS, packedPanels(outChannels) * inChannels * PANEL_COLUMNS] };
 }
 
 /**
@@ -339,9 +344,9 @@ export function winogradConvolution(
   const { inChannels, outChannels } = shape;
   const tile = tiles(shape);
   const address = (t: tf.TensorInfo) => wasm.typedArrayFromHeap(t).byteOffset;
-  const componentFilter = packedPanels(outChannels) * inChannels * PANEL_COLUMNS;
-  const u = filterCopy(wasm, filter, `winograd ${outChannels}`, () => {
-    const out = wasm.makeOutput([COMPONENTS, componentFilter], 'float32');
+  const copy = winogradFilterCopy(inChannels, outChannels);
+  const u = filterCopy(wasm, filter, copy.key, () => {
+    const out = wasm.makeOutput([...copy.shape], 'float32');
     winogradFilter(wasm.typedArrayFromHeap(filter) as Float32Array, inChannels, outChannels, wasm.typedArrayFromHeap(out) as Float32Array);
     return out;
   });
@@ -369,7 +374,7 @@ export function winogradConvolution(
       depth: inChannels,
       cols: outChannels,
       aStep: 4 * tile.count * inChannels,
-      bStep: 4 * componentFilter,
+      bStep: 4 * copy.shape[1]!,
       variant: COMPONENT_PRODUCT,
     });
     runSimdRoutine(memory, outputCodeOf(variant.bias, variant.activation), {
