@@ -32,8 +32,8 @@
  * 3 × 3 ones of 28-56 MFLOP 0.34-0.65 against 0.43-0.81 ms; ResNet-18's at
  * 64 × 64 (4 to 1024 output positions) about even, 0.15-0.35 ms either way.
  *
- * A marked 3 × 3 convolution at stride 1 with input channels in fours
- * takes F(2 × 2, 3 × 3) instead, whose 16 products do 16 multiply-adds per
+ * A marked 3 × 3 convolution at stride 1 with input channels in fours and
+ * 16 output positions or more takes F(2 × 2, 3 × 3) instead, whose 16 products do 16 multiply-adds per
  * 2 × 2 outputs where the product of windows does 36. SqueezeNet 1.1's
  * (55 × 55 × 16 → 64, 27 × 27 × 32 → 128, 13 × 13 × 48 → 192 and 13 × 13 ×
  * 64 → 256, relu, 2 threads): 0.44, 0.34, 0.18 and 0.35 ms against the
@@ -167,10 +167,30 @@ function byProduct(
   }
 }
 
-/** The shape of `info` for {@link winogradConvolution} where it computes it (3 × 3, stride 1, channels in fours), else undefined. */
+/**
+ * The fewest output positions (batch × height × width) of a convolution
+ * F(2 × 2, 3 × 3) computes. Its transformed filter is 16/9 the bytes of the
+ * filter, and each of its elements takes part in one multiply-add per tile,
+ * where the product of windows reads the filter itself once per output
+ * position: with few positions a convolution is a pass over its filter, and
+ * the product reads less (2 threads, relu; F(2 × 2, 3 × 3) against the
+ * product): 2 × 2 × 512 → 512 0.34 against 0.25 ms, 2 × 4 × 512 → 512 0.67
+ * against 0.45, 2 × 6 × 256 → 256 0.22 against 0.15, 3 × 3 × 256 → 256 0.13
+ * against 0.14, 4 × 4 × 256 → 256 0.14 against 0.21.
+ */
+export const MIN_WINOGRAD_OUTPUTS = 16;
+
+/** The shape of `info` for {@link winogradConvolution} where it computes it (3 × 3, stride 1, channels in fours, {@link MIN_WINOGRAD_OUTPUTS} output positions or more), else undefined. */
 function winogradShape(info: tf.backend_util.Conv2DInfo): WinogradShape | undefined {
   const { filterHeight, filterWidth, strideHeight, strideWidth, inChannels, outChannels } = info;
-  const applies = filterHeight === 3 && filterWidth === 3 && strideHeight === 1 && strideWidth === 1 && inChannels % 4 === 0 && outChannels % 4 === 0;
+  const applies =
+    filterHeight === 3 &&
+    filterWidth === 3 &&
+    strideHeight === 1 &&
+    strideWidth === 1 &&
+    inChannels % 4 === 0 &&
+    outChannels % 4 === 0 &&
+    info.batchSize * info.outHeight * info.outWidth >= MIN_WINOGRAD_OUTPUTS;
   return applies ? { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left } : undefined;
 }
 

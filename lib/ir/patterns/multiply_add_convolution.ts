@@ -3,7 +3,8 @@
  * backend, where the engine has WebAssembly relaxed SIMD, the convolutions
  * (`FusedConv2D`) are marked to run as one product of their windows and the
  * filter with fused multiply-adds, 3 × 3 ones at stride 1 by Winograd's
- * F(2 × 2, 3 × 3) (../../backend/wasm_kernels/fused_conv2d.ts), and the
+ * F(2 × 2, 3 × 3) where they have 16 output positions or more
+ * (../../backend/wasm_kernels/fused_conv2d.ts), and the
  * 3 × 3 depthwise ones (`FusedDepthwiseConv2D`) by a SIMD routine
  * (../../backend/wasm_kernels/fused_depthwise_conv2d.ts), instead of
  * XNNPACK's separate multiplies and adds. Fused multiply-adds
@@ -18,13 +19,14 @@
  * convolutions at least as fast, and no other convolution or matrix product
  * of it needs the pool:
  * - each convolution but the depthwise ones has {@link MIN_ROWS} output
- *   positions or more. MobileNetV2's 7 × 7 ones run faster by the product
- *   (2 threads: 320 → 1280 0.45 against XNNPACK's 0.61 ms, 960 → 320 0.31
- *   against 0.46, 160 → 960 0.21 against 0.24); with fewer, ResNet-18's at
- *   64 × 64 are about even or slower (2 × 2 × 512 → 512 3 × 3 0.35 against
- *   0.35 ms by the product, 0.38 by F(2 × 2, 3 × 3), one tile whose
- *   transformed filter is 16.8 MB; its 7 × 7 first one 0.34 against 0.29),
- *   and that session, marked, ran 7.2 against 6.9 ms unmarked;
+ *   positions or more: one tile of the product's 4 rows. MobileNetV2's
+ *   7 × 7 ones run faster by the product (2 threads: 320 → 1280 0.45
+ *   against XNNPACK's 0.61 ms, 960 → 320 0.31 against 0.46, 160 → 960 0.21
+ *   against 0.24), and so does ResNet-18's session at 64 × 64, whose
+ *   smallest convolutions are 2 × 2: 4.43-4.55 against 5.19-5.37 ms a run
+ *   unmarked, the two sessions taking turns in one process (with
+ *   F(2 × 2, 3 × 3) on its 2 × 2 ones too, 5.57 against 5.19: see
+ *   `MIN_WINOGRAD_OUTPUTS`);
  * - every other convolution or product does less than
  *   {@link MAX_OTHER_FLOPS}: it runs on one thread (MobileNetV2's 1280 →
  *   1000 classifier, 2.6 MFLOP: 0.40 against 0.22 ms on the pool).
@@ -43,7 +45,7 @@ import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';
 
 /** The fewest output positions (batch × height × width) of a convolution of a marked graph. */
-export const MIN_ROWS = 49;
+export const MIN_ROWS = 4;
 
 /** The most FLOPs of a convolution or matrix product of a marked graph that the routines do not compute. */
 export const MAX_OTHER_FLOPS = 4e6;

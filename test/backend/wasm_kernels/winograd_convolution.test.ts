@@ -3,7 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MultiplyAddActivation } from '../../../lib/backend/multiply_add_attribute.js';
-import { PANEL_COLUMNS } from '../../../lib/backend/wasm_kernels/packed_filter.js';
+import { MIN_WINOGRAD_OUTPUTS } from '../../../lib/backend/wasm_kernels/fused_conv2d.js';
+import { filterCopyBytes, PANEL_COLUMNS } from '../../../lib/backend/wasm_kernels/packed_filter.js';
 import { winogradConvolution, winogradFilter } from '../../../lib/backend/wasm_kernels/winograd_convolution.js';
 import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
 import { withRelaxedSimd } from '../../helpers.js';
@@ -107,6 +108,27 @@ describe('a marked 3 × 3 FusedConv2D at stride 1 on wasm', () => {
     inputs.filter!.dispose();
     expect(backend.numDataIds()).toBe(before - 1);
     tf.dispose(Object.values(inputs));
+  });
+
+  it(`takes F(2 × 2, 3 × 3) from ${MIN_WINOGRAD_OUTPUTS} output positions on, and leaves fewer to the product of windows, which keeps the filter packed instead of transformed`, () => {
+    const wasm = tf.backend() as BackendWasm;
+    const channels = 8;
+    const copyOf = (size: number, seed: number) => {
+      const c: WinogradCase = { x: [1, size, size, channels], outChannels: channels, pad: 'same', bias: true, activation: 'relu' };
+      const inputs = inputsOf(c, seed);
+      const before = filterCopyBytes(wasm);
+      const marked = runKernel('FusedConv2D', inputs, attrsOf(c, true));
+      const bytes = filterCopyBytes(wasm) - before;
+      expectRelativelyClose(marked, runCpuKernel('FusedConv2D', inputs, attrsOf(c, false)), 1e-5);
+      tf.dispose([marked, ...Object.values(inputs)]);
+      expect(filterCopyBytes(wasm)).toBe(before);
+      return bytes;
+    };
+    expect(2 * 2).toBeLessThan(MIN_WINOGRAD_OUTPUTS);
+    expect(4 * 4).toBeGreaterThanOrEqual(MIN_WINOGRAD_OUTPUTS);
+    // 2 × 2: the filter [72, 8] in one panel of 8 columns; 4 × 4: 16 components [8, 8].
+    expect(copyOf(2, 40)).toBe(9 * channels * PANEL_COLUMNS * 4);
+    expect(copyOf(4, 50)).toBe(16 * channels * PANEL_COLUMNS * 4);
   });
 
   it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
