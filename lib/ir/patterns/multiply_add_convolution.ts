@@ -26,7 +26,11 @@
  *   smallest convolutions are 2 × 2: 4.43-4.55 against 5.19-5.37 ms a run
  *   unmarked, the two sessions taking turns in one process (with
  *   F(2 × 2, 3 × 3) on its 2 × 2 ones too, 5.57 against 5.19: see
- *   `MIN_WINOGRAD_OUTPUTS`);
+ *   `MIN_WINOGRAD_OUTPUTS`). After an onnxruntime run each, which leaves
+ *   the 47 MB of weights to be read from memory again, the two are about
+ *   even (6.3-6.8 against 6.9-7.0 ms; the session table, 7.4-7.5 either
+ *   way): its 2 × 2 × 512 ones then read their 9.4 MB filters at about
+ *   11 GB/s, either way;
  * - every other convolution or product does less than
  *   {@link MAX_OTHER_FLOPS}: it runs on one thread (MobileNetV2's 1280 →
  *   1000 classifier, 2.6 MFLOP: 0.40 against 0.22 ms on the pool).
