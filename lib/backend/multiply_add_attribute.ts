@@ -1,9 +1,9 @@
 /**
- * The attribute by which a `FusedConv2D` or `FusedDepthwiseConv2D` node
- * asks the wasm backend for fused multiply-adds (the `MultiplyAddConvolution`
- * pattern sets it; the wasm kernels, wasm_kernels/fused_conv2d.ts and
- * wasm_kernels/fused_depthwise_conv2d.ts, read it; other backends ignore
- * it).
+ * The attribute by which a `FusedConv2D`, `FusedDepthwiseConv2D` or
+ * `_FusedMatMul` node asks the wasm backend for fused multiply-adds (the
+ * `MultiplyAddConvolution` pattern sets it; the wasm kernels,
+ * wasm_kernels/fused_conv2d.ts, wasm_kernels/fused_depthwise_conv2d.ts and
+ * wasm_kernels/fused_mat_mul.ts, read it; other backends ignore it).
  */
 
 /** The attribute's name; its value is `'fused'`. */
@@ -14,8 +14,8 @@ export function asksFusedMultiplyAdd(attrs: Readonly<Record<string, unknown>>): 
   return attrs[MULTIPLY_ADD_ATTRIBUTE] === 'fused';
 }
 
-/** An activation a convolution with fused multiply-adds applies itself. */
+/** An activation a convolution or product with fused multiply-adds applies itself. */
 export type MultiplyAddActivation = 'linear' | 'relu' | 'relu6';
 
-/** The activations a convolution with fused multiply-adds applies itself (others keep the backend's kernel). */
+/** The activations a convolution or product with fused multiply-adds applies itself (others keep the backend's kernel). */
 export const MULTIPLY_ADD_ACTIVATIONS: ReadonlySet<string> = new Set<MultiplyAddActivation>(['linear', 'relu', 'relu6']);

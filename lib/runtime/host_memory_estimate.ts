@@ -14,13 +14,15 @@
  * process, the values made from the weights alone are held from one call to
  * the next (see `WeightDerivedCache`): they count with the weights, once per
  * replica, not with the activations; so are the copies the wasm routines
- * make of the filters of marked convolutions (packed, or transformed for
+ * make of the filters of marked convolutions and products (packed, or transformed for
  * F(2 × 2, 3 × 3): 16/9 of a 3 × 3 filter), which live as long as their
  * filter.
  */
 import { paramValues, sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
-import { markedFilterCopy } from '../backend/wasm_kernels/fused_conv2d.js';
+import { type KernelCallShapes, markedFilterCopy } from '../backend/wasm_kernels/fused_conv2d.js';
+import { markedMatMulFilterCopy } from '../backend/wasm_kernels/fused_mat_mul.js';
+import type { FilterCopyShape } from '../backend/wasm_kernels/packed_filter.js';
 import { activationPeaks } from '../ipu/activation_peak.js';
 import { weightDerivedNodes } from '../ir/weight_derived_values.js';
 import { ON_CHIP_STORAGE } from '../ipu/tensor_storage.js';
@@ -106,7 +108,7 @@ function weightsByIpu(graph: Graph, placement: Placement): number[] {
   return read.map((ids) => [...ids].reduce((n, id) => n + hostBytes(graph, id), 0));
 }
 
-/** A copy the wasm routines make of a filter of a marked convolution and keep while the filter lives. */
+/** A copy the wasm routines make of a filter of a marked convolution or product and keep while the filter lives. */
 interface FilterCopy {
   /** The filter value it is made from. */
   readonly filter: ValueId;
@@ -115,17 +117,24 @@ interface FilterCopy {
   readonly bytes: number;
 }
 
+/** The kernels whose marked nodes keep a copy of a filter: the copy a call makes, and the input it is made from. */
+const MARKED_FILTER_COPIES: Readonly<Record<string, { readonly copy: (args: KernelCallShapes) => FilterCopyShape | undefined; readonly filter: string }>> = {
+  FusedConv2D: { copy: markedFilterCopy, filter: 'filter' },
+  _FusedMatMul: { copy: markedMatMulFilterCopy, filter: 'b' },
+};
+
 /**
- * The copies of filters the marked convolutions of `graph` make (packed, or
+ * The copies of filters the marked convolutions and products of `graph` make (packed, or
  * transformed for F(2 × 2, 3 × 3)): one per filter value and kind of copy.
  */
 function filterCopies(graph: Graph, placement: Placement): FilterCopy[] {
   const copies = new Map<string, FilterCopy>();
   for (const node of graph.nodes) {
-    if (node.kernel !== 'FusedConv2D' || !asksFusedMultiplyAdd(node.attrs) || !node.inputNames) continue;
+    const marked = MARKED_FILTER_COPIES[node.kernel];
+    if (marked === undefined || !asksFusedMultiplyAdd(node.attrs) || !node.inputNames) continue;
     const inputs = Object.fromEntries(node.inputNames.map((name, i) => [name, graph.values[node.inputs[i]!]!]));
-    const copy = markedFilterCopy({ inputs, attrs: node.attrs });
-    const filter = inputs.filter?.id;
+    const copy = marked.copy({ inputs, attrs: node.attrs });
+    const filter = inputs[marked.filter]?.id;
     if (copy === undefined || filter === undefined) continue;
     const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
     copies.set(`${filter} ${copy.key}`, { filter, ipu, bytes: 4 * sizeOf(copy.shape) });

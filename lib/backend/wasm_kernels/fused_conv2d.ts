@@ -125,12 +125,19 @@ function inputIsIm2col(info: tf.backend_util.Conv2DInfo): boolean {
   );
 }
 
-/** The convolution as the product of its windows and the filter; undefined (nothing left allocated) where the routine cannot run. */
-function byProduct(
+/**
+ * The convolution `info` as the product of its windows (its input itself
+ * for a 1 × 1 window at stride 1 without padding) and its filter, packed
+ * once per filter tensor, in a new tensor of `outShape` (by default the
+ * convolution's NHWC output; any shape of as many elements); undefined
+ * (nothing left allocated) where the routine cannot run.
+ */
+export function convolutionByProduct(
   wasm: BackendWasm,
   inputs: Record<string, tf.TensorInfo | undefined>,
   info: tf.backend_util.Conv2DInfo,
   variant: ProductVariant,
+  outShape: readonly number[] = [info.batchSize, info.outHeight, info.outWidth, info.outChannels],
 ): tf.TensorInfo | undefined {
   const { x, filter, bias } = inputs as { x: tf.TensorInfo; filter: tf.TensorInfo; bias?: tf.TensorInfo };
   const memory = wasmMemory(wasm);
@@ -143,7 +150,7 @@ function byProduct(
   const packed = packedFilter(wasm, filter, depth, info.outChannels);
   const zero = variant.windows ? wasm.makeOutput([run * info.inChannels], 'float32') : undefined;
   const table = variant.windows ? wasm.makeOutput([rows, (info.filterHeight * info.filterWidth) / run], 'int32') : undefined;
-  const out = wasm.makeOutput([info.batchSize, info.outHeight, info.outWidth, info.outChannels], 'float32');
+  const out = wasm.makeOutput([...outShape], 'float32');
   let done = false;
   try {
     if (zero !== undefined) (wasm.typedArrayFromHeap(zero) as Float32Array).fill(0);
@@ -211,7 +218,7 @@ export function markedFilterCopy(args: KernelCallShapes): FilterCopyShape | unde
 /** The convolution of a marked node: by F(2 × 2, 3 × 3) where it applies, else as one product; undefined where the routines cannot run. */
 function marked(wasm: BackendWasm, inputs: Record<string, tf.TensorInfo | undefined>, info: tf.backend_util.Conv2DInfo, variant: ProductVariant): tf.TensorInfo | undefined {
   const shape = winogradShape(info);
-  return shape ? winogradConvolution(wasm, inputs.x!, inputs.filter!, inputs.bias, shape, variant) : byProduct(wasm, inputs, info, variant);
+  return shape ? winogradConvolution(wasm, inputs.x!, inputs.filter!, inputs.bias, shape, variant) : convolutionByProduct(wasm, inputs, info, variant);
 }
 
 function fusedConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {

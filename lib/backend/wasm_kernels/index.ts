@@ -22,7 +22,8 @@
  *   nodes the `MultiplyAddConvolution` pattern marks with fused
  *   multiply-adds (fused_conv2d.ts), and `FusedDepthwiseConv2D`, which
  *   computes marked 3 × 3 depthwise ones the same way
- *   (fused_depthwise_conv2d.ts), and `MaxPool`, on two threads while
+ *   (fused_depthwise_conv2d.ts), and `_FusedMatMul`, which computes
+ *   marked products of a weight matrix the same way (fused_mat_mul.ts), and `MaxPool`, on two threads while
  *   XNNPACK's pool is left to poptfjs's routines (max_pool.ts). Each gives the cpu backend's results
  *   (tested over strides, paddings, formats, ties, transposes, broadcast
  *   batches, slice bounds, concatenation axes and permutations).
@@ -37,6 +38,7 @@ import { depthwiseConv2dNativeBackpropFilterConfig } from './depthwise_conv2d_na
 import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_native_backprop_input.js';
 import { fusedConv2DConfig } from './fused_conv2d.js';
 import { fusedDepthwiseConv2DConfig } from './fused_depthwise_conv2d.js';
+import { fusedMatMulConfig } from './fused_mat_mul.js';
 import { maxPoolConfig } from './max_pool.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { addReluConfig, reluGradConfig } from './relu_passes.js';
@@ -65,6 +67,7 @@ export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
   transposeConfig,
   fusedConv2DConfig,
   fusedDepthwiseConv2DConfig,
+  fusedMatMulConfig,
   maxPoolConfig,
 ];
 

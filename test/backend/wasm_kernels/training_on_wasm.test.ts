@@ -57,6 +57,7 @@ describe('training on the wasm backend', () => {
       'Transpose',
       'FusedConv2D',
       'FusedDepthwiseConv2D',
+      '_FusedMatMul',
       'MaxPool',
     ]);
     const original = replacedWasmKernels().get('MaxPoolGrad')!;

@@ -83,6 +83,26 @@ describe('MultiplyAddConvolution', () => {
     expectSameResults(graph, marked, { inputs: [x], params: new Map() });
   });
 
+  it("marks a feed-forward block's products of weight matrices, not one of columns out of fours or of fewer rows, with the same results within rounding", () => {
+    const weight = (shape: number[], seed: number) => tf.randomNormal(shape, 0, 0.1, 'float32', seed);
+    const [w1, b1, w2, b2, w3] = [weight([64, 128], 1), weight([128], 2), weight([128, 64], 3), weight([64], 4), weight([64, 6], 5)];
+    const block = (rows: number) => {
+      const x = tf.randomNormal([1, rows, 64], 0, 1, 'float32', 6);
+      const fn = (input: tf.Tensor) => {
+        const h = tf.fused.matMul({ a: input as tf.Tensor3D, b: w1.expandDims(0) as tf.Tensor3D, bias: b1, activation: 'relu' });
+        const y = tf.fused.matMul({ a: h, b: w2.expandDims(0) as tf.Tensor3D, bias: b2 });
+        return tf.fused.matMul({ a: y, b: w3.expandDims(0) as tf.Tensor3D });
+      };
+      return { graph: traceInference(fn, [x]).graph, feeds: { inputs: [x], params: new Map() } };
+    };
+    const { graph, feeds } = block(16);
+    const { graph: marked } = applyPatterns(graph, new Patterns('Default'), CONTEXT);
+    expect(nodesOf(marked, '_FusedMatMul').map((n) => asksFusedMultiplyAdd(n.attrs))).toEqual([true, true, false]);
+    expectSameResults(graph, marked, feeds);
+    expect(2).toBeLessThan(MIN_ROWS);
+    expect(multiplyAddConvolution.apply(block(2).graph, CONTEXT).count).toBe(0);
+  });
+
   it('leaves alone a graph with a convolution of few output positions or a large other product, training graphs, other backends, and engines without relaxed SIMD', () => {
     expect(1 * 1).toBeLessThan(MIN_ROWS);
     expect(multiplyAddConvolution.apply(convolutions(1).graph, CONTEXT).count).toBe(0);
