@@ -14,8 +14,9 @@
  * A marked node with float32 operands, neither transposed, one right
  * matrix (its batch dimensions all 1), columns in fours, a linear, relu or
  * relu6 activation and a bias of one value per column or none runs so;
- * other nodes, and marked ones where the engine refuses relaxed SIMD, run
- * the backend's own kernel.
+ * other marked ones, and all where the engine refuses relaxed SIMD, run
+ * the backend's own kernel, with its bias put right in batches of more
+ * than one product and on transposed operands (see {@link byOwnKernel}).
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
@@ -24,6 +25,7 @@ import { PoptfjsError } from '../../common/errors.js';
 import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { type ProductVariant, simdProductFits } from './batch_mat_mul_simd.js';
 import { convolutionByProduct, type KernelCallShapes } from './fused_conv2d.js';
+import { KernelCallScope } from './kernel_call_scope.js';
 import { type FilterCopyShape, packedFilterCopy } from './packed_filter.js';
 
 const BACKEND = 'wasm';
@@ -76,6 +78,39 @@ export function markedMatMulFilterCopy(args: KernelCallShapes): FilterCopyShape 
   return product && packedFilterCopy(product.depth, product.cols);
 }
 
+/**
+ * The backend's own kernel, its bias put right. tfjs 4.22's wasm kernel
+ * adds the bias right only where it multiplies one pair of matrices,
+ * neither transposed (XNNPACK's path): otherwise each product's first row
+ * gets it, and every other row gets the last column's bias in every column.
+ * There, transposed operands are transposed first (a copy), a batch
+ * against one right matrix is one product of the stacked rows of `a` (a
+ * reshape, no copy), and any other batch runs product by product.
+ */
+function byOwnKernel(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
+  const own = ownFusedMatMul();
+  const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
+  const attrs = args.attrs as unknown as tf._FusedMatMulAttrs;
+  if (a === undefined || b === undefined || bias === undefined || a.shape.length !== 3 || b.shape.length !== 3) return own.kernelFunc(args);
+  const batch = Math.max(a.shape[0]!, b.shape[0]!);
+  if (batch === 1 && !attrs.transposeA && !attrs.transposeB) return own.kernelFunc(args);
+  const extra = preluActivationWeights === undefined ? {} : { preluActivationWeights };
+  const plain = { ...args.attrs, transposeA: false, transposeB: false };
+  return KernelCallScope.run(BACKEND, args.backend as tf.KernelBackend, (scope) => {
+    const left = attrs.transposeA ? scope.transpose(a, [0, 2, 1]) : a;
+    const right = attrs.transposeB ? scope.transpose(b, [0, 2, 1]) : b;
+    const call = (l: tf.TensorInfo, r: tf.TensorInfo) => scope.callKernel(own, { a: l, b: r, bias, ...extra }, plain);
+    const [leftBatch, rows, depth] = left.shape as [number, number, number];
+    if (right.shape[0] === 1) {
+      const out = call(scope.reshape(left, [1, leftBatch * rows, depth]), right);
+      return scope.reshape(out, [leftBatch, rows, out.shape[2]!]);
+    }
+    const matrix = (x: tf.TensorInfo, i: number) => (x.shape[0] === 1 ? x : scope.call(tf.Slice, { x }, { begin: [i, 0, 0], size: [1, x.shape[1]!, x.shape[2]!] }));
+    const products = Array.from({ length: batch }, (_, i) => call(matrix(left, i), matrix(right, i)));
+    return scope.call(tf.Concat, products, { axis: 0 });
+  });
+}
+
 function fusedMatMul(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
   const product = multiplyAddProduct(args);
   if (product !== undefined) {
@@ -85,7 +120,7 @@ function fusedMatMul(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.Ten
     const out = convolutionByProduct(args.backend as BackendWasm, { x: a, filter: b, bias }, info, product.variant, product.outShape);
     if (out !== undefined) return out;
   }
-  return ownFusedMatMul().kernelFunc(args);
+  return byOwnKernel(args);
 }
 
 /** The wasm kernel of `_FusedMatMul`: fused multiply-adds for marked nodes where the engine has relaxed SIMD, the backend's own otherwise. */

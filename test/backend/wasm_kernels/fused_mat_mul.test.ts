@@ -15,6 +15,7 @@ beforeAll(useWasmTrainingBackend);
 interface ProductCase {
   readonly a: number[];
   readonly b: number[];
+  readonly transposeA?: boolean;
   readonly transposeB?: boolean;
   readonly bias: boolean;
   readonly activation: MultiplyAddActivation | 'elu';
@@ -29,6 +30,16 @@ const ROUTINE_CASES: ProductCase[] = [
   // A transformer encoder's feed-forward products: 64 rows, 256 → 1024 (two panels of 512 columns) and back.
   { a: [1, 64, 256], b: [1, 256, 1024], bias: true, activation: 'relu' },
   { a: [1, 64, 1024], b: [1, 1024, 256], bias: true, activation: 'linear' },
+];
+
+/** Unmarked cases whose bias tfjs's own wasm kernel (4.22) adds wrongly: batches of more than one product, transposed operands. */
+const BIAS_CASES: ProductCase[] = [
+  { a: [2, 3, 16], b: [1, 16, 20], bias: true, activation: 'relu' },
+  { a: [1, 3, 16], b: [2, 16, 20], bias: true, activation: 'linear' },
+  { a: [2, 3, 16], b: [2, 16, 20], bias: true, activation: 'elu' },
+  { a: [2, 16, 3], b: [1, 16, 20], transposeA: true, bias: true, activation: 'relu6' },
+  { a: [1, 3, 16], b: [1, 20, 16], transposeB: true, bias: true, activation: 'linear' },
+  { a: [1, 16, 3], b: [2, 20, 16], transposeA: true, transposeB: true, bias: true, activation: 'relu' },
 ];
 
 /** Cases left to the backend's own kernel. */
@@ -46,7 +57,7 @@ function inputsOf(c: ProductCase, seed: number): Record<string, tf.Tensor> {
 }
 
 const attrsOf = (c: ProductCase, marked: boolean) => ({
-  transposeA: false,
+  transposeA: c.transposeA ?? false,
   transposeB: c.transposeB ?? false,
   activation: c.activation,
   ...(marked ? { multiplyAdd: 'fused' } : {}),
@@ -100,4 +111,13 @@ describe('a marked _FusedMatMul on wasm', () => {
       tf.dispose(Object.values(inputs));
     },
   );
+});
+
+describe('an unmarked _FusedMatMul with a bias on wasm', () => {
+  it.each(BIAS_CASES.map((c, i) => [describeCase(c), c, i] as const))("%s: the cpu backend's values, within float rounding", (_, c, i) => {
+    const inputs = inputsOf(c, 200 + 10 * i);
+    const out = runKernel('_FusedMatMul', inputs, attrsOf(c, false));
+    expectRelativelyClose(out, runCpuKernel('_FusedMatMul', inputs, attrsOf(c, false)), 1e-5);
+    tf.dispose([out, ...Object.values(inputs)]);
+  });
 });
