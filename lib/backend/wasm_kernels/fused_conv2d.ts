@@ -64,7 +64,7 @@ function ownFusedConv2D(): tf.KernelConfig {
   return OWN_FUSED_CONV2D;
 }
 
-/** What a `FusedConv2D` call is, as far as choosing its path goes: its inputs' shapes and dtypes (from a call, or from a graph's values), and its attributes. */
+/** What a kernel call is, as far as choosing its path goes: its inputs' shapes and dtypes (from a call, or from a graph's values), and its attributes. */
 export interface KernelCallShapes {
   readonly inputs: Readonly<Record<string, { readonly shape: readonly number[]; readonly dtype: tf.DataType } | undefined>>;
   readonly attrs?: object;
