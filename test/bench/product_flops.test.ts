@@ -30,17 +30,17 @@ describe("the session benchmark's count of convolution and product FLOPs", () =>
   });
 
   it("counts a marked 3 × 3 convolution at stride 1 by F(2 × 2, 3 × 3)'s products: 16 multiply-adds per tile and channel pair", async () => {
-    const x = tf.ones([1, 5, 5, 4]);
+    const x = tf.ones([1, 5, 7, 4]);
     const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', dilations: 1, activation: 'relu', multiplyAdd: 'fused' };
     const winograd = tf.ones([3, 3, 4, 8]);
     const pointwise = tf.ones([1, 1, 4, 8]);
     const flops = await productFlops(() =>
       tf.tidy(() => {
-        tf.engine().runKernel('FusedConv2D', { x, filter: winograd }, attrs); // 3 · 3 tiles of 2 × 2 outputs, 4 · 8 channel pairs
-        tf.engine().runKernel('FusedConv2D', { x, filter: pointwise }, attrs); // 5 · 5 · 8 outputs of 4 multiply-adds
+        tf.engine().runKernel('FusedConv2D', { x, filter: winograd }, attrs); // 3 · 4 tiles of 2 × 2 outputs, 4 · 8 channel pairs
+        tf.engine().runKernel('FusedConv2D', { x, filter: pointwise }, attrs); // 5 · 7 · 8 outputs of 4 multiply-adds
       }),
     );
-    expect(flops).toBe(2 * (16 * 9 * 4 * 8 + 5 * 5 * 8 * 4));
+    expect(flops).toBe(2 * (16 * 12 * 4 * 8 + 5 * 7 * 8 * 4));
     tf.dispose([x, winograd, pointwise]);
   });
 });

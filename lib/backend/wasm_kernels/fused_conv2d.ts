@@ -33,7 +33,7 @@
  * 64 × 64 (4 to 1024 output positions) about even, 0.15-0.35 ms either way.
  *
  * A marked 3 × 3 convolution at stride 1 with input channels in fours and
- * 16 output positions or more takes F(2 × 2, 3 × 3) instead, whose 16 products do 16 multiply-adds per
+ * 32 output positions or more takes F(2 × 2, 3 × 3) instead, whose 16 products do 16 multiply-adds per
  * 2 × 2 outputs where the product of windows does 36. SqueezeNet 1.1's
  * (55 × 55 × 16 → 64, 27 × 27 × 32 → 128, 13 × 13 × 48 → 192 and 13 × 13 ×
  * 64 → 256, relu, 2 threads): 0.44, 0.34, 0.18 and 0.35 ms against the
@@ -176,16 +176,22 @@ export function convolutionByProduct(
 
 /**
  * The fewest output positions (batch × height × width) of a convolution
- * F(2 × 2, 3 × 3) computes. Its transformed filter is 16/9 the bytes of the
- * filter, and each of its elements takes part in one multiply-add per tile,
- * where the product of windows reads the filter itself once per output
- * position: with few positions a convolution is a pass over its filter, and
- * the product reads less (2 threads, relu; F(2 × 2, 3 × 3) against the
- * product): 2 × 2 × 512 → 512 0.34 against 0.25 ms, 2 × 4 × 512 → 512 0.67
+ * F(2 × 2, 3 × 3) computes. Per pair of input and output channels, each
+ * tile (2 × 2 outputs) saves 20 of the product of windows' 36
+ * multiply-adds, while the transformed filter reads 64 bytes to the
+ * filter's 36, once a call: at 2 threads' 45 G multiply-adds a second and
+ * the 12 GB/s a filter is read at from memory, the two are even at about 5
+ * tiles (21 output positions), at 2.6 tiles from the cache (24 GB/s). Measured, on 2
+ * threads, relu (F(2 × 2, 3 × 3) against the product of windows, from the
+ * cache): 2 × 2 × 512 → 512 0.34 against 0.25 ms, 2 × 4 × 512 → 512 0.67
  * against 0.45, 2 × 6 × 256 → 256 0.22 against 0.15, 3 × 3 × 256 → 256 0.13
- * against 0.14, 4 × 4 × 256 → 256 0.14 against 0.21.
+ * against 0.14, 4 × 4 × 256 → 256 0.14 against 0.21; ResNet-18's session
+ * at 64 × 64, after an onnxruntime run each (its weights read from
+ * memory): 6.25-6.30 ms with F(2 × 2, 3 × 3) from 64 output positions on,
+ * 6.39-6.70 from 16 (its 4 × 4 ones by it too); in turn with itself, from
+ * the cache, 4.45-4.49 against 4.56.
  */
-export const MIN_WINOGRAD_OUTPUTS = 16;
+export const MIN_WINOGRAD_OUTPUTS = 32;
 
 /** The shape of `info` for {@link winogradConvolution} where it computes it (3 × 3, stride 1, channels in fours, {@link MIN_WINOGRAD_OUTPUTS} output positions or more), else undefined. */
 function winogradShape(info: tf.backend_util.Conv2DInfo): WinogradShape | undefined {

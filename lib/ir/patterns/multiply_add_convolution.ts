@@ -3,7 +3,7 @@
  * backend, where the engine has WebAssembly relaxed SIMD, the convolutions
  * (`FusedConv2D`) are marked to run as one product of their windows and the
  * filter with fused multiply-adds, 3 × 3 ones at stride 1 by Winograd's
- * F(2 × 2, 3 × 3) where they have 16 output positions or more
+ * F(2 × 2, 3 × 3) where they have 32 output positions or more
  * (../../backend/wasm_kernels/fused_conv2d.ts), and the
  * 3 × 3 depthwise ones (`FusedDepthwiseConv2D`) by a SIMD routine
  * (../../backend/wasm_kernels/fused_depthwise_conv2d.ts), and the products

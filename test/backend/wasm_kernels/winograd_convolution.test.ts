@@ -39,7 +39,7 @@ interface WinogradCase {
 
 const CASES: WinogradCase[] = [
   // Odd outputs: the last row and column of tiles write half their outputs.
-  { x: [1, 5, 5, 4], outChannels: 4, pad: 'same', bias: false, activation: 'linear' },
+  { x: [1, 5, 7, 4], outChannels: 4, pad: 'same', bias: false, activation: 'linear' },
   { x: [1, 6, 6, 4], outChannels: 8, pad: 'same', bias: true, activation: 'linear' },
   { x: [2, 7, 9, 8], outChannels: 12, pad: 'valid', bias: true, activation: 'relu' },
   // Padding of 2 before: taps of the first tiles read two rows and columns of zeros.
@@ -124,11 +124,11 @@ describe('a marked 3 × 3 FusedConv2D at stride 1 on wasm', () => {
       expect(filterCopyBytes(wasm)).toBe(before);
       return bytes;
     };
-    expect(2 * 2).toBeLessThan(MIN_WINOGRAD_OUTPUTS);
-    expect(4 * 4).toBeGreaterThanOrEqual(MIN_WINOGRAD_OUTPUTS);
-    // 2 × 2: the filter [72, 8] in one panel of 8 columns; 4 × 4: 16 components [8, 8].
-    expect(copyOf(2, 40)).toBe(9 * channels * PANEL_COLUMNS * 4);
-    expect(copyOf(4, 50)).toBe(16 * channels * PANEL_COLUMNS * 4);
+    expect(4 * 4).toBeLessThan(MIN_WINOGRAD_OUTPUTS);
+    expect(6 * 6).toBeGreaterThanOrEqual(MIN_WINOGRAD_OUTPUTS);
+    // 4 × 4: the filter [72, 8] in one panel of 8 columns; 6 × 6: 16 components [8, 8].
+    expect(copyOf(4, 40)).toBe(9 * channels * PANEL_COLUMNS * 4);
+    expect(copyOf(6, 50)).toBe(16 * channels * PANEL_COLUMNS * 4);
   });
 
   it.skipIf(Math.min(availableParallelism(), MAX_WASM_THREADS) < 2 || process.env.POPTFJS_WASM_THREADS !== undefined)(
