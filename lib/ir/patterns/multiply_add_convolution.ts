@@ -25,14 +25,14 @@
  *   7 × 7 ones run faster by the product (2 threads: 320 → 1280 0.45
  *   against XNNPACK's 0.61 ms, 960 → 320 0.31 against 0.46, 160 → 960 0.21
  *   against 0.24), and so does ResNet-18's session at 64 × 64, whose
- *   smallest convolutions are 2 × 2: 4.43-4.55 against 5.19-5.37 ms a run
+ *   smallest convolutions are 2 × 2: 4.45-4.49 against 5.15-5.22 ms a run
  *   unmarked, the two sessions taking turns in one process (with
  *   F(2 × 2, 3 × 3) on its 2 × 2 ones too, 5.57 against 5.19: see
- *   `MIN_WINOGRAD_OUTPUTS`). After an onnxruntime run each, which leaves
- *   the 47 MB of weights to be read from memory again, the two are about
- *   even (6.3-6.8 against 6.9-7.0 ms; the session table, 7.4-7.5 either
- *   way): its 2 × 2 × 512 ones then read their 9.4 MB filters at about
- *   11 GB/s, either way;
+ *   `MIN_WINOGRAD_OUTPUTS`); after an onnxruntime run each, which leaves
+ *   its 47 MB of weights to be read from memory again, 6.25-6.30 against
+ *   7.01-7.07 (the session table: 7.25-7.37 against 7.77-8.55), its
+ *   2 × 2 × 512 ones then reading their 9.4 MB filters at about 12 GB/s
+ *   either way;
  * - every other convolution or product does less than
  *   {@link MAX_OTHER_FLOPS}: it runs on one thread (MobileNetV2's 1280 →
  *   1000 classifier, 2.6 MFLOP: 0.40 against 0.22 ms on the pool).
