@@ -68,6 +68,12 @@ export interface ProductVariant {
   readonly windows: boolean;
   /** B is packed in panels of 8 columns, `[ceil(cols / 8), depth, 8]` (the last one's columns beyond `cols` are zeros), instead of `[depth, cols]`. */
   readonly packedB: boolean;
+  /**
+   * C's values start the sums, instead of zeros (or the bias): a product
+   * along a long depth made as products of its parts in turn, each element
+   * summed in the same order as by one product, bit for bit.
+   */
+  readonly accumulate?: boolean;
 }
 
 /** The plain product: separate multiply and add, no bias, no activation. */
@@ -156,7 +162,9 @@ const advance = (local: number, count: number[]): number[] => [...add(get(local)
  */
 function tile(variant: ProductVariant, rows: number, vectors: number): number[] {
   const cells = range(rows).flatMap((r) => range(vectors).map((v) => [r, v] as const));
-  const start = (v: number) => (variant.bias ? [...add(get(BIAS), bytes(get(J))), ...memory(SimdOp.Load, 16 * v)] : zeros);
+  const cAddress = (r: number) => add(get(CB), bytes(add(mul(add(get(I), i32(r)), get(STRIDE)), get(J))));
+  const start = (r: number, v: number) =>
+    variant.accumulate ? [...cAddress(r), ...memory(SimdOp.Load, 16 * v)] : variant.bias ? [...add(get(BIAS), bytes(get(J))), ...memory(SimdOp.Load, 16 * v)] : zeros;
   const multiplyAdd = (r: number, v: number) =>
     variant.multiplyAdd === 'fused'
       ? [...get(AV), ...get(BV + v), ...get(acc(r, v)), ...simd(SimdOp.F32x4RelaxedMadd)]
@@ -179,12 +187,12 @@ function tile(variant: ProductVariant, rows: number, vectors: number): number[] 
   ];
   const along = variant.windows ? windowsDepth(rows, depthStep) : matrixDepth(rows, depthStep);
   return [
-    ...cells.flatMap(([r, v]) => [...start(v), ...set(acc(r, v))]),
+    ...cells.flatMap(([r, v]) => [...start(r, v), ...set(acc(r, v))]),
     // B's row 0 at column J.
     ...add(get(BB), bytes(variant.packedB ? mul(get(J), get(DEPTH)) : get(J))),
     ...set(PB),
     ...along,
-    ...cells.flatMap(([r, v]) => [...add(get(CB), bytes(add(mul(add(get(I), i32(r)), get(STRIDE)), get(J)))), ...result(r, v), ...memory(SimdOp.Store, 16 * v)]),
+    ...cells.flatMap(([r, v]) => [...cAddress(r), ...result(r, v), ...memory(SimdOp.Store, 16 * v)]),
   ];
 }
 
@@ -319,7 +327,7 @@ const codes = new Map<string, RoutineCode>();
 
 /** The routine of `variant` (one object per variant: routines are compiled once per code object). */
 function productCode(variant: ProductVariant): RoutineCode {
-  const key = `${variant.multiplyAdd},${variant.bias},${variant.activation},${variant.windows},${variant.packedB}`;
+  const key = `${variant.multiplyAdd},${variant.bias},${variant.activation},${variant.windows},${variant.packedB},${variant.accumulate === true}`;
   let code = codes.get(key);
   if (code === undefined) {
     code = { name: 'product', params: PARAMS, i32Locals: I32_LOCALS, v128Locals: 11, body: body(variant) };

@@ -36,7 +36,10 @@ import { runSimdRoutine } from './simd_routine_threads.js';
 
 /** The sizes of a transposed im2col: the input's and output's extents, the filter's width, the padding before. */
 export interface Im2colShape {
+  /** The images whose windows are written. */
   readonly batch: number;
+  /** The images each channel plane of the transposed input holds (default `batch`): more where the call writes the windows of some of them, from the first of those on. */
+  readonly planeImages?: number;
   readonly inChannels: number;
   readonly inHeight: number;
   readonly inWidth: number;
@@ -61,25 +64,26 @@ const XT = 0,
   OUT_W = 9,
   FW = 10,
   PAD_T = 11,
-  PAD_L = 12;
+  PAD_L = 12,
+  PLANE_IMAGES = 13;
 // i32 locals.
-const R = 13,
-  I = 14,
-  J = 15,
-  LO = 16,
-  HI = 17,
-  PLANE = 18,
-  B = 19,
-  OY = 20,
-  Y = 21,
-  SRC = 22,
-  DST = 23,
-  OX = 24,
-  END = 25,
-  OY0 = 26,
-  OY1 = 27,
-  FIRST = 28,
-  LAST = 29;
+const R = 14,
+  I = 15,
+  J = 16,
+  LO = 17,
+  HI = 18,
+  PLANE = 19,
+  B = 20,
+  OY = 21,
+  Y = 22,
+  SRC = 23,
+  DST = 24,
+  OX = 25,
+  END = 26,
+  OY0 = 27,
+  OY1 = 28,
+  FIRST = 29,
+  LAST = 30;
 
 /** Elements `from` to `to` of the output row (at `dst`) set to 0: vectors, then single elements. */
 const zeroRun = (from: number[], to: number[]): number[] =>
@@ -148,8 +152,8 @@ const tapRow = [
   ...set(J),
   ...[...get(J), ...get(FW), Op.I32DivU],
   ...set(I),
-  // plane = xt + ci·batch·inH·inW·4
-  ...add(get(XT), bytes(mul(mul(mul([...get(R), ...get(CIN), Op.I32RemU], get(BATCH)), get(IN_H)), get(IN_W)))),
+  // plane = xt + ci·planeImages·inH·inW·4
+  ...add(get(XT), bytes(mul(mul(mul([...get(R), ...get(CIN), Op.I32RemU], get(PLANE_IMAGES)), get(IN_H)), get(IN_W)))),
   ...set(PLANE),
   ...[...get(J), ...get(FW), Op.I32RemU],
   ...set(J),
@@ -167,7 +171,7 @@ const tapRow = [
 
 const code: RoutineCode = {
   name: 'transposedIm2col',
-  params: 13,
+  params: 14,
   i32Locals: 17,
   v128Locals: 0,
   body: [...get(COLS), ...set(DST), ...loop(R, get(ROW0), add(get(ROW0), get(ROWS)), i32(1), tapRow)],
@@ -176,16 +180,31 @@ const code: RoutineCode = {
 /**
  * Writes the transposed im2col of `shape` to `cols` (byte address,
  * `[filterHeight·filterWidth·inChannels, batch·outHeight·outWidth]`) from
- * `xt` (byte address, the input as `[inChannels, batch, inHeight, inWidth]`)
- * and returns true; returns false without writing where the engine has no
+ * `xt` (byte address, the input as `[inChannels, planeImages, inHeight, inWidth]`:
+ * the batch's first image in the first plane at `xt`) and returns true; returns false without writing where the engine has no
  * WebAssembly SIMD or the memory is not found.
  */
 export function transposedIm2colSimd(memory: WasmMemory | undefined, xt: number, cols: number, shape: Im2colShape): boolean {
   const rows = shape.filterHeight * shape.filterWidth * shape.inChannels;
   const rowBytes = 4 * shape.batch * shape.outHeight * shape.outWidth;
   return runSimdRoutine(memory, code, {
-    args: [xt, cols, 0, rows, shape.inChannels, shape.batch, shape.inHeight, shape.inWidth, shape.outHeight, shape.outWidth, shape.filterWidth, shape.top, shape.left],
-    steps: [0, rowBytes, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    args: [
+      xt,
+      cols,
+      0,
+      rows,
+      shape.inChannels,
+      shape.batch,
+      shape.inHeight,
+      shape.inWidth,
+      shape.outHeight,
+      shape.outWidth,
+      shape.filterWidth,
+      shape.top,
+      shape.left,
+      shape.planeImages ?? shape.batch,
+    ],
+    steps: [0, rowBytes, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     countArg: ROWS,
     units: rows,
     unitBytes: 2 * rowBytes,

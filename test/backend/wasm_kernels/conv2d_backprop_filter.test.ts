@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IM2COL_MAX_BYTES, transposedIm2colFits } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter.js';
+import { IM2COL_MAX_BYTES, PART_BYTES, transposedIm2colFits } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter.js';
 import { conv2dBackpropFilterSimd, FEW_TAPS } from '../../../lib/backend/wasm_kernels/conv2d_backprop_filter_simd.js';
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import {
@@ -149,6 +149,43 @@ describe('wasm Conv2DBackpropFilter', () => {
     expect(4 * 261 * 65536).toBeGreaterThan(IM2COL_MAX_BYTES);
     expect(transposedIm2colFits(info([1, 256, 256, 29], [3, 3, 29, 4]))).toBe(false);
     expect(transposedIm2colFits(info([1, 256, 256, 28], [3, 3, 28, 4]))).toBe(true);
+  });
+
+  it("sums the transposed im2col's product a few images at a time in the order of one product: a float32 loop's sums, bit for bit", () => {
+    // 144 taps and 32 output channels over 14 × 14 positions: 138 KB an image, so 40 images take two parts.
+    const [batch, size, inChannels, outChannels] = [40, 14, 16, 32];
+    const imageBytes = 4 * size * size * (9 * inChannels + outChannels);
+    expect(Math.floor(PART_BYTES / imageBytes)).toBeLessThan(batch);
+    const x = randomTensor([batch, size, size, inChannels], 11);
+    const dy = randomTensor([batch, size, size, outChannels], 12);
+    const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, inChannels, outChannels] };
+    expect(transposedIm2colFits(tf.backend_util.computeConv2DInfo(x.shape as [number, number, number, number], [3, 3, inChannels, outChannels], 1, 1, 'same'))).toBe(true);
+    const actual = runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync();
+    const xs = x.dataSync();
+    const dys = dy.dataSync();
+    const expected = new Float32Array(actual.length);
+    const sums = new Float32Array(outChannels);
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) {
+        for (let ci = 0; ci < inChannels; ci++) {
+          sums.fill(0);
+          // Every output position in order (image, row, column); a tap in the padding adds 0 · dy.
+          for (let b = 0; b < batch; b++) {
+            for (let oy = 0; oy < size; oy++) {
+              for (let ox = 0; ox < size; ox++) {
+                const [y, xx] = [oy + i - 1, ox + j - 1];
+                const input = y >= 0 && y < size && xx >= 0 && xx < size ? xs[((b * size + y) * size + xx) * inChannels + ci]! : 0;
+                const at = ((b * size + oy) * size + ox) * outChannels;
+                for (let co = 0; co < outChannels; co++) sums[co] = Math.fround(sums[co]! + Math.fround(input * dys[at + co]!));
+              }
+            }
+          }
+          expected.set(sums, ((i * 3 + j) * inChannels + ci) * outChannels);
+        }
+      }
+    }
+    expect(Array.from(actual)).toEqual(Array.from(expected));
+    tf.dispose([x, dy]);
   });
 
   it('equals the cpu kernel above the im2col cap, on the other path', () => {
