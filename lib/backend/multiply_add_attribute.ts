@@ -17,5 +17,10 @@ export function asksFusedMultiplyAdd(attrs: Readonly<Record<string, unknown>>): 
 /** An activation a convolution or product with fused multiply-adds applies itself. */
 export type MultiplyAddActivation = 'linear' | 'relu' | 'relu6';
 
+/** Whether `bias` is absent, or a float32 bias the routines add themselves: one value per output column of `columns`. */
+export function isColumnBias(bias: { readonly shape: readonly number[]; readonly dtype: string } | undefined, columns: number): boolean {
+  return bias === undefined || (bias.dtype === 'float32' && bias.shape.length === 1 && bias.shape[0] === columns);
+}
+
 /** The activations a convolution or product with fused multiply-adds applies itself (others keep the backend's kernel). */
 export const MULTIPLY_ADD_ACTIVATIONS: ReadonlySet<string> = new Set<MultiplyAddActivation>(['linear', 'relu', 'relu6']);

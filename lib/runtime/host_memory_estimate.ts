@@ -20,7 +20,8 @@
  */
 import { paramValues, sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
-import { type KernelCallShapes, markedFilterCopy } from '../backend/wasm_kernels/fused_conv2d.js';
+import { type KernelCallShapes, nodeCallShapes } from '../backend/kernel_call_shapes.js';
+import { markedFilterCopy } from '../backend/wasm_kernels/fused_conv2d.js';
 import { markedMatMulFilterCopy } from '../backend/wasm_kernels/fused_mat_mul.js';
 import type { FilterCopyShape } from '../backend/wasm_kernels/packed_filter.js';
 import { activationPeaks } from '../ipu/activation_peak.js';
@@ -131,11 +132,11 @@ function filterCopies(graph: Graph, placement: Placement): FilterCopy[] {
   const copies = new Map<string, FilterCopy>();
   for (const node of graph.nodes) {
     const marked = MARKED_FILTER_COPIES[node.kernel];
-    if (marked === undefined || !asksFusedMultiplyAdd(node.attrs) || !node.inputNames) continue;
-    const inputs = Object.fromEntries(node.inputNames.map((name, i) => [name, graph.values[node.inputs[i]!]!]));
-    const copy = marked.copy({ inputs, attrs: node.attrs });
-    const filter = inputs[marked.filter]?.id;
-    if (copy === undefined || filter === undefined) continue;
+    if (marked === undefined || !asksFusedMultiplyAdd(node.attrs)) continue;
+    const copy = marked.copy(nodeCallShapes(node, (id) => graph.values[id]!));
+    const at = node.inputNames?.indexOf(marked.filter) ?? -1;
+    if (copy === undefined || at < 0) continue;
+    const filter = node.inputs[at]!;
     const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
     copies.set(`${filter} ${copy.key}`, { filter, ipu, bytes: 4 * sizeOf(copy.shape) });
   }

@@ -45,7 +45,8 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
-import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import type { KernelCallShapes } from '../kernel_call_shapes.js';
+import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { matMulSimdOnThreads, productRoutineReady, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { type FilterCopyShape, packedFilter, packedFilterCopy } from './packed_filter.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -62,12 +63,6 @@ const PANEL_BYTES = 512 * 1024;
 function ownFusedConv2D(): tf.KernelConfig {
   if (OWN_FUSED_CONV2D === undefined) throw new PoptfjsError("the wasm backend has no 'FusedConv2D' kernel to build on", { type: 'backend' });
   return OWN_FUSED_CONV2D;
-}
-
-/** What a kernel call is, as far as choosing its path goes: its inputs' shapes and dtypes (from a call, or from a graph's values), and its attributes. */
-export interface KernelCallShapes {
-  readonly inputs: Readonly<Record<string, { readonly shape: readonly number[]; readonly dtype: tf.DataType } | undefined>>;
-  readonly attrs?: object;
 }
 
 /** The columns of a panel of the filter `[depth, cols]`: all of them when they fit {@link PANEL_BYTES}, else a multiple of 8. */
@@ -93,7 +88,7 @@ function multiplyAddConvolution(args: KernelCallShapes): { info: tf.backend_util
     'channelsLast',
   );
   const outChannels = info.outChannels;
-  if (bias !== undefined && (bias.dtype !== 'float32' || bias.shape.length !== 1 || bias.shape[0] !== outChannels)) return undefined;
+  if (!isColumnBias(bias, outChannels)) return undefined;
   const rows = info.batchSize * info.outHeight * info.outWidth;
   const depth = info.filterHeight * info.filterWidth * info.inChannels;
   const fits = info.dilationHeight === 1 && info.dilationWidth === 1 && simdProductFits({ batch: 1, rows, depth, cols: outChannels });
@@ -205,6 +200,11 @@ function winogradShape(info: tf.backend_util.Conv2DInfo): WinogradShape | undefi
     outChannels % 4 === 0 &&
     info.batchSize * info.outHeight * info.outWidth >= MIN_WINOGRAD_OUTPUTS;
   return applies ? { ...info, batch: info.batchSize, top: info.padInfo.top, left: info.padInfo.left } : undefined;
+}
+
+/** Whether the routines compute the marked `FusedConv2D` call `args` (where the engine has relaxed SIMD). */
+export function computesMarkedConvolution(args: KernelCallShapes): boolean {
+  return multiplyAddConvolution(args) !== undefined;
 }
 
 /** The shape of the `FusedConv2D` call `args` where, marked, it runs by F(2 × 2, 3 × 3) (when the engine has relaxed SIMD), else undefined. */

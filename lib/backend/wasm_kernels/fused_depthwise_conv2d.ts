@@ -10,7 +10,8 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
-import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import type { KernelCallShapes } from '../kernel_call_shapes.js';
+import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { depthwiseConv2dSimd, depthwiseConv2dSimdFits } from './depthwise_conv2d_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
@@ -25,8 +26,8 @@ function ownFusedDepthwiseConv2D(): tf.KernelConfig {
 }
 
 /** The depthwise convolution of a marked node when the routine computes it: its windows and activation. */
-function markedDepthwise(args: Parameters<tf.KernelFunc>[0]): { info: tf.backend_util.Conv2DInfo; activation: MultiplyAddActivation } | undefined {
-  const { x, filter, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
+function markedDepthwise(args: KernelCallShapes): { info: tf.backend_util.Conv2DInfo; activation: MultiplyAddActivation } | undefined {
+  const { x, filter, bias, preluActivationWeights } = args.inputs;
   const attrs = args.attrs as unknown as tf.FusedDepthwiseConv2DAttrs & Record<string, unknown>;
   if (!asksFusedMultiplyAdd(attrs) || x === undefined || filter === undefined || preluActivationWeights !== undefined) return undefined;
   const activation = attrs.activation ?? 'linear';
@@ -41,9 +42,13 @@ function markedDepthwise(args: Parameters<tf.KernelFunc>[0]): { info: tf.backend
     true,
     'channelsLast',
   );
-  if (!depthwiseConv2dSimdFits(info)) return undefined;
-  if (bias !== undefined && (bias.dtype !== 'float32' || bias.shape.length !== 1 || bias.shape[0] !== info.outChannels)) return undefined;
+  if (!depthwiseConv2dSimdFits(info) || !isColumnBias(bias, info.outChannels)) return undefined;
   return { info, activation: activation as MultiplyAddActivation };
+}
+
+/** Whether the routine computes the marked `FusedDepthwiseConv2D` call `args` (where the engine has relaxed SIMD). */
+export function computesMarkedDepthwise(args: KernelCallShapes): boolean {
+  return markedDepthwise(args) !== undefined;
 }
 
 function fusedDepthwiseConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {

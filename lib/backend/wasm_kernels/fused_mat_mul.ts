@@ -22,9 +22,10 @@ import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../../common/errors.js';
-import { asksFusedMultiplyAdd, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import type { KernelCallShapes } from '../kernel_call_shapes.js';
+import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
 import { type ProductVariant, simdProductFits } from './batch_mat_mul_simd.js';
-import { convolutionByProduct, type KernelCallShapes } from './fused_conv2d.js';
+import { convolutionByProduct } from './fused_conv2d.js';
 import { KernelCallScope } from './kernel_call_scope.js';
 import { type FilterCopyShape, packedFilterCopy } from './packed_filter.js';
 
@@ -59,7 +60,7 @@ function multiplyAddProduct(args: KernelCallShapes): MarkedProduct | undefined {
   const cols = b.shape[b.shape.length - 1]!;
   const bOuter = b.shape.slice(0, -2);
   if (b.shape[b.shape.length - 2] !== depth || bOuter.some((d) => d !== 1)) return undefined;
-  if (bias !== undefined && (bias.dtype !== 'float32' || bias.shape.length !== 1 || bias.shape[0] !== cols)) return undefined;
+  if (!isColumnBias(bias, cols)) return undefined;
   const rows = a.shape.reduce((n, d) => n * d, 1) / depth;
   if (!simdProductFits({ batch: 1, rows, depth, cols })) return undefined;
   const outer = tf.backend_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), bOuter);
@@ -70,6 +71,11 @@ function multiplyAddProduct(args: KernelCallShapes): MarkedProduct | undefined {
     outShape: [...outer, a.shape[a.shape.length - 2]!, cols],
     variant: { multiplyAdd: 'fused', bias: bias !== undefined, activation: activation as MultiplyAddActivation, windows: false, packedB: true },
   };
+}
+
+/** The rows of the marked `_FusedMatMul` call `args` where the routine computes it (where the engine has relaxed SIMD), else undefined. */
+export function markedProductRows(args: KernelCallShapes): number | undefined {
+  return multiplyAddProduct(args)?.rows;
 }
 
 /** The copy of its weight that the `_FusedMatMul` call `args`, marked, makes and keeps while the weight lives; undefined where it runs the backend's own kernel. */

@@ -47,8 +47,12 @@
  * 11.2-12.8 → 8.0-8.2 ms a run, MobileNetV2 (224 × 224) 11.6-12.6 →
  * 10.9-11.8.
  */
-import { sizeOf, type Graph, type Node, type Value, type ValueId } from '../graph.js';
-import { MULTIPLY_ADD_ACTIVATIONS, MULTIPLY_ADD_ATTRIBUTE, asksFusedMultiplyAdd } from '../../backend/multiply_add_attribute.js';
+import type { Graph, Node, Value, ValueId } from '../graph.js';
+import { type KernelCallShapes, nodeCallShapes } from '../../backend/kernel_call_shapes.js';
+import { MULTIPLY_ADD_ATTRIBUTE, asksFusedMultiplyAdd } from '../../backend/multiply_add_attribute.js';
+import { computesMarkedConvolution } from '../../backend/wasm_kernels/fused_conv2d.js';
+import { computesMarkedDepthwise } from '../../backend/wasm_kernels/fused_depthwise_conv2d.js';
+import { markedProductRows } from '../../backend/wasm_kernels/fused_mat_mul.js';
 import { relaxedSimdSupported } from '../../backend/wasm_kernels/wasm_simd_routine.js';
 import { nodeCost } from '../node_cost.js';
 import { rewriteInferenceNodes } from './inference_rewrite.js';
@@ -60,60 +64,24 @@ export const MIN_ROWS = 4;
 /** The most FLOPs of a convolution or matrix product of a marked graph that the routines do not compute. */
 export const MAX_OTHER_FLOPS = 4e6;
 
-const ones = (v: unknown) => v === undefined || v === 1 || (Array.isArray(v) && v.every((d) => d === 1));
-
-/** Whether the values are float32 computed in float32. */
-const allFloat32 = (values: readonly Value[]) => values.every((v) => v.dtype === 'float32' && v.precision !== 'float16');
-
-/** Whether `bias` is absent or one value per column of `cols`. */
-const biasOfColumns = (bias: Value | undefined, cols: number) => bias === undefined || (bias.shape.length === 1 && bias.shape[0] === cols);
-
-/**
- * Whether the routines compute the `_FusedMatMul` `node`: float32 operands,
- * neither transposed, {@link MIN_ROWS} rows or more by one right matrix
- * (its batch dimensions 1) of columns in fours, an activation they apply,
- * a bias per column or none.
- */
-function productComputedByRoutines(value: (id: ValueId) => Value, node: Node): boolean {
-  const { transposeA, transposeB, activation } = node.attrs as Record<string, unknown>;
-  if (transposeA === true || transposeB === true || !MULTIPLY_ADD_ACTIVATIONS.has((activation as string | undefined) ?? 'linear')) return false;
-  const names = node.inputNames?.join();
-  if ((names !== 'a,b' && names !== 'a,b,bias') || node.outputs.length !== 1) return false;
-  const [a, b, bias] = node.inputs.map(value);
-  if (!allFloat32([a!, b!, value(node.outputs[0]!), ...(bias ? [bias] : [])]) || a!.shape.length < 2 || b!.shape.length < 2) return false;
-  const depth = a!.shape[a!.shape.length - 1]!;
-  const cols = b!.shape[b!.shape.length - 1]!;
-  const rows = sizeOf(a!.shape) / depth;
-  return b!.shape[b!.shape.length - 2] === depth && b!.shape.slice(0, -2).every((d) => d === 1) && rows >= MIN_ROWS && cols % 4 === 0 && biasOfColumns(bias, cols);
-}
+/** What the routines compute of a marked node, by kernel (each kernel's own rule, asked of the node's values). */
+const COMPUTED_BY_ROUTINES: Readonly<Record<string, (call: KernelCallShapes) => boolean>> = {
+  FusedConv2D: computesMarkedConvolution,
+  FusedDepthwiseConv2D: computesMarkedDepthwise,
+  // A product of fewer rows than a tile reads its weight for little work.
+  _FusedMatMul: (call) => (markedProductRows(call) ?? 0) >= MIN_ROWS,
+};
 
 /**
- * Whether the routines compute `node`: a float32 NHWC `FusedConv2D` (output
- * channels in fours) or 3 × 3 `FusedDepthwiseConv2D` (channels in fours,
- * one filter each) without dilation, an activation they apply, a
- * per-channel bias or none; or a `_FusedMatMul` of a weight matrix
- * ({@link productComputedByRoutines}).
+ * Whether the routines would compute `node`, marked, as its kernel says
+ * (fused_conv2d.ts, fused_depthwise_conv2d.ts, fused_mat_mul.ts): float32
+ * values computed in float32, one output.
  */
 function computedByRoutines(value: (id: ValueId) => Value, node: Node): boolean {
-  if (node.kernel === '_FusedMatMul') return productComputedByRoutines(value, node);
-  const { dataFormat, dilations, activation } = node.attrs as Record<string, unknown>;
-  const depthwise = node.kernel === 'FusedDepthwiseConv2D';
-  if (
-    (node.kernel !== 'FusedConv2D' && !depthwise) ||
-    dataFormat !== 'NHWC' ||
-    !ones(dilations) ||
-    !MULTIPLY_ADD_ACTIVATIONS.has((activation as string | undefined) ?? 'linear')
-  )
-    return false;
-  const names = node.inputNames?.join();
-  if ((names !== 'x,filter' && names !== 'x,filter,bias') || node.outputs.length !== 1) return false;
-  const [x, filter, bias] = node.inputs.map(value);
-  const out = value(node.outputs[0]!);
-  if (!allFloat32([x!, filter!, out, ...(bias ? [bias] : [])])) return false;
-  const [height, width, inChannels, last] = filter!.shape as number[];
-  if (depthwise && (height !== 3 || width !== 3 || last !== 1 || inChannels! % 4 !== 0)) return false;
-  const outChannels = depthwise ? inChannels! : last!;
-  return outChannels % 4 === 0 && biasOfColumns(bias, outChannels);
+  const computes = COMPUTED_BY_ROUTINES[node.kernel];
+  if (computes === undefined || node.outputs.length !== 1) return false;
+  if (![...node.inputs, node.outputs[0]!].every((id) => value(id).dtype === 'float32' && value(id).precision !== 'float16')) return false;
+  return computes(nodeCallShapes(node, value, { ...node.attrs, [MULTIPLY_ADD_ATTRIBUTE]: 'fused' }));
 }
 
 /** Whether the routines compute every convolution of `graph`, each (but the depthwise ones) with enough rows, and nothing else needs the pool (and they compute something). */
