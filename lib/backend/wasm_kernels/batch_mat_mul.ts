@@ -19,8 +19,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { batchMatMulSimd, simdProductFits } from './batch_mat_mul_simd.js';
 import { KernelCallScope } from './kernel_call_scope.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -28,7 +28,7 @@ import { wasmMemory } from './wasm_simd_routine.js';
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `BatchMatMul` (registered by the import above), which this kernel replaces and calls. */
-const OWN_BATCH_MAT_MUL = tf.getKernel(tf.BatchMatMul, BACKEND);
+const OWN_BATCH_MAT_MUL = new OwnWasmKernel(tf.BatchMatMul);
 
 /**
  * The multiply-adds per matrix (rows × depth × columns) from which a
@@ -39,13 +39,6 @@ const OWN_BATCH_MAT_MUL = tf.getKernel(tf.BatchMatMul, BACKEND);
  * n = 32 on).
  */
 export const FAST_PATH_MIN_WORK = 32 * 32 * 32;
-
-function ownBatchMatMul(): tf.KernelConfig {
-  if (OWN_BATCH_MAT_MUL === undefined) {
-    throw new PoptfjsError("the wasm backend has no 'BatchMatMul' kernel to build on", { type: 'backend' });
-  }
-  return OWN_BATCH_MAT_MUL;
-}
 
 /** The product of `dims`. */
 function size(dims: readonly number[]): number {
@@ -103,7 +96,7 @@ function productBySimd(backend: BackendWasm, left: tf.TensorInfo, right: tf.Tens
 }
 
 function batchMatMul(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
-  const own = ownBatchMatMul();
+  const own = OWN_BATCH_MAT_MUL.get();
   const { inputs, attrs, backend } = args;
   const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
   const { transposeA, transposeB } = attrs as unknown as tf.BatchMatMulAttrs;
@@ -144,5 +137,5 @@ export const batchMatMulConfig: tf.KernelConfig = {
   kernelName: tf.BatchMatMul,
   backendName: BACKEND,
   kernelFunc: batchMatMul,
-  setupFunc: (backend) => OWN_BATCH_MAT_MUL?.setupFunc?.(backend),
+  setupFunc: (backend) => OWN_BATCH_MAT_MUL.setup(backend),
 };

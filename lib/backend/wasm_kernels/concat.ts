@@ -19,7 +19,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { concatRowsSimd } from './concat_rows_simd.js';
 import { KernelCallScope } from './kernel_call_scope.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -27,7 +27,7 @@ import { wasmMemory } from './wasm_simd_routine.js';
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `Concat` (registered by the import above), which this kernel replaces and calls. */
-const OWN_CONCAT = tf.getKernel(tf.Concat, BACKEND);
+const OWN_CONCAT = new OwnWasmKernel(tf.Concat);
 
 /** The dtypes handled here, all of 4-byte elements (those the wasm `Transpose` moves). */
 const HANDLED_DTYPES: ReadonlySet<tf.DataType> = new Set(['float32', 'int32']);
@@ -41,11 +41,6 @@ const ELEMENT_BYTES = 4;
  * 0.05 against 0.03 ms).
  */
 export const WIDE_PART = 32;
-
-function ownConcat(): tf.KernelConfig {
-  if (OWN_CONCAT === undefined) throw new PoptfjsError("the wasm backend has no 'Concat' kernel to build on", { type: 'backend' });
-  return OWN_CONCAT;
-}
 
 /** The wasm module's memory as bytes (current after any growth). */
 interface EmscriptenHeap {
@@ -90,7 +85,7 @@ function copiedRows(backend: BackendWasm, inputs: readonly tf.TensorInfo[], rows
 }
 
 function concat(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
-  const own = ownConcat();
+  const own = OWN_CONCAT.get();
   const inputs = args.inputs as unknown as tf.TensorInfo[];
   const first = inputs[0];
   if (first === undefined || inputs.length < 2 || !inputs.every((x) => HANDLED_DTYPES.has(x.dtype) && x.dtype === first.dtype)) return own.kernelFunc(args);

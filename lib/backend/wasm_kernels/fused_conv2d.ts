@@ -44,9 +44,9 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
 import type { KernelCallShapes } from '../kernel_call_shapes.js';
 import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { matMulSimdOnThreads, productRoutineReady, type ProductVariant, simdProductFits, windowRun } from './batch_mat_mul_simd.js';
 import { type FilterCopyShape, packedFilter, packedFilterCopy } from './packed_filter.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -55,15 +55,10 @@ import { type WinogradShape, winogradConvolution, winogradFilterCopy } from './w
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `FusedConv2D` (registered by the import above), which this kernel replaces and calls. */
-const OWN_FUSED_CONV2D = tf.getKernel(tf.FusedConv2D, BACKEND);
+const OWN_FUSED_CONV2D = new OwnWasmKernel(tf.FusedConv2D);
 
 /** The bytes of the filter's columns a panel holds: a quarter of a core's 2 MiB second-level cache here, with room for the rows of the input. */
 const PANEL_BYTES = 512 * 1024;
-
-function ownFusedConv2D(): tf.KernelConfig {
-  if (OWN_FUSED_CONV2D === undefined) throw new PoptfjsError("the wasm backend has no 'FusedConv2D' kernel to build on", { type: 'backend' });
-  return OWN_FUSED_CONV2D;
-}
 
 /** The columns of a panel of the filter `[depth, cols]`: all of them when they fit {@link PANEL_BYTES}, else a multiple of 8. */
 export function panelColumns(depth: number, cols: number): number {
@@ -230,7 +225,7 @@ function marked(wasm: BackendWasm, inputs: Record<string, tf.TensorInfo | undefi
 function fusedConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
   const convolution = multiplyAddConvolution(args);
   const out = convolution && marked(args.backend as BackendWasm, args.inputs as Record<string, tf.TensorInfo | undefined>, convolution.info, convolution.variant);
-  return out ?? ownFusedConv2D().kernelFunc(args);
+  return out ?? OWN_FUSED_CONV2D.get().kernelFunc(args);
 }
 
 /** The wasm kernel of `FusedConv2D`: fused multiply-adds for marked nodes where the engine has relaxed SIMD, the backend's own otherwise. */
@@ -238,5 +233,5 @@ export const fusedConv2DConfig: tf.KernelConfig = {
   kernelName: tf.FusedConv2D,
   backendName: BACKEND,
   kernelFunc: fusedConv2D,
-  setupFunc: (backend) => OWN_FUSED_CONV2D?.setupFunc?.(backend),
+  setupFunc: (backend) => OWN_FUSED_CONV2D.setup(backend),
 };

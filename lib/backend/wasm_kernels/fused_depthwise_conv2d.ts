@@ -9,21 +9,16 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
 import type { KernelCallShapes } from '../kernel_call_shapes.js';
 import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { depthwiseConv2dSimd, depthwiseConv2dSimdFits } from './depthwise_conv2d_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `FusedDepthwiseConv2D` (registered by the import above), which this kernel replaces and calls. */
-const OWN_FUSED_DEPTHWISE_CONV2D = tf.getKernel(tf.FusedDepthwiseConv2D, BACKEND);
-
-function ownFusedDepthwiseConv2D(): tf.KernelConfig {
-  if (OWN_FUSED_DEPTHWISE_CONV2D === undefined) throw new PoptfjsError("the wasm backend has no 'FusedDepthwiseConv2D' kernel to build on", { type: 'backend' });
-  return OWN_FUSED_DEPTHWISE_CONV2D;
-}
+const OWN_FUSED_DEPTHWISE_CONV2D = new OwnWasmKernel(tf.FusedDepthwiseConv2D);
 
 /** The depthwise convolution of a marked node when the routine computes it: its windows and activation. */
 function markedDepthwise(args: KernelCallShapes): { info: tf.backend_util.Conv2DInfo; activation: MultiplyAddActivation } | undefined {
@@ -53,7 +48,7 @@ export function computesMarkedDepthwise(args: KernelCallShapes): boolean {
 
 function fusedDepthwiseConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
   const marked = markedDepthwise(args);
-  if (marked === undefined) return ownFusedDepthwiseConv2D().kernelFunc(args);
+  if (marked === undefined) return OWN_FUSED_DEPTHWISE_CONV2D.get().kernelFunc(args);
   const wasm = args.backend as BackendWasm;
   const { x, filter, bias } = args.inputs as { x: tf.TensorInfo; filter: tf.TensorInfo; bias?: tf.TensorInfo };
   const { info } = marked;
@@ -69,7 +64,7 @@ function fusedDepthwiseConv2D(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo
     wasm.disposeData(zero.dataId);
     if (!done) wasm.disposeData(out.dataId);
   }
-  return done ? out : ownFusedDepthwiseConv2D().kernelFunc(args);
+  return done ? out : OWN_FUSED_DEPTHWISE_CONV2D.get().kernelFunc(args);
 }
 
 /** The wasm kernel of `FusedDepthwiseConv2D`: poptfjs's routine for marked nodes where the engine has relaxed SIMD, the backend's own otherwise. */
@@ -77,5 +72,5 @@ export const fusedDepthwiseConv2DConfig: tf.KernelConfig = {
   kernelName: tf.FusedDepthwiseConv2D,
   backendName: BACKEND,
   kernelFunc: fusedDepthwiseConv2D,
-  setupFunc: (backend) => OWN_FUSED_DEPTHWISE_CONV2D?.setupFunc?.(backend),
+  setupFunc: (backend) => OWN_FUSED_DEPTHWISE_CONV2D.setup(backend),
 };

@@ -21,9 +21,9 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
 import type { KernelCallShapes } from '../kernel_call_shapes.js';
 import { asksFusedMultiplyAdd, isColumnBias, MULTIPLY_ADD_ACTIVATIONS, type MultiplyAddActivation } from '../multiply_add_attribute.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { type ProductVariant, simdProductFits } from './batch_mat_mul_simd.js';
 import { convolutionByProduct } from './fused_conv2d.js';
 import { KernelCallScope } from './kernel_call_scope.js';
@@ -32,12 +32,7 @@ import { type FilterCopyShape, packedFilterCopy } from './packed_filter.js';
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `_FusedMatMul` (registered by the import above), which this kernel replaces and calls. */
-const OWN_FUSED_MAT_MUL = tf.getKernel(tf._FusedMatMul, BACKEND);
-
-function ownFusedMatMul(): tf.KernelConfig {
-  if (OWN_FUSED_MAT_MUL === undefined) throw new PoptfjsError("the wasm backend has no '_FusedMatMul' kernel to build on", { type: 'backend' });
-  return OWN_FUSED_MAT_MUL;
-}
+const OWN_FUSED_MAT_MUL = new OwnWasmKernel(tf._FusedMatMul);
 
 /** A marked product the routine computes: its sizes, its output's shape and the routine's variant. */
 interface MarkedProduct {
@@ -94,7 +89,7 @@ export function markedMatMulFilterCopy(args: KernelCallShapes): FilterCopyShape 
  * reshape, no copy), and any other batch runs product by product.
  */
 function byOwnKernel(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
-  const own = ownFusedMatMul();
+  const own = OWN_FUSED_MAT_MUL.get();
   const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
   const attrs = args.attrs as unknown as tf._FusedMatMulAttrs;
   if (a === undefined || b === undefined || bias === undefined || a.shape.length !== 3 || b.shape.length !== 3) return own.kernelFunc(args);
@@ -134,5 +129,5 @@ export const fusedMatMulConfig: tf.KernelConfig = {
   kernelName: tf._FusedMatMul,
   backendName: BACKEND,
   kernelFunc: fusedMatMul,
-  setupFunc: (backend) => OWN_FUSED_MAT_MUL?.setupFunc?.(backend),
+  setupFunc: (backend) => OWN_FUSED_MAT_MUL.setup(backend),
 };

@@ -10,20 +10,15 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
 import { routinesOnlyOnWasmThreads } from '../wasm_thread_pool.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { maxPoolSimd, maxPoolSimdFits } from './max_pool_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `MaxPool` (registered by the import above), which this kernel replaces and calls. */
-const OWN_MAX_POOL = tf.getKernel(tf.MaxPool, BACKEND);
-
-function ownMaxPool(): tf.KernelConfig {
-  if (OWN_MAX_POOL === undefined) throw new PoptfjsError("the wasm backend has no 'MaxPool' kernel to build on", { type: 'backend' });
-  return OWN_MAX_POOL;
-}
+const OWN_MAX_POOL = new OwnWasmKernel(tf.MaxPool);
 
 /** The pooling by the SIMD routine; undefined (nothing left allocated) where it does not run. */
 function byRoutine(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | undefined {
@@ -43,6 +38,6 @@ function byRoutine(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | undefine
 export const maxPoolConfig: tf.KernelConfig = {
   kernelName: tf.MaxPool,
   backendName: BACKEND,
-  kernelFunc: (args) => byRoutine(args) ?? ownMaxPool().kernelFunc(args),
-  setupFunc: (backend) => OWN_MAX_POOL?.setupFunc?.(backend),
+  kernelFunc: (args) => byRoutine(args) ?? OWN_MAX_POOL.get().kernelFunc(args),
+  setupFunc: (backend) => OWN_MAX_POOL.setup(backend),
 };

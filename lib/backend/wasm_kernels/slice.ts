@@ -12,12 +12,12 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `Slice` (registered by the import above), kept for string tensors. */
-const OWN_SLICE = tf.getKernel(tf.Slice, BACKEND);
+const OWN_SLICE = new OwnWasmKernel(tf.Slice);
 
 /** Runs shorter than this are copied element by element (a typed-array `set` per run costs more). */
 const SHORT_RUN = 16;
@@ -53,8 +53,7 @@ function slice(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInf
   const { inputs, attrs } = args;
   const { x } = inputs as { x: tf.TensorInfo };
   if (x.dtype === 'string') {
-    if (OWN_SLICE === undefined) throw new PoptfjsError("the wasm backend has no 'Slice' kernel for string tensors", { type: 'backend' });
-    return OWN_SLICE.kernelFunc(args);
+    return OWN_SLICE.get().kernelFunc(args);
   }
   const backend = args.backend as BackendWasm;
   const { begin, size } = attrs as unknown as tf.SliceAttrs;

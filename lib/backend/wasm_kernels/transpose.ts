@@ -17,7 +17,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { PoptfjsError } from '../../common/errors.js';
+import { OwnWasmKernel } from './own_wasm_kernel.js';
 import { threeRowTransposeSimd } from './three_row_transpose_simd.js';
 import { transposeSimd } from './transpose_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
@@ -25,7 +25,7 @@ import { wasmMemory } from './wasm_simd_routine.js';
 const BACKEND = 'wasm';
 
 /** The wasm backend's own `Transpose` (registered by the import above), which this kernel replaces and calls. */
-const OWN_TRANSPOSE = tf.getKernel(tf.Transpose, BACKEND);
+const OWN_TRANSPOSE = new OwnWasmKernel(tf.Transpose);
 
 /**
  * `shape` and `perm` with axes of size one dropped and each run of axes
@@ -79,7 +79,7 @@ function transposedBySimd(backend: BackendWasm, x: tf.TensorInfo, merged: { shap
 }
 
 function transpose(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.TensorInfo[] {
-  if (OWN_TRANSPOSE === undefined) throw new PoptfjsError("the wasm backend has no 'Transpose' kernel to build on", { type: 'backend' });
+  const own = OWN_TRANSPOSE.get();
   const { x } = args.inputs as { x: tf.TensorInfo };
   const { perm } = args.attrs as unknown as tf.TransposeAttrs;
   const merged = mergedTranspose(x.shape, perm);
@@ -87,8 +87,8 @@ function transpose(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo | tf.Tenso
   const outShape = perm.map((axis) => x.shape[axis]!);
   const bySimd = transposedBySimd(backend, x, merged, outShape);
   if (bySimd !== undefined) return bySimd;
-  if (merged.shape.length === x.shape.filter((d) => d !== 1).length) return OWN_TRANSPOSE.kernelFunc(args);
-  const out = OWN_TRANSPOSE.kernelFunc({ inputs: { x: { ...x, shape: merged.shape } }, attrs: { perm: merged.perm }, backend }) as tf.TensorInfo;
+  if (merged.shape.length === x.shape.filter((d) => d !== 1).length) return own.kernelFunc(args);
+  const out = own.kernelFunc({ inputs: { x: { ...x, shape: merged.shape } }, attrs: { perm: merged.perm }, backend }) as tf.TensorInfo;
   backend.dataIdMap.get(out.dataId)!.shape = outShape;
   return { ...out, shape: outShape };
 }
@@ -98,5 +98,5 @@ export const transposeConfig: tf.KernelConfig = {
   kernelName: tf.Transpose,
   backendName: BACKEND,
   kernelFunc: transpose,
-  setupFunc: (backend) => OWN_TRANSPOSE?.setupFunc?.(backend),
+  setupFunc: (backend) => OWN_TRANSPOSE.setup(backend),
 };
