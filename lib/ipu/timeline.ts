@@ -185,9 +185,20 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   }
 
   const segments: TimelineSegment[] = [];
+  // Seconds of each kind on each IPU, summed as segments are laid out.
+  const totals = Array.from({ length: ipuCount }, () => new Map<SegmentKind, number>());
   const push = (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => {
-    if (length > 0) segments.push({ ipu, kind, start, end: start + length, label });
+    if (length <= 0) return;
+    segments.push({ ipu, kind, start, end: start + length, label });
+    totals[ipu]!.set(kind, (totals[ipu]!.get(kind) ?? 0) + length);
   };
+  // The streaming transfers of each step.
+  const transfersOfStep = new Map<number, StreamingTransfer[]>();
+  for (const tr of request.transfers) {
+    const ofStep = transfersOfStep.get(tr.step);
+    if (ofStep) ofStep.push(tr);
+    else transfersOfStep.set(tr.step, [tr]);
+  }
   const allIpus = Array.from({ length: ipuCount }, (_, i) => i);
   const overlapHost = storage.ioTiles > 0;
   let now = 0;
@@ -252,8 +263,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       const streamIn = new Array<number>(ipuCount).fill(0);
       const streamOut = new Array<number>(ipuCount).fill(0);
       const overlapping = new Array<boolean>(ipuCount).fill(true);
-      for (const tr of request.transfers) {
-        if (tr.step !== t) continue;
+      for (const tr of transfersOfStep.get(t) ?? []) {
         const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
         if (tr.when === 'before') streamIn[tr.ipu]! += s;
         else streamOut[tr.ipu]! += s;
@@ -309,7 +319,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   }
 
   const duration = now;
-  const total = (ipu: number, kind: SegmentKind) => segments.filter((s) => s.ipu === ipu && s.kind === kind).reduce((a, s) => a + s.end - s.start, 0);
+  const total = (ipu: number, kind: SegmentKind) => totals[ipu]!.get(kind) ?? 0;
   const ipus: IpuActivity[] = allIpus.map((ipu) => {
     const activity = {
       compute: total(ipu, 'compute'),
