@@ -133,15 +133,24 @@ function exampleTensor(input: PlanInput): tf.Tensor {
 /** Kernels traced between two reports of a plan's progress. */
 const KERNELS_PER_REPORT = 2000;
 
+/** The RangeError of an array too large for the host that caused `error` (or is it), if one did. */
+function hostArrayRangeError(error: unknown): RangeError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+    if (cause instanceof RangeError && /typed array length|Array buffer allocation failed|Invalid array length/.test(cause.message)) return cause;
+  }
+  return undefined;
+}
+
 /**
- * A RangeError of the host's arrays, met while `build()` ran, as an error
- * that says what makes values on the host while planning and what to use
- * instead; other errors as they are.
+ * An error of `what` (building or tracing the model) caused by an array too
+ * large for the host, as an error that says what makes values on the host
+ * while planning and what to use instead; other errors as they are.
  */
-function hostArrayError(error: unknown): unknown {
-  if (!(error instanceof RangeError) || !/typed array length|Array buffer allocation failed|Invalid array length/.test(error.message)) return error;
+function hostArrayError(error: unknown, what: string): unknown {
+  const rangeError = hostArrayRangeError(error);
+  if (rangeError === undefined) return error;
   return planError(
-    `build() made a tensor too large for the host's memory (${error.message}): while planning, random draws and layers' weights have no values, ` +
+    `${what} made a tensor too large for the host's memory (${rangeError.message}): while planning, random draws and layers' weights have no values, ` +
       'but tf.zeros, tf.ones, tf.tensor and tf.buffer make their values on the host; make large constant tensors with tf.fill(shape, value), which is planned without values',
   );
 }
@@ -192,7 +201,7 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     try {
       model = await build();
     } catch (error) {
-      throw hostArrayError(error);
+      throw hostArrayError(error, 'build()');
     }
     if (!isLayersModel(model) && typeof model !== 'function') throw planError(`build() must return a tf.LayersModel or a function of tensors, got ${typeof model}`);
     progress.step();
@@ -201,7 +210,12 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     const afterKernel = () => {
       if (++kernels % KERNELS_PER_REPORT === 0) progress.detail(`${kernels} kernels traced`);
     };
-    const traced = training ? traceTraining(model, request.loss, tensors, { afterKernel }) : traceInference(model, tensors, { afterKernel });
+    let traced: TracedModel;
+    try {
+      traced = training ? traceTraining(model, request.loss, tensors, { afterKernel }) : traceInference(model, tensors, { afterKernel });
+    } catch (error) {
+      throw hostArrayError(error, 'the model');
+    }
     progress.step();
     const optimizer = training ? optimizerFor(request, model, traced) : undefined;
     const float16 = float16Declarations(traced, tensors, settings.precision.runningStatisticsAlwaysFloat);

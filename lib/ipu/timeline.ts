@@ -151,12 +151,12 @@ interface StepTiming {
   readonly length: number;
 }
 
-/** How far the timeline has come: the time, the schedule's length and busy time, and each IPU's seconds by kind. */
-interface Progress {
-  readonly now: number;
-  readonly scheduleTime: number;
-  readonly scheduleBusy: number;
-  readonly totals: readonly ReadonlyMap<SegmentKind, number>[];
+/** What a stretch of the timeline takes, summed as it is laid out: its time, its schedule steps' length and busy time, and each IPU's seconds by kind. */
+interface Stretch {
+  time: number;
+  scheduleTime: number;
+  scheduleBusy: number;
+  readonly totals: readonly Map<SegmentKind, number>[];
 }
 
 /** IPU-Links joining the two IPUs of a card, and an IPU to the next card (poplibs' test model of the IPU-Link ladder). */
@@ -225,10 +225,16 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   const segments: TimelineSegment[] = [];
   // Seconds of each kind on each IPU, summed as segments are laid out.
   const totals = Array.from({ length: ipuCount }, () => new Map<SegmentKind, number>());
+  // The stretches being summed to be repeated, innermost last.
+  const stretches: Stretch[] = [];
+  const account = (ipu: number, kind: SegmentKind, seconds: number) => {
+    totals[ipu]!.set(kind, (totals[ipu]!.get(kind) ?? 0) + seconds);
+    for (const stretch of stretches) stretch.totals[ipu]!.set(kind, (stretch.totals[ipu]!.get(kind) ?? 0) + seconds);
+  };
   const push = (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => {
     if (length <= 0) return;
     segments.push({ ipu, kind, start, end: start + length, label });
-    totals[ipu]!.set(kind, (totals[ipu]!.get(kind) ?? 0) + length);
+    account(ipu, kind, length);
   };
   // The streaming transfers of each step.
   const transfersOfStep = new Map<number, StreamingTransfer[]>();
@@ -243,6 +249,19 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   let scheduleTime = 0;
   let scheduleBusy = 0;
   const repeated: RepeatedStretch[] = [];
+  const addBusy = (seconds: number) => {
+    scheduleBusy += seconds;
+    for (const stretch of stretches) stretch.scheduleBusy += seconds;
+  };
+  /** Moves the clock on by `time`, of which `length` is schedule steps' length. */
+  const advance = (time: number, length: number) => {
+    now += time;
+    scheduleTime += length;
+    for (const stretch of stretches) {
+      stretch.time += time;
+      stretch.scheduleTime += length;
+    }
+  };
 
   // Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them.
   const single = request.syncPattern === 'SinglePipeline';
@@ -344,23 +363,26 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       at += c.hostOut;
       if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
       push(ipu, 'sync', now + length, syncTime, 'sync');
-      scheduleBusy += busy[ipu]!;
+      addBusy(busy[ipu]!);
     }
-    now += length + syncTime;
-    scheduleTime += length;
+    advance(length + syncTime, length);
   };
-  /** What the IPUs have done so far, to repeat a stretch of it. */
-  const progress = (): Progress => ({ now, scheduleTime, scheduleBusy, totals: totals.map((kinds) => new Map(kinds)) });
-  /** Repeats what the IPUs did since `from`, `times` more times, without laying it out again: the same time, the same work. */
-  const repeat = (from: Progress, times: number, what: string) => {
+  /** Starts summing a stretch to repeat. */
+  const begin = (): Stretch => {
+    const stretch = { time: 0, scheduleTime: 0, scheduleBusy: 0, totals: allIpus.map(() => new Map<SegmentKind, number>()) };
+    stretches.push(stretch);
+    return stretch;
+  };
+  /** Ends `stretch` (the innermost) and repeats it `times` more times without laying it out again: the same time, the same work. */
+  const repeat = (stretch: Stretch, times: number, what: string) => {
+    stretches.pop();
     if (times <= 0) return;
     const start = now;
     allIpus.forEach((ipu) => {
-      for (const [kind, seconds] of totals[ipu]!) totals[ipu]!.set(kind, seconds + times * (seconds - (from.totals[ipu]!.get(kind) ?? 0)));
+      for (const [kind, seconds] of stretch.totals[ipu]!) account(ipu, kind, times * seconds);
     });
-    scheduleTime += times * (scheduleTime - from.scheduleTime);
-    scheduleBusy += times * (scheduleBusy - from.scheduleBusy);
-    now += times * (now - from.now);
+    addBusy(times * stretch.scheduleBusy);
+    advance(times * stretch.time, times * stretch.scheduleTime);
     repeated.push({ start, end: now, times, what });
   };
   // The steps a listed schedule leaves out (see Schedule.listedMicroBatches) repeat the last steady-state step of a
@@ -368,24 +390,27 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   const listed = schedule.listedMicroBatches ?? schedule.microBatches;
   const lastSteady = schedule.steps.reduce((last, step, t) => (step.ramp === 'steady' ? t : last), -1);
   const repeatAfter = listed < schedule.microBatches ? (schedule.pipelineStages ? lastSteady : schedule.steps.length - 1) : -1;
-  const repeatFrom = schedule.pipelineStages ? repeatAfter : schedule.steps.findIndex((step) => step.work.some((w) => w.microBatch === listed - 1));
+  const repeatFrom = repeatAfter < 0 || schedule.pipelineStages ? repeatAfter : schedule.steps.findIndex((step) => step.work.some((w) => w.microBatch === listed - 1));
   const layOutRun = () => {
-    let period: Progress | undefined;
+    let period: Stretch | undefined;
     schedule.steps.forEach((step, t) => {
-      if (t === repeatFrom) period = progress();
+      if (t === repeatFrom) period = begin();
       layOut(step, t);
       if (t === repeatAfter && period) {
         const what = schedule.pipelineStages ? 'the steady-state step' : 'the steps of a micro-batch';
         repeat(period, schedule.microBatches - listed, `${what}, for micro-batches ${listed} to ${schedule.microBatches - 1}`);
       }
     });
-    if (request.training) now += weightUpdate(request, storage, now, push);
+    if (request.training) advance(weightUpdate(request, storage, now, push), 0);
   };
   // Runs after the first are laid out too when the timeline stays small; else they repeat the first.
-  const runsLaidOut = request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK ? request.scheduleRuns : 1;
-  const firstRun = progress();
-  for (let run = 0; run < runsLaidOut; run++) layOutRun();
-  repeat(firstRun, request.scheduleRuns - runsLaidOut, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
+  if (request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK) {
+    for (let run = 0; run < request.scheduleRuns; run++) layOutRun();
+  } else {
+    const firstRun = begin();
+    layOutRun();
+    repeat(firstRun, request.scheduleRuns - 1, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
+  }
   // With I/O tiles the host transfers run alongside the schedule; without, after it.
   const scheduleEnd = now;
   for (const ipu of allIpus) {
