@@ -281,6 +281,21 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     this.#unexpected.takenBy(check, record, present);
   }
 
+  /**
+   * @internal Warns, once, when this optimizer is an instance of a subclass
+   * of a built-in one (`class MySGD extends optim.SGD`), as PopTorch warns
+   * that such subclasses are unlikely to behave as intended.
+   */
+  warnIfSubclassed(): void {
+    const own = this.constructor as { name: string };
+    const builtIn = Object.getPrototypeOf(own) as { name: string } | null;
+    if (builtIn === Optimizer || builtIn === null) return;
+    this.warnOnce(
+      `Optimizer \`${own.name}\` subclassed from optim.${this.type} is unlikely to behave as intended: poptfjs knows it as an optim.${this.type} ` +
+        `(its attributes, state dict and exported executables are those of optim.${this.type}) and runs only the update it overrides, never other methods it adds`,
+    );
+  }
+
   /** Checks rules between the optimizer attributes; throws (or warns about a value it ignores) with `where`. */
   protected checkGlobal(_global: Readonly<O>, _where: string): void {}
 

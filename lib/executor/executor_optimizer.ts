@@ -27,6 +27,17 @@ export function unknownAttributeCheck(settings: Pick<OptionsSettings, 'relaxOpti
 }
 
 /**
+ * A training executor takes `optimizer` (the one it was given): the
+ * attributes the optimizer does not have are reported as the options say
+ * (those present now ignored silently), and a subclass of a built-in
+ * optimizer is warned about, as PopTorch warns.
+ */
+export function takeOptimizer(optimizer: Optimizer | undefined, settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): void {
+  optimizer?.checkUnknownAttributes(unknownAttributeCheck(settings));
+  optimizer?.warnIfSubclassed();
+}
+
+/**
  * The optimizer a training executor without one builds over the traced
  * model's trainable weights: `builder`'s (a given tfjs optimizer's
  * equivalent), else the one its layers model was compiled with, else
@@ -75,6 +86,7 @@ export function checkReplacementOptimizer(training: boolean, optimizer: Optimize
     throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
   }
   optimizer.checkUnknownAttributes(check, false);
+  optimizer.warnIfSubclassed();
   if (compiled) compiled.check(optimizer);
   else optimizer.settings();
 }
