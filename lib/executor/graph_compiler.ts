@@ -20,6 +20,7 @@ import { checkBatchFactors, hostBatchSize, type BatchFactors } from '../runtime/
 import type { Executable, GradientReduction, TensorSignature } from '../runtime/executable.js';
 import { returnedMicroSteps, type ResolvedOutputMode } from '../runtime/output_collector.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import { compilerChoices } from '../strategy/compiler_defaults.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
@@ -114,8 +115,24 @@ export function compileGraph(request: GraphCompileRequest): Executable {
   const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
-  const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);
-  const transfers = streamingTransfers(graph, placement, schedule, { storage, training, trainedWeights, gradientAccumulation: factors.gradientAccumulation });
+  const separateAccumulator = optimizer?.separateAccumulator(optimizer.settings()) ?? true;
+  const chosen = compilerChoices(
+    {
+      ...(settings.autoRecomputation ? { autoRecomputation: settings.autoRecomputation } : {}),
+      tensorLocations: settings.tensorLocations,
+      clipsGradients: optimizer?.clipsGradients() ?? false,
+      gradientAccumulation: training ? factors.gradientAccumulation : 1,
+    },
+    placement,
+  );
+  const storage = tensorStorage(chosen.tensorLocations, factors.replicationFactor);
+  const transfers = streamingTransfers(graph, placement, schedule, {
+    storage,
+    training,
+    trainedWeights,
+    gradientAccumulation: factors.gradientAccumulation,
+    separateAccumulator,
+  });
   progress.step();
   const hardware = analyseHardware({
     graph,
@@ -133,11 +150,12 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     anchoredOutputs: anchors.map((a) => ({ returnedMicroBatches: returnedMicroSteps(a.outputMode, a.outputReturnPeriod, factors) })),
     trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
-    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()) } : {}),
+    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()), separateAccumulator } : {}),
     availableMemoryProportion: settings.availableMemoryProportion,
     halfPartials: precision.partialsType === 'half',
     storage,
-    recomputation: settings.autoRecomputation,
+    recomputation: chosen.recomputation,
+    weightUpdateSchedule: chosen.weightUpdateSchedule,
     weightNames: request.weightNames,
     syntheticData: settings.syntheticData,
     syncPattern,
