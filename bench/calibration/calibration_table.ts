@@ -45,6 +45,9 @@ export function calibrationText(rows: readonly CalibrationRow[]): string {
   }
   const inside = rows.filter((r) => within(r.ratio)).length;
   lines.push(`  ${inside} of ${rows.length} ratios within ${CALIBRATION_GOAL.low}-${CALIBRATION_GOAL.high}`);
+  for (const r of rows.filter((row) => !within(row.ratio))) {
+    lines.push(`  ${r.result.model}, ${r.result.system} at ${r.ratio.toFixed(2)}: ${r.result.deviation ?? 'no reason stated'}`);
+  }
   return lines.join('\n');
 }
 
