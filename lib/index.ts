@@ -95,14 +95,14 @@ export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOp
 export { Device, type DeviceKind } from './ipu/device.js';
 export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.js';
 export { OutOfMemoryError } from './ipu/out_of_memory_error.js';
-export { HostMemoryError, type HostMemoryContext } from './runtime/host_memory_error.js';
-export type { HostMemoryEstimate, WorkerHeapEstimate } from './runtime/host_memory_estimate.js';
+export { HostMemoryError, type HostMemoryContext } from './host_memory/host_memory_error.js';
+export type { HostMemoryEstimate, WorkerHeapEstimate } from './host_memory/host_memory_estimate.js';
 export { hostHeap, hostMemoryPeak, resetHostMemoryPeak, HOST_MEMORY_LIMIT_VARIABLE, WASM_HEAP_LIMIT, type HostHeap } from './backend/host_heap.js';
 export { GC200, BOW, IPU_TARGETS, targetSpec, ipuMemory, type IpuTargetSpec, type IpuTargetName } from './ipu/target_spec.js';
 export type { MemoryPlan, IpuMemoryUse, MemoryItem, MemoryKind } from './ipu/memory_plan.js';
 export type { Timeline, TimelineSegment, IpuActivity, SegmentKind } from './ipu/timeline.js';
 export type { HardwareAnalysis } from './ipu/hardware_analysis.js';
-export type { CompileOptions, ProgressCallback } from './executor/compile_progress.js';
+export type { CompileOptions, ProgressCallback } from './compile/compile_progress.js';
 export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
 export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';

@@ -25,7 +25,7 @@ import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
 import { encodeMessage, Messages } from '../proto/executable_proto.js';
 import { graphMessage } from '../proto/graph_message.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
-import { renameGraphLayers, renameGraphParameters } from '../runtime/parameter_renaming.js';
+import { renameGraphLayers, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
 import type { GraphCompileRequest } from './graph_compiler.js';
 

@@ -11,8 +11,8 @@
  * instance 0 loaded) still arrives whole.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { DeviceState, OptimizerStateSnapshot } from '../runtime/device_state.js';
-import { deviceStateTensors } from '../runtime/device_state.js';
+import type { DeviceState, OptimizerStateSnapshot } from '../executable/device_state.js';
+import { deviceStateTensors } from '../executable/device_state.js';
 import type { LoadedExecutable } from '../runtime/loaded_executable.js';
 import type { MpiCommunicator } from './mpi_communicator.js';
 

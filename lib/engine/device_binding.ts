@@ -8,7 +8,7 @@ import { PoptfjsError } from '../common/errors.js';
 import type { Device } from '../ipu/device.js';
 import { DeviceManager } from '../ipu/device_manager.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { RunObserver } from '../runtime/run_observer.js';
 
 /** The device of an executor and the programs loaded on it. */

@@ -7,13 +7,13 @@ import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
 import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
 import type { HostSyncPattern } from '../ipu/host_io.js';
-import type { Float16Arithmetic } from './float16_arithmetic.js';
+import type { Float16Arithmetic } from './float16_arithmetic_settings.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
 import type { Structure } from '../trace/nested_values.js';
 import type { BatchFactors } from './batch_plan.js';
-import type { ResolvedOutputMode } from './output_collector.js';
+import type { ResolvedOutputMode } from './output_mode.js';
 import type { ReplicaGrouping } from './replica_grouping.js';
 
 /** Shape and dtype of one input micro-batch. */

@@ -10,7 +10,7 @@ import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
 import type { InstanceRun } from '../distributed/instance_run.js';
 import type { Device } from '../ipu/device.js';
 import { hostNetworkBandwidth, instanceAllReduce, type InstanceAllReduce } from '../ipu/host_network.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { LoadedExecutable } from '../runtime/loaded_executable.js';
 
 const log = getLogger('poptfjs');

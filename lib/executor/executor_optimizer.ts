@@ -7,7 +7,7 @@
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { LoadedExecutable } from '../runtime/loaded_executable.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';
@@ -16,7 +16,7 @@ import { Optimizer } from '../../optim/optimizer.js';
 import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import type { ExecutionSettings } from './graph_compiler.js';
+import type { ExecutionSettings } from '../compile/graph_compiler.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 
 const log = getLogger('poptfjs');

@@ -9,7 +9,7 @@ import type { Graph, Node } from '../ir/graph.js';
 import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
 import { kernelCost, kernelCycles } from '../ipu/kernel_cycles.js';
 import { ampMacsPerCycle } from '../ipu/target_spec.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 
 /** The layer a node belongs to: its own, or for a backward node, its forward node's. */
 function layerOf(graph: Graph, node: Node): string | undefined {

@@ -17,8 +17,8 @@ import { Options } from '../options/options.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { half } from '../precision/half.js';
 import { summaryReport } from '../report/summary_report.js';
-import { hostBatchSize } from '../runtime/batch_plan.js';
-import type { Executable } from '../runtime/executable.js';
+import { hostBatchSize } from '../executable/batch_plan.js';
+import type { Executable } from '../executable/executable.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
@@ -28,9 +28,9 @@ import { LAMB } from '../../optim/lamb.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { SGD } from '../../optim/sgd.js';
-import { CompileProgress } from './compile_progress.js';
+import { CompileProgress } from '../compile/compile_progress.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import { compileGraph, executionSettings } from './graph_compiler.js';
+import { compileGraph, executionSettings } from '../compile/graph_compiler.js';
 
 /** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
 export type PlanOptimizerTarget = tf.LayersModel | tf.Variable[];

@@ -12,8 +12,8 @@ import type { CommGroupType, Liveness, VariableRetrievalMode } from '../option_v
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
-import type { BatchFactors } from '../runtime/batch_plan.js';
-import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from '../runtime/executable.js';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from '../executable/executable.js';
 import {
   ExecutableKind,
   PassMessage,
@@ -29,7 +29,7 @@ import { graphFromMessage, graphMessage } from '../proto/graph_message.js';
 import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js';
 import { parseLossless, stringifyLossless } from '../proto/lossless_json.js';
 import { nameRecord } from '../common/name_record.js';
-import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { ResolvedOutputMode } from '../executable/output_mode.js';
 
 function missing(where: string, what: string): PoptfjsError {
   return new PoptfjsError(`${where}: the executable has no ${what}`, { type: 'file' });

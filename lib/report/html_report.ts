@@ -7,7 +7,7 @@
 import { formatBytes } from '../ipu/byte_size.js';
 import type { MemoryKind } from '../ipu/memory_plan.js';
 import type { SegmentKind } from '../ipu/timeline.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { UNANNOTATED_BLOCK } from '../strategy/placement.js';
 
 const SEGMENT_COLOURS: Record<SegmentKind, string> = {

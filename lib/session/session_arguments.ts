@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { Device } from '../ipu/device.js';
 import { Patterns } from '../ir/patterns/patterns.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { DataFlow } from './data_flow.js';
 import type { ModelSource } from './model_source.js';
 import type { SessionOptions } from './session_options.js';

@@ -7,14 +7,14 @@
 import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import { CompileProgress } from '../executor/compile_progress.js';
-import { executableCacheKey } from '../executor/executable_cache_key.js';
-import { compileGraph, executionSettings, type GraphCompileRequest } from '../executor/graph_compiler.js';
+import { CompileProgress } from '../compile/compile_progress.js';
+import { executableCacheKey } from '../compile/executable_cache_key.js';
+import { compileGraph, executionSettings, type GraphCompileRequest } from '../compile/graph_compiler.js';
 import { executableCache } from '../files/executable_cache.js';
 import { readExecutableFile, writeExecutableFile } from '../files/executable_file.js';
 import type { Graph } from '../ir/graph.js';
 import type { Options } from '../options/options.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { executableFileContents, sessionExecutableFromFile, type SessionGraph } from './session_executable_file.js';
 import type { SessionSettings } from './session_options.js';

@@ -9,9 +9,9 @@
 import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError, PoplarSystemRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import { DeviceBinding } from '../executor/device_binding.js';
+import { DeviceBinding } from '../engine/device_binding.js';
 import type { Device } from '../ipu/device.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { LoadedExecutable, type CallResult } from '../runtime/loaded_executable.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 

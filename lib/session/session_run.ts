@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PopartException, PopartRuntimeError } from '../common/errors.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { ImportedModel } from '../onnx/model_import.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { CallResult } from '../runtime/loaded_executable.js';
 import { anchorValues, type StepFactors } from './anchor_arrays.js';
 import type { DataFlow } from './data_flow.js';
