@@ -19,6 +19,9 @@ export const COMPILE_OPTION_KEYS: ReadonlyArray<keyof CompileOptions> = ['progre
 /** The steps of a compile. */
 export const COMPILE_STEPS = ['trace', 'patterns', 'placement', 'schedule', 'memory and time', 'load'] as const;
 
+/** The steps `compileGraph` itself takes (those between the trace and the load). */
+export const COMPILE_GRAPH_STEPS = COMPILE_STEPS.indexOf('load') - COMPILE_STEPS.indexOf('trace') - 1;
+
 /** A progress bar on stderr: `Graph compilation: [#####.....] 3/6 placement`. */
 export function progressBar(stream: NodeJS.WriteStream = process.stderr): ProgressCallback {
   return (done, total) => {
@@ -34,14 +37,23 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
 export class CompileProgress {
   private done = 0;
   private readonly callbacks: ProgressCallback[];
+  /** The steps counted: a whole compile's, or `compileGraph`'s alone. */
+  private total: number = COMPILE_STEPS.length;
 
   constructor(...callbacks: Array<ProgressCallback | undefined>) {
     this.callbacks = callbacks.filter((c): c is ProgressCallback => c !== undefined);
   }
 
+  /** The progress of `compileGraph` alone, told to `callback` as Poplar's `ProgressFunc` (`done` of its own steps). */
+  static ofCompileGraph(callback: ProgressCallback | undefined): CompileProgress {
+    const progress = new CompileProgress(callback);
+    progress.total = COMPILE_GRAPH_STEPS;
+    return progress;
+  }
+
   /** Marks the next step done. */
   step(): void {
     this.done++;
-    for (const callback of this.callbacks) callback(this.done, COMPILE_STEPS.length);
+    for (const callback of this.callbacks) callback(this.done, this.total);
   }
 }

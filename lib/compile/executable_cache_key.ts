@@ -27,7 +27,7 @@ import { graphMessage } from '../proto/graph_message.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
 import { renameGraphLayers, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
-import type { GraphCompileRequest } from './graph_compiler.js';
+import type { ResolvedModelGraph } from './model_graph.js';
 
 /** The options that affect what is compiled: every option but the runtime ones. */
 export function compileAffectingOptions(options: object): Record<string, unknown> {
@@ -89,7 +89,7 @@ export function canonicalNames(graph: Graph): { params: Map<string, string>; lay
  * `options` (`Options.toJSON()`), its parameters and layers named by `names`
  * (default: as they are).
  */
-export function executableCacheKey(request: GraphCompileRequest, options: object, names: KeyNames = OWN_NAMES): string {
+export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES): string {
   const rename = names.param;
   const material = {
     version: POPTFJS_VERSION,

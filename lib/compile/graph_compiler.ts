@@ -1,95 +1,61 @@
 /**
- * Compiling a traced (or imported) graph into an `Executable`: the execution
- * settings from the options, the IR patterns, the placement on stages and
- * IPUs, the schedule, the streaming transfers, and the hardware analysis
- * (memory and time), refusing a model that does not fit. Shared by the model
- * wrappers and the Session API.
+ * Poplar's `compileGraph`: a traced (or imported) graph and its programs
+ * compiled into an `Executable`: the IR patterns, the placement on stages
+ * and IPUs, the schedule, the streaming transfers, and the hardware analysis
+ * (memory and time), refusing a model that does not fit. The one compile
+ * path of the model wrappers, the Session API and the `Engine`.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { nameRecord } from '../common/name_record.js';
-import type { Graph } from '../ir/graph.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware } from '../ipu/hardware_analysis.js';
 import { hostSyncPattern } from '../ipu/host_io.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { tensorStorage } from '../ipu/tensor_storage.js';
-import type { OptionsSettings } from '../options/options_settings.js';
-import { checkBatchFactors, hostBatchSize, type BatchFactors } from '../executable/batch_plan.js';
-import type { Executable, GradientReduction, TensorSignature } from '../executable/executable.js';
-import { returnedMicroSteps, type ResolvedOutputMode } from '../executable/output_mode.js';
-import type { ReplicaGrouping } from '../executable/replica_grouping.js';
+import { engineSettings, environmentEngineOptions, withEngineSettings, type EngineOptionsSource } from '../options/engine_options.js';
+import { hostBatchSize } from '../executable/batch_plan.js';
+import type { Executable } from '../executable/executable.js';
+import { returnedMicroSteps } from '../executable/output_mode.js';
+import { executablePrograms, modelPrograms } from '../executable/program.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
-import type { Optimizer } from '../../optim/optimizer.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
-import type { CompileProgress } from './compile_progress.js';
+import { CompileProgress, type ProgressCallback } from './compile_progress.js';
+import { resolveModelGraph, type ModelGraph } from './model_graph.js';
 
-/** How calls are batched, what they return and how gradients are reduced, from the options. */
-export interface ExecutionSettings {
-  readonly factors: BatchFactors;
-  readonly outputMode: ResolvedOutputMode;
-  readonly outputReturnPeriod: number;
-  readonly reduction: GradientReduction;
+/** Poplar's option flags: option name → value, every value a string (`"true"`, `"4"`, `"./reports"`). */
+export type EngineOptionFlags = Readonly<Record<string, string>>;
+
+/** How `compileGraph` and `Engine` refuse an engine option: Poplar's `invalid_option`. */
+export function engineOptionsSource(name: string): EngineOptionsSource {
+  return { name, error: (message) => new PoptfjsError(message, { type: 'invalid_option' }) };
 }
 
-/** The execution settings of a training or inference model, checked. */
-export function executionSettings(settings: OptionsSettings, training: boolean): ExecutionSettings {
-  const factors: BatchFactors = {
-    deviceIterations: settings.deviceIterations,
-    replicationFactor: settings.replicationFactor,
-    inputGroupSize: settings.inputReplicaGrouping.size,
-    inputGroupType: settings.inputReplicaGrouping.type,
-    gradientAccumulation: training ? settings.training.gradientAccumulation : 1,
-  };
-  checkBatchFactors(factors);
-  const outputMode = settings.outputMode === 'Default' ? (training ? 'Final' : 'All') : settings.outputMode;
-  const period = settings.outputReturnPeriod;
-  if (outputMode === 'EveryN' && settings.deviceIterations % period !== 0) {
-    throw new PoptfjsError(
-      `outputMode(EveryN, ${period}) returns every ${period}-th device iteration, so deviceIterations (${settings.deviceIterations}) must be a multiple of ${period}`,
-      { type: 'options' },
-    );
-  }
-  const type = settings.training.reductionType;
-  if (type !== 'Mean' && type !== 'Sum') {
-    throw new PoptfjsError(`accumulationAndReplicationReductionType(${type}) is not valid for gradients; use Mean or Sum`, { type: 'options' });
-  }
-  return {
-    factors,
-    outputMode,
-    outputReturnPeriod: period,
-    reduction: { type, strategy: settings.training.meanReductionStrategy === 'Running' ? 'Running' : 'Post' },
-  };
-}
-
-/** What {@link compileGraph} compiles. */
-export interface GraphCompileRequest {
-  readonly kind: 'training' | 'inference';
-  readonly modelName: string;
-  /** The graph as traced or imported (patterns are applied here). */
-  readonly graph: Graph;
-  readonly inputSignature: readonly TensorSignature[];
-  readonly microBatchSize: number;
-  readonly execution: ExecutionSettings;
-  readonly settings: OptionsSettings;
-  readonly optimizer: Optimizer | undefined;
-  readonly replicaGroupings: Readonly<Record<string, ReplicaGrouping>>;
-  readonly progress: CompileProgress;
-  /** The parameters (by name) and inputs (by position) declared float16 (`half`). */
-  readonly float16?: { readonly params: ReadonlySet<string>; readonly inputs: ReadonlySet<number> };
-  /** The graph flags its float16 values itself (an imported ONNX model, whose tensors have element types): none are inferred. */
-  readonly float16Flagged?: boolean;
-  /** The name reports give each parameter, by parameter name (default: its own). */
-  readonly weightNames?: ReadonlyMap<string, string>;
-}
-
-/** Compiles a graph into an executable; an `OutOfMemoryError` if it does not fit (unless allowed). */
-export function compileGraph(request: GraphCompileRequest): Executable {
-  const { settings, execution, progress } = request;
+/**
+ * Compiles `model` and its programs (by name, run by index; default: those
+ * PopART builds for the kind) into an executable, as Poplar's
+ * `compileGraph(graph, progs, opt, progressCallBack)`. `options` are Poplar
+ * engine options (see `Engine`): checked by name and value, applied under
+ * `POPLAR_ENGINE_OPTIONS`, and recorded in the executable. `progress` is told
+ * `(done, total)` after each step. An `OutOfMemoryError` if it does not fit
+ * (unless `debug.allowOutOfMemory`).
+ */
+export function compileGraph(
+  model: ModelGraph,
+  programs?: readonly string[],
+  options: EngineOptionFlags = {},
+  progress: ProgressCallback | CompileProgress = new CompileProgress(),
+): Executable {
+  const request = resolveModelGraph(model);
+  const steps = progress instanceof CompileProgress ? progress : CompileProgress.ofCompileGraph(progress);
+  const engineOptions = { ...options, ...environmentEngineOptions()?.options };
+  const checked = Object.keys(engineOptions).length > 0 ? engineSettings(engineOptions, engineOptionsSource('compileGraph options')) : undefined;
+  const settings = checked ? withEngineSettings(request.settings, checked) : request.settings;
+  const { execution } = request;
   const { factors } = execution;
   const training = request.kind === 'training';
   const syncPattern = hostSyncPattern(settings.syncPattern);
@@ -104,19 +70,19 @@ export function compileGraph(request: GraphCompileRequest): Executable {
         casting: precision.halfFloatCasting,
       });
   const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
-  progress.step();
+  steps.step();
   const placement = placeGraph(graph, {
     strategy: settings.executionStrategy.toJSON(),
     replicationFactor: factors.replicationFactor,
     autoRoundNumIPUs: settings.autoRoundNumIPUs,
   });
-  progress.step();
+  steps.step();
   const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);
   const transfers = streamingTransfers(graph, placement, schedule, { storage, training, trainedWeights, gradientAccumulation: factors.gradientAccumulation });
-  progress.step();
+  steps.step();
   const hardware = analyseHardware({
     graph,
     placement,
@@ -143,7 +109,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     syncPattern,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
-  progress.step();
+  steps.step();
   return {
     kind: request.kind,
     modelName: request.modelName,
@@ -173,5 +139,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     ...(settings.syntheticData ? { syntheticData: true } : {}),
     ...(syncPattern !== 'Full' ? { syncPattern } : {}),
     ...(anchors.length > 0 ? { anchors } : {}),
+    programs: executablePrograms(programs ?? modelPrograms(request.kind), request.kind, 'compileGraph programs'),
+    ...(Object.keys(options).length > 0 ? { engineOptions: { ...options } } : {}),
   };
 }

@@ -10,42 +10,19 @@ import { DeviceManager } from '../ipu/device_manager.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import type { Executable } from '../executable/executable.js';
 import type { RunObserver } from '../runtime/run_observer.js';
+import { programPlacements, unitPrograms, type UnitPrograms } from './program_locations.js';
 
 /** The device of an executor and the programs loaded on it. */
 export class DeviceBinding {
-  /** Programs reached by each unit on each device IPU: `unitPrograms[unit][replica]` maps device IPU → program names. */
-  private readonly unitPrograms: Array<Array<Map<number, string[]>>>;
+  /** Programs reached by each unit on each device IPU: `units[unit][replica]` maps device IPU → program names. */
+  private readonly units: UnitPrograms;
 
   private constructor(
     readonly device: Device,
     executable: Executable,
   ) {
-    const { placement, graph } = executable;
-    const replicas = executable.factors.replicationFactor;
-    const perReplica = placement.ipusPerReplica;
-    this.unitPrograms = placement.units.map((unit, u) =>
-      Array.from({ length: replicas }, (_, r) => {
-        const programs = new Map<number, string[]>();
-        const add = (ipu: number, program: string) => {
-          const deviceIpu = r * perReplica + ipu;
-          const list = programs.get(deviceIpu) ?? [];
-          if (!list.includes(program)) list.push(program);
-          programs.set(deviceIpu, list);
-        };
-        unit.stages.forEach((stage, i) => add(unit.ipus[i]!, `${unit.pass === 'forward' ? 'F' : 'B'}${stage}`));
-        graph.nodes.forEach((node) => {
-          if (placement.nodeUnits[node.id] === u) add(placement.stages[placement.nodeStages[node.id]!]!.ipu, node.kernel);
-        });
-        return programs;
-      }),
-    );
-    const loaded = new Map<string, Set<number>>();
-    for (const perUnit of this.unitPrograms) {
-      for (const programs of perUnit) {
-        for (const [ipu, names] of programs) for (const name of names) loaded.set(name, (loaded.get(name) ?? new Set()).add(ipu));
-      }
-    }
-    device.loadPrograms([...loaded].map(([program, ipus]) => ({ program, ipus: [...ipus].sort((a, b) => a - b) })));
+    this.units = unitPrograms(executable);
+    device.loadPrograms(programPlacements(this.units));
   }
 
   /** Chooses and acquires the device for a compiled executable, as the options say. */
@@ -112,7 +89,7 @@ export class DeviceBinding {
   observer(): RunObserver {
     return {
       beforeWork: (unit, replica) => {
-        for (const [ipu, programs] of this.unitPrograms[unit]![replica]!) this.device.reach(programs, ipu);
+        for (const [ipu, programs] of this.units[unit]![replica]!) this.device.reach(programs, ipu);
       },
     };
   }

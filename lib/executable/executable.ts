@@ -15,6 +15,7 @@ import type { Structure } from '../trace/nested_values.js';
 import type { BatchFactors } from './batch_plan.js';
 import type { ResolvedOutputMode } from './output_mode.js';
 import type { ReplicaGrouping } from './replica_grouping.js';
+import type { ExecutableProgram } from './program.js';
 
 /** Shape and dtype of one input micro-batch. */
 export interface TensorSignature {
@@ -107,6 +108,14 @@ export interface Executable {
    * output `outputCount + i`, returned as its own output mode says. Absent: none.
    */
   readonly anchors?: readonly ExecutableAnchor[];
+  /** The programs `Engine.run(index)` runs, in index order (a compiled model's: as PopART builds them). */
+  readonly programs: readonly ExecutableProgram[];
+  /**
+   * The Poplar engine options it was compiled with (`compileGraph`'s
+   * `options`, after `POPLAR_ENGINE_OPTIONS`), which an engine made from it
+   * runs with. Absent: none.
+   */
+  readonly engineOptions?: Readonly<Record<string, string>>;
 }
 
 /** A tensor anchored with `Options.anchorTensor`, as the executable returns it. */

@@ -16,7 +16,7 @@ import { Optimizer } from '../../optim/optimizer.js';
 import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import type { ExecutionSettings } from '../compile/graph_compiler.js';
+import type { ExecutionSettings } from '../compile/execution_settings.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 
 const log = getLogger('poptfjs');

@@ -28,9 +28,9 @@ import { LAMB } from '../../optim/lamb.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { SGD } from '../../optim/sgd.js';
-import { CompileProgress } from '../compile/compile_progress.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import { compileGraph, executionSettings } from '../compile/graph_compiler.js';
+import { executionSettings } from '../compile/execution_settings.js';
+import { compileGraph } from '../compile/graph_compiler.js';
 
 /** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
 export type PlanOptimizerTarget = tf.LayersModel | tf.Variable[];
@@ -185,7 +185,6 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     settings: { ...settings, allowOutOfMemory: true },
     optimizer,
     replicaGroupings: {},
-    progress: new CompileProgress(undefined),
     float16,
     weightNames: traced.weightNames,
   });

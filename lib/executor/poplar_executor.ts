@@ -39,7 +39,7 @@ import { CallableInstance } from './callable_instance.js';
 import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from '../compile/compile_progress.js';
 import type { DeviceBinding } from '../engine/device_binding.js';
 import { executorLogFile } from './log_file.js';
-import { executionSettings } from '../compile/graph_compiler.js';
+import { executionSettings } from '../compile/execution_settings.js';
 import { claimTraining, releaseExecutor, type WeightHolder } from './model_registry.js';
 import { hostWeightsStale, markHostWeightsCurrent } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
@@ -370,10 +370,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         settings,
         optimizer: this.optimizer,
         replicaGroupings: this.replicaGroupings,
-        progress,
         float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
         weightNames: traced.weightNames,
       },
+      progress,
       this.options,
       parameters,
     );

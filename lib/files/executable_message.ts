@@ -30,6 +30,7 @@ import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js'
 import { parseLossless, stringifyLossless } from '../proto/lossless_json.js';
 import { nameRecord } from '../common/name_record.js';
 import type { ResolvedOutputMode } from '../executable/output_mode.js';
+import { executablePrograms, modelPrograms } from '../executable/program.js';
 
 function missing(where: string, what: string): PoptfjsError {
   return new PoptfjsError(`${where}: the executable has no ${what}`, { type: 'file' });
@@ -183,7 +184,32 @@ export function executableMessage(e: Executable): ExecutableMessage {
     synthetic_data: e.syntheticData ?? false,
     anchors: (e.anchors ?? []).map((a) => ({ name: a.name, long_name: a.longName, output_mode: a.outputMode, output_return_period: a.outputReturnPeriod })),
     ...(e.syncPattern ? { sync_pattern: e.syncPattern } : {}),
+    programs: samePrograms(
+      e.programs.map((p) => p.name),
+      modelPrograms(e.kind),
+    )
+      ? []
+      : e.programs.map((p) => p.name),
+    ...(e.engineOptions ? { engine_options_json: JSON.stringify(e.engineOptions) } : {}),
   };
+}
+
+function samePrograms(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+/** The engine options of a message: a JSON object of strings. */
+function engineOptionsFromJson(json: string, where: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (cause) {
+    throw new PoptfjsError(`${where}: the executable's engine options are not valid JSON (${(cause as Error).message})`, { type: 'file', cause });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    throw new PoptfjsError(`${where}: the executable's engine options are not an object of strings`, { type: 'file' });
+  }
+  return parsed as Record<string, string>;
 }
 
 /** An executable from its message, checked for consistency; `where` names the file in errors. */
@@ -244,6 +270,8 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     ...(m.synthetic_data ? { syntheticData: true } : {}),
     ...(m.anchors.length > 0 ? { anchors: anchorsFromMessage(m.anchors, graph.roles.outputs.length - m.output_count, where) } : {}),
     ...(m.sync_pattern !== undefined ? { syncPattern: syncPatternFromMessage(m.sync_pattern, where) } : {}),
+    programs: executablePrograms(m.programs.length > 0 ? m.programs : modelPrograms(kind), kind, `${where} programs`),
+    ...(m.engine_options_json !== undefined ? { engineOptions: engineOptionsFromJson(m.engine_options_json, where) } : {}),
   };
 }
 

@@ -214,6 +214,8 @@ export interface ExecutableMessage {
   synthetic_data: boolean;
   anchors: AnchorMessage[];
   sync_pattern?: string;
+  programs: string[];
+  engine_options_json?: string;
 }
 
 /** `Anchor`. */

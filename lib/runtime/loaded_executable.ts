@@ -70,6 +70,8 @@ export interface LoadOptions {
   readonly parallelIpus?: boolean;
   /** One instance of a multi-instance run: its replica-reduced gradients are summed over every instance before each update. */
   readonly instances?: InstanceGradients;
+  /** Where print nodes (`ops.ipuPrintTensor`) run in this process print their value; default: the `op` logger. */
+  readonly printTensor?: (node: Node, value: tf.Tensor) => void;
 }
 
 /** A micro-batch being run: its environment and the inputs sliced for it. */
@@ -165,7 +167,11 @@ export class LoadedExecutable implements OptimizerStateStore {
     const context = () => executableMemoryContext(executable, 'running', options.parallelIpus ?? false);
     this.outOfMemory = (error) => hostOutOfMemory(heap, context(), error);
     const beforeKernel = kernelMemoryGuard(graph, heap, context);
-    this.interpreter = new GraphInterpreter(graph, { float16: numerics, ...(beforeKernel ? { beforeKernel } : {}) });
+    this.interpreter = new GraphInterpreter(graph, {
+      float16: numerics,
+      ...(beforeKernel ? { beforeKernel } : {}),
+      ...(options.printTensor ? { printTensor: options.printTensor } : {}),
+    });
     this.random = new RandomSource(seed);
     this.rounding = new Float16Rounding(numerics.stochasticRounding, this.random);
     this.halfParams = new Set([...paramValues(graph)].filter(([, v]) => v.precision === 'float16').map(([name]) => name));
@@ -225,6 +231,16 @@ export class LoadedExecutable implements OptimizerStateStore {
       if (v.isDisposed) throw new PoptfjsError(`the host variable '${name}' was disposed`, { type: 'runtime' });
       this.weights.load(name, v);
     }
+  }
+
+  /** Loads the host value of one parameter: whole on every replica, or its slices across the replica groups (copy-on-write). */
+  loadWeight(name: string, host: tf.Tensor): void {
+    this.weights.load(name, host);
+  }
+
+  /** The host value of a parameter (the caller owns it): replica 0's, or the replica groups' slices stacked. */
+  hostWeight(name: string): tf.Tensor {
+    return this.weights.hostValue(name);
   }
 
   /** Writes the device values of the parameters into the host variables. */

@@ -899,6 +899,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "sync_pattern"
               ]
+            },
+            "_engine_options_json": {
+              "oneof": [
+                "engine_options_json"
+              ]
             }
           },
           "fields": {
@@ -1004,6 +1009,18 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "sync_pattern": {
               "type": "string",
               "id": 23,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "programs": {
+              "rule": "repeated",
+              "type": "string",
+              "id": 24
+            },
+            "engine_options_json": {
+              "type": "string",
+              "id": 25,
               "options": {
                 "proto3_optional": true
               }
