@@ -16,7 +16,7 @@ import type { WrappableModel } from '../trace/model_function.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { checkDeclaredInputs } from './declared_inputs_check.js';
 import type { Compiled } from './executable_install.js';
-import { matchModel } from './model_matching.js';
+import { matchModel } from '../files/model_matching.js';
 
 const log = getLogger('poptfjs');
 

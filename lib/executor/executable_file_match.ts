@@ -22,7 +22,7 @@ import { describeSignature } from './call_inputs_check.js';
 import { checkDeclaredInputs } from './declared_inputs_check.js';
 import { compileAffectingOptions } from '../compile/executable_cache_key.js';
 import { traceExecutorModel } from './executor_trace.js';
-import { matchKind, matchModel, outputSignature } from './model_matching.js';
+import { matchKind, matchModel, outputSignature } from '../files/model_matching.js';
 import { flatModel, matchOutputStructure } from './nested_arguments.js';
 
 const log = getLogger('poptfjs');

@@ -9,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { PopartException } from '../common/errors.js';
 import { compileAffectingOptions } from '../compile/executable_cache_key.js';
-import { matchModel, outputSignature, type ModelDescription } from '../executor/model_matching.js';
+import { matchModel, outputSignature, type ModelDescription } from '../files/model_matching.js';
 import { paramValues, type Graph } from '../ir/graph.js';
 import type { Options } from '../options/options.js';
 import type { Executable, TensorSignature } from '../executable/executable.js';
