@@ -91,6 +91,15 @@ export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type P
 export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';
 export { planText } from './report/plan_text.js';
 export { RecomputationType, planRecomputation, type RecomputationPlan } from './strategy/recomputation.js';
+export { Engine, WORKER_SCRATCH_SIZE, type EngineHost, type TextSink } from './engine/engine.js';
+export { Executable, type ExportedExecutable } from './engine/executable.js';
+export type { HostBuffer, StreamCallback } from './engine/engine_streams.js';
+export type { TimerTimePoint } from './engine/timer_time_point.js';
+export type { EngineReport } from './engine/profile_summary.js';
+export type { ProgramRun } from './engine/execution_profile.js';
+export { compileGraph, type EngineOptionFlags } from './compile/graph_compiler.js';
+export type { ModelGraph } from './compile/model_graph.js';
+export { PROGRAM_NAMES, type ProgramName, type ExecutableProgram } from './executable/program.js';
 export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOptions } from './ipu/device_manager.js';
 export { Device, type DeviceKind } from './ipu/device.js';
 export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.js';

@@ -79,7 +79,11 @@ export interface EngineHost {
   readonly instances?: InstanceGradients | undefined;
   /** How the device is attached when the engine is prepared; default: the device's own. */
   readonly connectionType?: ConnectionType;
-  /** The host weights, by parameter name: `weightsFromHost` copies from and `weightsToHost` into those whose stream is not connected. */
+  /**
+   * The host weights, by parameter name: loaded on the device when the
+   * engine is loaded; `weightsFromHost` copies from and `weightsToHost` into
+   * those whose stream is not connected.
+   */
   readonly hostWeights?: ReadonlyMap<string, tf.Variable>;
   /** The device state the engine starts from when loaded (an export's: weights, optimizer state, generator, iterations). */
   readonly initialState?: DeviceState<TensorData>;
@@ -130,7 +134,8 @@ export class Engine implements OptimizerStateStore {
     const fromExecutable = 'placement' in source && 'programs' in source;
     if (fromExecutable) {
       this.executable = source as Executable;
-      this.host = (third as EngineHost | undefined) ?? {};
+      const exported = 'exported' in source ? (source as { exported: { host: EngineHost } }).exported.host : {};
+      this.host = (third as EngineHost | undefined) ?? exported;
       this.options = this.engineOptions((second as EngineOptionFlags | undefined) ?? {});
     } else {
       const graph = source as ModelGraph;
@@ -229,8 +234,9 @@ export class Engine implements OptimizerStateStore {
 
   /**
    * Loads the engine on the prepared device: the device's memory holds the
-   * executable's state from now on (weights from the initial device state if
-   * the engine has one, else none until `weightsFromHost` or `writeTensor`).
+   * executable's state from now on: the host weights (if the engine has
+   * them; else none until `weightsFromHost` or `writeTensor`), then the
+   * initial device state (an export's).
    */
   deploy(): void {
     const binding = this.requireBinding('deploy');
@@ -247,6 +253,7 @@ export class Engine implements OptimizerStateStore {
       throw error;
     }
     try {
+      if (this.host.hostWeights) loaded.loadWeights(this.host.hostWeights);
       if (this.host.initialState) loaded.importState(mapDeviceState(this.host.initialState, tensorFromData));
     } catch (error) {
       loaded.dispose();
