@@ -1,8 +1,9 @@
 /**
- * The device an executor runs on: chosen from the options when the model is
- * compiled (an offline target, the IPU Model, or simulated IPUs acquired
- * from the `DeviceManager`), attached and detached with the executor, and
- * told which programs run where so simulated faults can be planted and hit.
+ * The device an engine runs on: bound to the executable (its IPUs must be
+ * enough), attached and detached, told which programs run where so
+ * simulated faults can be planted and hit; and for an executor, chosen from
+ * the options (an offline target, the IPU Model, or simulated IPUs acquired
+ * from the `DeviceManager`).
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Device } from '../ipu/device.js';
@@ -12,7 +13,7 @@ import type { Executable } from '../executable/executable.js';
 import type { RunObserver } from '../runtime/run_observer.js';
 import { programPlacements, unitPrograms, type UnitPrograms } from './program_locations.js';
 
-/** The device of an executor and the programs loaded on it. */
+/** The device of an engine and the programs loaded on it. */
 export class DeviceBinding {
   /** Programs reached by each unit on each device IPU: `units[unit][replica]` maps device IPU → program names. */
   private readonly units: UnitPrograms;
@@ -23,29 +24,6 @@ export class DeviceBinding {
   ) {
     this.units = unitPrograms(executable);
     device.loadPrograms(programPlacements(this.units));
-  }
-
-  /** Chooses and acquires the device for a compiled executable, as the options say. */
-  static acquire(executable: Executable, settings: OptionsSettings, manager = new DeviceManager()): DeviceBinding {
-    const ipus = executable.placement.ipusReserved;
-    const spec = { ...settings.ipuTarget, numIpus: ipus };
-    let device: Device;
-    if (settings.offlineIpuVersion !== undefined || settings.connectionType === 'Never') {
-      device = manager.createOfflineIpuDevice(spec);
-    } else if (settings.useIpuModel) {
-      device = manager.createIpuModelDevice(spec);
-    } else if (settings.ipuId !== undefined) {
-      device = manager.acquireDeviceById(settings.ipuId, { connectionType: 'OnDemand', spec: settings.ipuTarget });
-      if (device.numIpus < ipus) {
-        throw new PoptfjsError(`useIpuId(${settings.ipuId}): device ${settings.ipuId} has ${device.numIpus} IPU(s), but the model needs ${ipus}`, {
-          type: 'device',
-        });
-      }
-    } else {
-      // An executor attached at once takes its IPUs as it chooses them (one another process takes meanwhile is passed over).
-      device = manager.acquireAvailableDevice(ipus, { connectionType: settings.connectionType, spec: settings.ipuTarget });
-    }
-    return DeviceBinding.bind(device, executable, settings.connectionType);
   }
 
   /** Binds an executable to a given device (the Session API's `deviceInfo`), attaching it when `connectionType` is `Always`. */
@@ -93,4 +71,23 @@ export class DeviceBinding {
       },
     };
   }
+}
+
+/** Chooses and acquires the device for a compiled executable, as the options say (an executor's device). */
+export function acquireModelDevice(executable: Executable, settings: OptionsSettings, manager = new DeviceManager()): Device {
+  const ipus = executable.placement.ipusReserved;
+  const spec = { ...settings.ipuTarget, numIpus: ipus };
+  if (settings.offlineIpuVersion !== undefined || settings.connectionType === 'Never') return manager.createOfflineIpuDevice(spec);
+  if (settings.useIpuModel) return manager.createIpuModelDevice(spec);
+  if (settings.ipuId !== undefined) {
+    const device = manager.acquireDeviceById(settings.ipuId, { connectionType: 'OnDemand', spec: settings.ipuTarget });
+    if (device.numIpus < ipus) {
+      throw new PoptfjsError(`useIpuId(${settings.ipuId}): device ${settings.ipuId} has ${device.numIpus} IPU(s), but the model needs ${ipus}`, {
+        type: 'device',
+      });
+    }
+    return device;
+  }
+  // An executor attached at once takes its IPUs as it chooses them (one another process takes meanwhile is passed over).
+  return manager.acquireAvailableDevice(ipus, { connectionType: settings.connectionType, spec: settings.ipuTarget });
 }

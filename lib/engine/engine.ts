@@ -121,6 +121,8 @@ export class Engine implements OptimizerStateStore {
   private printTensorSink: TextSink | undefined;
   private printSink: TextSink | undefined;
   private destroyed = false;
+  /** True once a step found every weight on the device (they stay there until the engine is loaded again). */
+  private weightsPresent = false;
 
   /**
    * An engine for `executable`, with Poplar engine options `options` (they
@@ -136,13 +138,15 @@ export class Engine implements OptimizerStateStore {
       this.executable = source as Executable;
       const exported = 'exported' in source ? (source as { exported: { host: EngineHost } }).exported.host : {};
       this.host = (third as EngineHost | undefined) ?? exported;
-      this.options = this.engineOptions((second as EngineOptionFlags | undefined) ?? {});
+      // A framework applied its engine options when it compiled: they are checked against the executable's only if it recorded some.
+      const strict = third === undefined || this.executable.engineOptions !== undefined;
+      this.options = this.engineOptions((second as EngineOptionFlags | undefined) ?? {}, strict);
     } else {
       const graph = source as ModelGraph;
       const options = (third as EngineOptionFlags | undefined) ?? {};
       this.executable = compileGraph(graph, second as readonly string[] | undefined, options, progress);
       this.host = { optimizer: graph.optimizer };
-      this.options = this.engineOptions(options);
+      this.options = this.engineOptions(options, true);
     }
     this.settings = engineSettings(this.options, engineOptionsSource('Engine options'));
     this.checkTiles();
@@ -158,10 +162,10 @@ export class Engine implements OptimizerStateStore {
   }
 
   /** The options the engine runs with: the executable's, `options` over them, `POPLAR_ENGINE_OPTIONS` over both; an error where `options` contradict what was compiled. */
-  private engineOptions(options: EngineOptionFlags): Record<string, string> {
+  private engineOptions(options: EngineOptionFlags, strict: boolean): Record<string, string> {
     const compiled = this.executable.engineOptions ?? {};
     for (const key of ['debug.allowOutOfMemory', 'prng.enableStochasticRounding']) {
-      if (options[key] !== undefined && options[key] !== (compiled[key] ?? 'false')) {
+      if (strict && options[key] !== undefined && options[key] !== (compiled[key] ?? 'false')) {
         throw new PoptfjsError(
           `Engine options: '${key}' is '${options[key]}', but the executable was compiled with '${compiled[key] ?? 'false'}'; the options must be those given to compileGraph`,
           { type: 'invalid_option' },
@@ -261,6 +265,7 @@ export class Engine implements OptimizerStateStore {
       throw error;
     }
     this.loaded = loaded;
+    this.weightsPresent = false;
     log.debug(() => `loaded '${this.executable.modelName}' on device ${binding.device.id}`);
   }
 
@@ -340,7 +345,7 @@ export class Engine implements OptimizerStateStore {
   /** Appends a run of `program` to the profile and advances the device's clock. */
   private record(program: number, debugName: string): void {
     const { name } = this.executable.programs[program]!;
-    const optimizerValues = this.optimizer ? Object.keys(this.optimizer.settings().global).length : 0;
+    const optimizerValues = name === 'optimizerFromHost' && this.optimizer ? Object.keys(this.optimizer.settings().global).length : 0;
     const cycles = programCycles(this.executable, name, optimizerValues);
     this.profile.add({ program, name, debugName, startCycle: this.deviceCycles, cycles });
     this.deviceCycles += cycles;
@@ -437,7 +442,10 @@ export class Engine implements OptimizerStateStore {
   runStep(inputs: readonly tf.Tensor[], debugName = ''): CallResult {
     const loaded = this.requireLoaded('runStep');
     const step = this.programIndex('step');
-    for (const name of loaded.parameterNames) this.requireWeight(loaded, name, 'run');
+    if (!this.weightsPresent) {
+      for (const name of loaded.parameterNames) this.requireWeight(loaded, name, 'run');
+      this.weightsPresent = true;
+    }
     const result = loaded.run(inputs, this.binding!.observer());
     this.record(step, debugName);
     return result;
@@ -723,9 +731,15 @@ export class Engine implements OptimizerStateStore {
     this.requireLoaded('readHostWeights').storeWeights(variables);
   }
 
+  /** Makes `optimizer` the host optimizer, whose values the `optimizerFromHost` program copies to the device. */
+  setHostOptimizer(optimizer: Optimizer): void {
+    this.assertUsable('setHostOptimizer');
+    this.optimizer = optimizer;
+  }
+
   /** @internal Makes `optimizer` the host optimizer and copies its values to the device (its state starts afresh if its type changed). */
   setOptimizer(optimizer: Optimizer): void {
-    this.optimizer = optimizer;
+    this.setHostOptimizer(optimizer);
     if (this.loaded) this.optimizerFromHost(this.loaded);
   }
 

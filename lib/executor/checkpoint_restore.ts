@@ -57,7 +57,7 @@ export function restoreCheckpoint(path: string, checkpoint: CheckpointContents, 
   }
   const state = mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n);
   try {
-    compiled.loaded.importState(state);
+    compiled.engine.importState(state);
   } catch (error) {
     tf.dispose(deviceStateTensors(state));
     throw error instanceof PoptfjsError ? new PoptfjsError(`${path}: ${error.message}`, { type: 'file', location: path, cause: error }) : error;

@@ -60,6 +60,24 @@ describe('the import graph of lib, optim, ops and bin', () => {
   });
 });
 
+/** The front-ends (PopTorch's executors, PopART's session), which run their models through the engine layer only. */
+const FRONT_ENDS = ['lib/executor', 'lib/session'];
+
+describe('the engine layer', () => {
+  const modules = moduleGraph(readImportGraph(ROOT));
+
+  it('is what the front-ends compile and run through: they import lib/compile and lib/engine, never lib/runtime', () => {
+    for (const front of FRONT_ENDS) {
+      expect(modules.get(front), front).toEqual(expect.arrayContaining(['lib/compile', 'lib/engine']));
+      expect(modules.get(front), front).not.toContain('lib/runtime');
+    }
+  });
+
+  it('keeps the two front-ends apart: lib/session imports nothing of lib/executor', () => {
+    expect(modules.get('lib/session')).not.toContain('lib/executor');
+  });
+});
+
 describe('importCycles', () => {
   it('finds a cycle through each strongly connected group, and none in a graph without one', () => {
     const cyclic = new Map([
