@@ -38,7 +38,10 @@ function readyToRun(step: SessionStep): void {
 
 /** Runs one step with the inputs and anchor buffers of `stepio`, or through the callbacks of a `StepIOCallback`. */
 export function runStep(step: SessionStep, stepio: StepIO | StepIOCallback, debugName?: string): void {
-  if (stepio instanceof StepIOCallback) return runStepWithCallbacks(step, stepio, debugName);
+  if (stepio instanceof StepIOCallback) {
+    runStepWithCallbacks(step, stepio, debugName);
+    return;
+  }
   const { device, imported, dataFlow, factors } = step;
   if (!(stepio instanceof StepIO)) throw new PopartException('run: expected a StepIO or a StepIOCallback, e.g. new StepIO(inputs, session.initAnchorArrays())');
   readyToRun(step);
