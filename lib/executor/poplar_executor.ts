@@ -170,6 +170,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     return this.requireCompiled('executable').executable;
   }
 
+  /** The engine the compiled model runs on (an error before compilation): its programs, streams, profile and simulated errors at the Poplar level. */
+  get engine(): Engine {
+    return this.requireCompiled('engine').engine;
+  }
+
   /**
    * A weight of the model by its tf.Variable name, to set per-parameter
    * options such as `replicaGrouping` before compiling.

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { DeviceManager, Engine, Executable, WORKER_SCRATCH_SIZE } from 'poptfjs';
+import { DeviceManager, Engine, Executable, WORKER_SCRATCH_SIZE, optim, popart, trainingModel } from 'poptfjs';
 import { exportedRegressor, handWrittenStep, regressor } from './engine_fixtures.js';
 
 describe('Engine: programs run by index', () => {
@@ -63,5 +63,33 @@ describe('Engine: programs run by index', () => {
     expect(() => engine.connectStream('input0', new Float32Array(7))).toThrow(
       "connectStream('input0'): a buffer of 7 elements does not hold a whole number of transfers of 10 ([2, 5])",
     );
+  });
+
+  it("is what trainingModel and a session run on: executor.engine and session.engine run every step, and keep the executable's programs", async () => {
+    const model = regressor(14);
+    const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+    expect(() => executor.engine).toThrow('engine: the model is not compiled yet; call compile(...inputs) or run it once');
+    await executor(tf.ones([2, 5]), tf.ones([2, 3]));
+    const { engine } = executor;
+    expect(engine).toBeInstanceOf(Engine);
+    expect(engine.executable.programs.map((p) => p.name)).toEqual(['weightsFromHost', 'optimizerFromHost', 'step', 'weightsToHost']);
+    const before = engine.getTimeStamp().deviceCycles;
+    await executor(tf.ones([2, 5]), tf.ones([2, 3]));
+    expect(engine.getTimeStamp().deviceCycles - before).toBe(executor.executable.hardware.timeline.cycles);
+    executor.destroy();
+
+    const builder = new popart.Builder();
+    const x = builder.addInputTensor('FLOAT', [1, 2], 'x');
+    const y = builder.aiOnnx.relu([x]);
+    const session = await popart.InferenceSession.create({
+      model: builder.getModelProto(),
+      dataFlow: new popart.DataFlow(1, { [y]: popart.AnchorReturnType('All') }),
+      deviceInfo: new DeviceManager().createCpuDevice(),
+    });
+    expect(session.engine).toBeUndefined();
+    await session.prepareDevice();
+    session.run(new popart.StepIO({ [x]: Float32Array.from([-1, 2]) }, session.initAnchorArrays()), 'first');
+    expect(session.engine).toBeInstanceOf(Engine);
+    expect(session.engine!.getTimeStamp().deviceCycles).toBe(session.engine!.executable.hardware.timeline.cycles);
   });
 });
