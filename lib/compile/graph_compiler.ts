@@ -13,10 +13,11 @@ import { analyseHardware } from '../ipu/hardware_analysis.js';
 import { hostSyncPattern } from '../ipu/host_io.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
-import { tensorStorage } from '../ipu/tensor_storage.js';
+import { isOffChip, shardFraction, tensorStorage, type TensorStorage } from '../ipu/tensor_storage.js';
+import { paramValues, sizeOf, type Graph } from '../ir/graph.js';
 import { engineSettings, environmentEngineOptions, withEngineSettings, type EngineOptionsSource } from '../options/engine_options.js';
 import { hostBatchSize } from '../executable/batch_plan.js';
-import type { Executable } from '../executable/executable.js';
+import type { Executable, RemoteBufferSpec } from '../executable/executable.js';
 import { returnedMicroSteps } from '../executable/output_mode.js';
 import { executablePrograms, modelPrograms } from '../executable/program.js';
 import { placeGraph } from '../strategy/placement.js';
@@ -82,6 +83,7 @@ export function compileGraph(
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);
   const transfers = streamingTransfers(graph, placement, schedule, { storage, training, trainedWeights, gradientAccumulation: factors.gradientAccumulation });
+  const remoteBuffers = offChipBuffers(graph, storage, factors.replicationFactor, training ? trainedWeights : new Set(), optimizer?.stateSlots().map((s) => s.name) ?? []);
   steps.step();
   const hardware = analyseHardware({
     graph,
@@ -141,5 +143,20 @@ export function compileGraph(
     ...(anchors.length > 0 ? { anchors } : {}),
     programs: executablePrograms(programs ?? modelPrograms(request.kind), request.kind, 'compileGraph programs'),
     ...(Object.keys(options).length > 0 ? { engineOptions: { ...options } } : {}),
+    ...(remoteBuffers.length > 0 ? { remoteBuffers } : {}),
   };
+}
+
+/** The remote buffers of the weights and optimizer state `storage` keeps off chip, in parameter order. */
+function offChipBuffers(graph: Graph, storage: TensorStorage, replicas: number, trained: ReadonlySet<string>, slots: readonly string[]): RemoteBufferSpec[] {
+  const buffers: RemoteBufferSpec[] = [];
+  for (const [param, value] of paramValues(graph)) {
+    const elements = sizeOf(value.shape);
+    if (isOffChip(storage.weight, elements))
+      buffers.push({ handle: `weights/${param}`, kind: 'weight', param, sharded: shardFraction(storage.weight, elements, replicas) < 1 });
+    if (!trained.has(param) || !isOffChip(storage.optimizer, elements)) continue;
+    const sharded = shardFraction(storage.optimizer, elements, replicas) < 1;
+    for (const slot of slots) buffers.push({ handle: `optimizerState/${slot}/${param}`, kind: 'optimizerState', param, slot, sharded });
+  }
+  return buffers;
 }

@@ -55,6 +55,7 @@ import { engineReport, profileSummary, type EngineReport } from './profile_summa
 import { programCycles } from './program_cycles.js';
 import { programPlacements, unitPrograms } from './program_locations.js';
 import { reportTiming, type TimerTimePoint } from './timer_time_point.js';
+import { RemoteBuffers } from './remote_buffers.js';
 import { hostTensor, tensorBuffer } from './host_tensors.js';
 
 const log = getLogger('engine');
@@ -114,6 +115,7 @@ export class Engine implements OptimizerStateStore {
   private readonly host: EngineHost;
   private readonly streams: StreamConnections;
   private readonly profile: ExecutionProfile;
+  private readonly remoteBuffers: RemoteBuffers;
   private optimizer: Optimizer | undefined;
   private binding: DeviceBinding | undefined;
   private loaded: LoadedExecutable | undefined;
@@ -154,6 +156,7 @@ export class Engine implements OptimizerStateStore {
     if (this.executable.kind === 'training' && !this.optimizer) {
       throw new PoptfjsError(`Engine: '${this.executable.modelName}' is a training executable; give the optimizer its step trains with`, { type: 'engine' });
     }
+    this.remoteBuffers = new RemoteBuffers(this.executable);
     this.streams = new StreamConnections(executableStreams(this.executable, (name) => hostShapeOf(this.executable, name)));
     const instrumented = ['debug.instrument', 'debug.instrumentCompute', 'debug.instrumentExternalExchange', 'debug.instrumentControlFlow'].some(
       (key) => this.options[key] === 'true',
@@ -476,6 +479,21 @@ export class Engine implements OptimizerStateStore {
     this.assertUsable('connectStreamToCallback');
     if (typeof indexOrCallback === 'function') this.streams.connectCallback(handle, undefined, indexOrCallback);
     else this.streams.connectCallback(handle, indexOrCallback, callback!);
+  }
+
+  /**
+   * Copies repeat `repeatIndex` of remote buffer `handle` (an off-chip
+   * tensor, see `executable.remoteBuffers`) on replica `replicationIndex`
+   * into `buffer` (a Float32Array of one repeat: the tensor, or the replica's
+   * shard of a sharded one).
+   */
+  copyFromRemoteBuffer(handle: string, buffer: Float32Array, repeatIndex: number, replicationIndex = 0): void {
+    this.remoteBuffers.copyFrom(this.requireLoaded('copyFromRemoteBuffer'), handle, buffer, repeatIndex, replicationIndex);
+  }
+
+  /** Copies `buffer` into repeat `repeatIndex` of remote buffer `handle` on replica `replicationIndex` (see {@link Engine.copyFromRemoteBuffer}). */
+  copyToRemoteBuffer(buffer: Float32Array, handle: string, repeatIndex: number, replicationIndex = 0): void {
+    this.remoteBuffers.copyTo(this.requireLoaded('copyToRemoteBuffer'), buffer, handle, repeatIndex, replicationIndex);
   }
 
   /** The value behind a tensor handle: a weight (its host value) or an optimizer state slot (`<slot>/<parameter>`). */

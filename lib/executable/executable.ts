@@ -116,6 +116,19 @@ export interface Executable {
    * runs with. Absent: none.
    */
   readonly engineOptions?: Readonly<Record<string, string>>;
+  /** The tensors kept off chip in streaming memory (`Options.TensorLocations`), as the engine's remote buffers. Absent: none. */
+  readonly remoteBuffers?: readonly RemoteBufferSpec[];
+}
+
+/** A remote buffer: an off-chip weight (`weights/<parameter>`) or a slot of its optimizer state (`optimizerState/<slot>/<parameter>`). */
+export interface RemoteBufferSpec {
+  readonly handle: string;
+  readonly kind: 'weight' | 'optimizerState';
+  readonly param: string;
+  /** The optimizer state slot (`optimizerState` buffers). */
+  readonly slot?: string;
+  /** Whether each replica holds a shard of it (replicated tensor sharding) rather than the whole. */
+  readonly sharded: boolean;
 }
 
 /** A tensor anchored with `Options.anchorTensor`, as the executable returns it. */

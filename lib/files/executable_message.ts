@@ -13,7 +13,8 @@ import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
 import type { BatchFactors } from '../executable/batch_plan.js';
-import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from '../executable/executable.js';
+import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, RemoteBufferSpec, TensorSignature } from '../executable/executable.js';
+import { paramValues, type Graph } from '../ir/graph.js';
 import {
   ExecutableKind,
   PassMessage,
@@ -191,11 +192,33 @@ export function executableMessage(e: Executable): ExecutableMessage {
       ? []
       : e.programs.map((p) => p.name),
     ...(e.engineOptions ? { engine_options_json: JSON.stringify(e.engineOptions) } : {}),
+    ...(e.remoteBuffers ? { remote_buffers_json: JSON.stringify(e.remoteBuffers) } : {}),
   };
 }
 
 function samePrograms(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+/** The remote buffers of a message: a JSON array of buffers of the graph's parameters. */
+function remoteBuffersFromJson(json: string, graph: Graph, where: string): RemoteBufferSpec[] {
+  const params = paramValues(graph);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (cause) {
+    throw new PoptfjsError(`${where}: the executable's remote buffers are not valid JSON (${(cause as Error).message})`, { type: 'file', cause });
+  }
+  const valid = (b: Partial<RemoteBufferSpec>) =>
+    typeof b.handle === 'string' &&
+    (b.kind === 'weight' || (b.kind === 'optimizerState' && typeof b.slot === 'string')) &&
+    typeof b.param === 'string' &&
+    params.has(b.param) &&
+    typeof b.sharded === 'boolean';
+  if (!Array.isArray(parsed) || !parsed.every((b) => typeof b === 'object' && b !== null && valid(b as Partial<RemoteBufferSpec>))) {
+    throw new PoptfjsError(`${where}: the executable's remote buffers are not buffers of its parameters`, { type: 'file' });
+  }
+  return parsed as RemoteBufferSpec[];
 }
 
 /** The engine options of a message: a JSON object of strings. */
@@ -272,6 +295,7 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     ...(m.sync_pattern !== undefined ? { syncPattern: syncPatternFromMessage(m.sync_pattern, where) } : {}),
     programs: executablePrograms(m.programs.length > 0 ? m.programs : modelPrograms(kind), kind, `${where} programs`),
     ...(m.engine_options_json !== undefined ? { engineOptions: engineOptionsFromJson(m.engine_options_json, where) } : {}),
+    ...(m.remote_buffers_json !== undefined ? { remoteBuffers: remoteBuffersFromJson(m.remote_buffers_json, graph, where) } : {}),
   };
 }
 

@@ -216,6 +216,7 @@ export interface ExecutableMessage {
   sync_pattern?: string;
   programs: string[];
   engine_options_json?: string;
+  remote_buffers_json?: string;
 }
 
 /** `Anchor`. */

@@ -904,6 +904,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "engine_options_json"
               ]
+            },
+            "_remote_buffers_json": {
+              "oneof": [
+                "remote_buffers_json"
+              ]
             }
           },
           "fields": {
@@ -1021,6 +1026,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "engine_options_json": {
               "type": "string",
               "id": 25,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "remote_buffers_json": {
+              "type": "string",
+              "id": 26,
               "options": {
                 "proto3_optional": true
               }
