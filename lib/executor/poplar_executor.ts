@@ -72,6 +72,7 @@ import {
   buildOptimizer,
   checkReplacementOptimizer,
   optimizerReduction,
+  replacementOptimizer,
   resetOptimizerState,
   switchOptimizer,
   takeOptimizer,
@@ -676,13 +677,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /**
    * Uses the current values of `optimizer` (the same optimizer with changed
-   * values, or another of the same type over the same parameter groups) from
-   * the next call on, without recompiling (training only). After
-   * compilation, only variable attributes may change (see
-   * `opt.variableAttrs`); a changed constant attribute is an error naming it.
+   * values, or another of the same type over the same parameter groups, or
+   * a tfjs optimizer, trained as its poptfjs equivalent) from the next call
+   * on, without recompiling (training only). After compilation, only
+   * variable attributes may change (see `opt.variableAttrs`); a changed
+   * constant attribute is an error naming it.
    */
-  setOptimizer(optimizer: Optimizer): void {
+  setOptimizer(given: Optimizer | tf.Optimizer): void {
     this.assertUsable('setOptimizer');
+    const optimizer = this.training ? replacementOptimizer(given, this.optimizer, this.model) : (given as Optimizer);
     checkReplacementOptimizer(this.training, optimizer, unknownAttributeCheck(this.options.settings), this.compiledOptimizer);
     const previous = this.optimizer;
     this.optimizer = optimizer;
