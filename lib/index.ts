@@ -45,7 +45,7 @@ export {
   PoplarUnknownRuntimeError,
   type PoptfjsErrorOptions,
 } from './common/errors.js';
-export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
+export { getLogger, setLogLevel, setPopartLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
