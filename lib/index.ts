@@ -49,6 +49,7 @@ export { getLogger, setLogLevel, setPopartLogLevel, setLogDestination, Logger, L
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
+export { registerCustomArgParser, type CustomArgParser, type ArgumentClass } from './trace/custom_arg_parsers.js';
 export { load, type LoadArgs } from './executor/model_wrappers.js';
 export { balancedGroups, layerCycles } from './executor/layer_balance.js';
 export {
