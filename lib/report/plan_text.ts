@@ -17,7 +17,12 @@ export function planText(placement: Placement, schedule: Schedule, transfers: re
     const p = placement.phased;
     lines.push(`  ${p.phases} forward phase(s), ${p.separateBackwardPhase ? 'separate' : 'shared'} backward phase, liveness ${p.liveness}`);
   }
-  lines.push(`schedule over ${schedule.microBatches} micro-batch(es), ${schedule.steps.length} step(s):`);
+  const listed = schedule.listedMicroBatches;
+  lines.push(
+    listed === undefined
+      ? `schedule over ${schedule.microBatches} micro-batch(es), ${schedule.steps.length} step(s):`
+      : `schedule over ${schedule.microBatches} micro-batches, the ${schedule.steps.length} step(s) of the first ${listed} listed (the others repeat them):`,
+  );
   lines.push(scheduleTable(placement, schedule));
   if (transfers.length > 0) {
     const total = (direction: 'load' | 'store', kind: 'weights' | 'activations') =>
