@@ -80,7 +80,7 @@ export { readCheckpointFile, type CheckpointContents } from './files/checkpoint_
 export { describePoptfjsFile } from './report/file_inspection.js';
 export { POPTFJS_VERSION } from './files/poptfjs_version.js';
 export * from './options/index.js';
-export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
+export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample, type DataLoaderBatch, type NamedTensors } from './data/data_loader.js';
 export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type BatchSource } from './data/asynchronous_data_accessor.js';
 /** PopDist's API for programs run by `poptfjs run`: the run's layout and `popdist.Options()` (see `distributed/popdist.ts`). */
 export * as popdist from './distributed/popdist.js';

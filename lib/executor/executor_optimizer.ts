@@ -21,9 +21,20 @@ import { initialOptimizerState } from './initial_optimizer_state.js';
 
 const log = getLogger('poptfjs');
 
-/** What an executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */
+/** How an executor's optimizer reports attributes it does not have (and ignores): a warning, or a debug message under `relaxOptimizerAttributesChecks`. */
 export function unknownAttributeCheck(settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): UnknownAttributeCheck {
-  return settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
+  return settings.relaxOptimizerAttributesChecks ? 'debug' : 'warn';
+}
+
+/**
+ * A training executor takes `optimizer` (the one it was given): the
+ * attributes the optimizer does not have are reported as the options say
+ * (those present now ignored silently), and a subclass of a built-in
+ * optimizer is warned about, as PopTorch warns.
+ */
+export function takeOptimizer(optimizer: Optimizer | undefined, settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): void {
+  optimizer?.checkUnknownAttributes(unknownAttributeCheck(settings));
+  optimizer?.warnIfSubclassed();
 }
 
 /**
@@ -64,15 +75,18 @@ export function resetOptimizerState(loaded: LoadedExecutable, executable: Execut
 
 /**
  * Checks that `optimizer` may replace a training executor's (`training`):
- * a poptfjs optimizer whose attributes are known (as `check` says), which
- * after compilation (`compiled`) changes only variable attributes.
+ * a poptfjs optimizer, which after compilation (`compiled`) changes only
+ * variable attributes. Its attributes it does not have are reported as
+ * `check` says, those added since the executor took its first optimizer
+ * included.
  */
 export function checkReplacementOptimizer(training: boolean, optimizer: Optimizer, check: UnknownAttributeCheck, compiled: CompiledOptimizerAttributes | undefined): void {
   if (!training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
   if (!(optimizer instanceof Optimizer)) {
     throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
   }
-  optimizer.checkUnknownAttributes(check);
+  optimizer.checkUnknownAttributes(check, false);
+  optimizer.warnIfSubclassed();
   if (compiled) compiled.check(optimizer);
   else optimizer.settings();
 }

@@ -68,7 +68,15 @@ import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js
 import { traceWithinHostMemory } from './compile_trace.js';
 import { checkStepHostMemory, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { microBatchExamples } from './micro_batch_examples.js';
-import { buildOptimizer, checkReplacementOptimizer, optimizerReduction, resetOptimizerState, switchOptimizer, unknownAttributeCheck } from './executor_optimizer.js';
+import {
+  buildOptimizer,
+  checkReplacementOptimizer,
+  optimizerReduction,
+  resetOptimizerState,
+  switchOptimizer,
+  takeOptimizer,
+  unknownAttributeCheck,
+} from './executor_optimizer.js';
 import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { DeviceWeights, syncHostWeights } from './device_weights.js';
@@ -141,7 +149,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.weights = new DeviceWeights(this.model, this);
     this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
     this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
-    this.optimizer?.checkUnknownAttributes(unknownAttributeCheck(this.options.settings));
+    takeOptimizer(this.optimizer, this.options.settings);
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);

@@ -10,6 +10,7 @@ import type { CommGroupType, ConnectionType, OutputMode, SyncPattern, TfjsBacken
 import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import type { RecomputationType } from '../strategy/recomputation.js';
 import type { DistributedOptions } from './distributed_options.js';
+import type { JitOptions } from './jit_options.js';
 import type { OptionsSettings } from './options_settings.js';
 import type { PrecisionOptions } from './precision_options.js';
 import type { TensorLocationsOptions } from './tensor_locations_options.js';
@@ -30,6 +31,8 @@ export interface OptionSetters {
   readonly TensorLocations: TensorLocationsOptions;
   /** The process layout of a distributed run. */
   readonly Distributed: DistributedOptions;
+  /** How the model is turned into a graph. */
+  readonly Jit: JitOptions;
   /** A read-only snapshot of every value. */
   readonly settings: OptionsSettings;
 

@@ -10,6 +10,7 @@ import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import { checkArgument, describeValue, flag, nonEmptyString, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
+import { JitOptions } from './jit_options.js';
 import { AutoStage, type CommGroupType, ConnectionType, OutputMode, type SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import {
@@ -79,6 +80,8 @@ export class Options implements OptionSetters {
   readonly TensorLocations = new TensorLocationsOptions(this.#guard);
   /** The process layout of a distributed run. */
   readonly Distributed = new DistributedOptions(this.#guard);
+  /** How the model is turned into a graph (PopTorch's `opts.Jit`). */
+  readonly Jit = new JitOptions(this.#guard);
 
   /**
    * PopTorch's defaults, then (unless `init.fromEnvironment` is false), as

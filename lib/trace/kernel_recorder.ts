@@ -21,6 +21,7 @@ import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } fr
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { currentNameScope } from './name_scope.js';
+import { currentOpAttributes } from './op_attributes.js';
 import { backwardMultiConv } from './multi_conv_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
@@ -366,6 +367,7 @@ export class KernelRecorder {
     const active = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
     const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
     const scope = this.pass === 'forward' ? currentNameScope() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.scope : undefined;
+    const attributes = this.pass === 'forward' ? currentOpAttributes() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.attributes : undefined;
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
@@ -373,6 +375,7 @@ export class KernelRecorder {
       ...(block.block !== undefined ? { block: block.block, ...(block.ipu !== undefined ? { ipu: block.ipu } : {}) } : {}),
       ...(this.computingLoss ? { loss: true } : {}),
       ...(scope !== undefined ? { scope } : {}),
+      ...(attributes !== undefined ? { attributes } : {}),
       ...(this.pass === 'backward' && kernel !== undefined && this.gradOf !== undefined ? backwardMultiConv(kernel, this.builder.node(this.gradOf).annotations) : {}),
     };
   }

@@ -47,6 +47,7 @@ describe('the docs', () => {
       Precision: options.Precision,
       TensorLocations: options.TensorLocations,
       Distributed: options.Distributed,
+      Jit: options.Jit,
       TensorLocationSettings: new TensorLocationSettings(),
     };
     const missing = Object.entries(groups).flatMap(([group, object]) =>
