@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileSystemHandler, PLAN_OPTIMIZERS, tf, trainingModel } from 'poptfjs';
-import { VERBS, PLAN_OPTIMIZER_NAMES } from '../../bin/verbs.js';
+import { parseVerbArguments, UsageError } from '../../bin/cli_arguments.js';
+import { PLAN_OPTIMIZER_NAMES, VERBS } from '../../bin/verbs.js';
 import { ROOT, runProgram } from '../run_program.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-verbs-'));
@@ -110,26 +111,50 @@ describe('the poptfjs command line', () => {
     }
   });
 
-  it('checks values before tfjs loads: integers, choices in any case, required flags and arguments, values given twice', () => {
-    const cases: Array<[string[], string]> = [
-      [['plan', 'm.json', '--batch', '0'], "plan: --batch takes a positive integer, got '0'"],
-      [['plan', 'm.json', '--batch', '2.5'], "plan: --batch takes a positive integer, got '2.5'"],
-      [['plan', 'm.json'], 'plan: give --batch B: micro-batch size'],
-      [['plan', '--batch', '4'], 'plan: give the model: poptfjs plan <model> --batch B [flags]'],
-      [['plan', 'm.json', '--batch'], 'plan: --batch needs a value: --batch B'],
-      [['plan', 'm.json', '--batch', '4', '--batch', '8'], 'plan: --batch is given twice'],
-      [['plan', 'm.json', '--batch', '4', '--ipu', 'Mk3'], "plan: --ipu takes GC200, Bow (in any case), got 'Mk3'"],
-      [['plan', 'm.json', '--batch', '4', '--optimizer', 'adagrad'], "plan: --optimizer takes sgd, adam, adamw, rmsprop, lamb (in any case), got 'adagrad'"],
-      [['plan', 'm.json', '--batch', '4', '--loss', 'msqe'], 'plan: --loss takes meanSquaredError, meanAbsoluteError, '],
-      [['plan', 'm.json', '--batch', '4', '--inference=yes'], "plan: --inference takes no value, got 'yes'"],
-      [['plan', 'a.json', 'b.json', '--batch', '4'], "plan: unexpected argument 'b.json'"],
-      [['inspect'], 'inspect: give the file: poptfjs inspect <file>'],
-      [['run', '--num-instances', '2', '--num-replicas', '2'], 'run: give the command to run after --'],
-      [['run', '--num-instances', 'two', '--num-replicas', '2', '--', 'true'], "run: --num-instances takes a positive integer, got 'two'"],
+  it('checks values: integers, choices in any case, required flags and arguments, values given twice', () => {
+    const verb = (name: string) => VERBS.find((v) => v.name === name)!;
+    const cases: Array<[string, string[], string]> = [
+      ['plan', ['m.json', '--batch', '0'], "--batch takes a positive integer, got '0'"],
+      ['plan', ['m.json', '--batch', '2.5'], "--batch takes a positive integer, got '2.5'"],
+      ['plan', ['m.json'], 'give --batch B: micro-batch size'],
+      ['plan', ['--batch', '4'], 'give the model: poptfjs plan <model> --batch B [flags]'],
+      ['plan', ['m.json', '--batch'], '--batch needs a value: --batch B'],
+      ['plan', ['m.json', '--batch', '4', '--batch', '8'], '--batch is given twice'],
+      ['plan', ['m.json', '--batch', '4', '--ipu', 'Mk3'], "--ipu takes GC200, Bow (in any case), got 'Mk3'"],
+      ['plan', ['m.json', '--batch', '4', '--optimizer', 'adagrad'], "--optimizer takes sgd, adam, adamw, rmsprop, lamb (in any case), got 'adagrad'"],
+      ['plan', ['m.json', '--batch', '4', '--loss', 'msqe'], '--loss takes meanSquaredError, meanAbsoluteError, '],
+      ['plan', ['m.json', '--batch', '4', '--inference=yes'], "--inference takes no value, got 'yes'"],
+      ['plan', ['a.json', 'b.json', '--batch', '4'], "unexpected argument 'b.json'"],
+      ['inspect', [], 'give the file: poptfjs inspect <file>'],
+      ['run', ['--num-instances', '2', '--num-replicas', '2'], 'give the command to run after --'],
+      ['run', ['--num-instances', 'two', '--num-replicas', '2', '--', 'true'], "--num-instances takes a positive integer, got 'two'"],
     ];
-    for (const [args, message] of cases) {
-      const { status, stderr } = cliWithoutTfjs(...args);
-      expect(stderr).toContain(`poptfjs: ${message}`);
+    for (const [name, args, message] of cases) {
+      expect(() => parseVerbArguments(verb(name), args), `${name} ${args.join(' ')}`).toThrow(UsageError);
+      expect(() => parseVerbArguments(verb(name), args)).toThrow(message);
+    }
+    const plan = parseVerbArguments(verb('plan'), ['m.json', '--batch', '4', '--ipu', 'bow', '--optimizer', 'ADAM', '--loss', 'MSE', '--float16']);
+    expect([
+      plan.positionals,
+      plan.integer('batch'),
+      plan.string('ipu'),
+      plan.string('optimizer'),
+      plan.string('loss'),
+      plan.boolean('float16'),
+      plan.boolean('inference'),
+    ]).toEqual([['m.json'], 4, 'Bow', 'adam', 'mse', true, false]);
+    const run = parseVerbArguments(verb('run'), ['--num-instances', '2', '--num-replicas', '4', '--mpi-args', '-iface eth0', '--', 'node', 'train.js', '--help']);
+    expect([run.integer('num-instances'), run.string('mpi-args'), run.command]).toEqual([2, '-iface eth0', ['node', 'train.js', '--help']]);
+  });
+
+  it('names a value error before tfjs loads, and exits 2', () => {
+    for (const args of [
+      ['plan', 'm.json', '--batch', '0'],
+      ['run', '--num-instances', '2', '--num-replicas', '2'],
+    ]) {
+      const { status, stdout, stderr } = cliWithoutTfjs(...args);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(new RegExp(`^poptfjs: ${args[0]}: `));
       expect(status).toBe(2);
     }
   });
