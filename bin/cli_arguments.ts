@@ -21,6 +21,8 @@ export interface FlagSpec {
   readonly choices?: readonly string[];
   /** The flag must be given. */
   readonly required?: boolean;
+  /** Its value may start with `--` (`--mpi-args "--tag-output"`): the word after the flag is its value whatever it is. */
+  readonly dashedValue?: boolean;
   /** What the flag does, for the help. */
   readonly help: string;
 }
@@ -165,7 +167,7 @@ export function parseVerbArguments(verb: VerbSpec, args: readonly string[]): Ver
       continue;
     }
     const value = token.value;
-    if (value === undefined || (token.inlineValue === false && value.startsWith('--'))) throw new UsageError(`--${flag.name} needs a value: --${flag.name} ${flag.value}`);
+    if (value === undefined || (token.inlineValue === false && value.startsWith('--') && !flag.dashedValue)) throw new UsageError(`--${flag.name} needs a value: --${flag.name} ${flag.value}`);
     values.set(flag.name, flag.integer ? integerValue(flag, value) : flag.choices ? choiceValue(flag, value) : value);
   }
   const missing = verb.flags.find((f) => f.required && !values.has(f.name));

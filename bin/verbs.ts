@@ -92,7 +92,7 @@ export const RUN_VERB: VerbSpec = {
       help: "IPUs each replica uses (default 1); each host's instances\nmay use up to POPTFJS_NUM_IPUS IPUs (default 16)",
     },
     { name: 'host', value: 'h1,h2,...', help: 'hosts to run on, the instances split over them in blocks\n(default: this host)' },
-    { name: 'mpi-args', value: '"..."', help: 'more arguments for mpiexec' },
+    { name: 'mpi-args', value: '"..."', dashedValue: true, help: 'more arguments for mpiexec' },
     { name: 'output-dir', value: 'DIR', help: "write instance i's output to DIR/instance-<i>.log instead\nof prefixing its lines with [<i>]" },
   ],
   notes:

@@ -143,8 +143,8 @@ describe('the poptfjs command line', () => {
       plan.boolean('float16'),
       plan.boolean('inference'),
     ]).toEqual([['m.json'], 4, 'Bow', 'adam', 'mse', true, false]);
-    const run = parseVerbArguments(verb('run'), ['--num-instances', '2', '--num-replicas', '4', '--mpi-args', '-iface eth0', '--', 'node', 'train.js', '--help']);
-    expect([run.integer('num-instances'), run.string('mpi-args'), run.command]).toEqual([2, '-iface eth0', ['node', 'train.js', '--help']]);
+    const run = parseVerbArguments(verb('run'), ['--num-instances', '2', '--num-replicas', '4', '--mpi-args', '--tag-output -iface eth0', '--', 'node', 'train.js', '--help']);
+    expect([run.integer('num-instances'), run.string('mpi-args'), run.command]).toEqual([2, '--tag-output -iface eth0', ['node', 'train.js', '--help']]);
   });
 
   it('names a value error before tfjs loads, and exits 2', () => {
