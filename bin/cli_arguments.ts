@@ -167,7 +167,8 @@ export function parseVerbArguments(verb: VerbSpec, args: readonly string[]): Ver
       continue;
     }
     const value = token.value;
-    if (value === undefined || (token.inlineValue === false && value.startsWith('--') && !flag.dashedValue)) throw new UsageError(`--${flag.name} needs a value: --${flag.name} ${flag.value}`);
+    if (value === undefined || (token.inlineValue === false && value.startsWith('--') && !flag.dashedValue))
+      throw new UsageError(`--${flag.name} needs a value: --${flag.name} ${flag.value}`);
     values.set(flag.name, flag.integer ? integerValue(flag, value) : flag.choices ? choiceValue(flag, value) : value);
   }
   const missing = verb.flags.find((f) => f.required && !values.has(f.name));
