@@ -57,7 +57,7 @@ export async function compileWithCache(
     backend: tf.getBackend(),
     createdUnixMs: Date.now(),
   }));
-  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS; i++) progress.step();
+  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS.length; i++) progress.step();
   return { executable: { ...renamedExecutable(result.executable, fromKey), modelName: request.modelName }, source: result.source };
 }
 

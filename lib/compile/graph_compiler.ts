@@ -21,7 +21,7 @@ import type { Executable, RemoteBufferSpec } from '../executable/executable.js';
 import { returnedMicroSteps } from '../executable/output_mode.js';
 import { executablePrograms, modelPrograms } from '../executable/program.js';
 import { placeGraph } from '../strategy/placement.js';
-import { buildSchedule } from '../strategy/schedule.js';
+import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
@@ -78,7 +78,7 @@ export function compileGraph(
     autoRoundNumIPUs: settings.autoRoundNumIPUs,
   });
   steps.step();
-  const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
+  const schedule = (request.simulatedOnly ? periodicSchedule : buildSchedule)(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);

@@ -43,6 +43,14 @@ export interface ModelGraph {
   readonly float16Flagged?: boolean;
   /** The name reports give each parameter, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
+  /**
+   * The executable is only simulated, never run (`plan()`): its schedule
+   * lists enough micro-batches to hold every state of the schedule
+   * (`periodicSchedule`), so compiling costs the same for any number
+   * of micro-batches (default false: every micro-batch is listed, as a run
+   * needs).
+   */
+  readonly simulatedOnly?: boolean;
 }
 
 /** A {@link ModelGraph} with every part decided. */

@@ -67,7 +67,16 @@ import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js
 import { traceWithinHostMemory } from './compile_trace.js';
 import { checkStepHostMemory, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { microBatchExamples } from './micro_batch_examples.js';
-import { buildOptimizer, checkReplacementOptimizer, optimizerReduction, resetOptimizerState, switchOptimizer, unknownAttributeCheck } from './executor_optimizer.js';
+import {
+  buildOptimizer,
+  checkReplacementOptimizer,
+  optimizerReduction,
+  replacementOptimizer,
+  resetOptimizerState,
+  switchOptimizer,
+  takeOptimizer,
+  unknownAttributeCheck,
+} from './executor_optimizer.js';
 import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { DeviceWeights, syncHostWeights } from './device_weights.js';
@@ -139,7 +148,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.weights = new DeviceWeights(this.model, this);
     this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
     this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
-    this.optimizer?.checkUnknownAttributes(unknownAttributeCheck(this.options.settings));
+    takeOptimizer(this.optimizer, this.options.settings);
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
@@ -675,13 +684,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /**
    * Uses the current values of `optimizer` (the same optimizer with changed
-   * values, or another of the same type over the same parameter groups) from
-   * the next call on, without recompiling (training only). After
-   * compilation, only variable attributes may change (see
-   * `opt.variableAttrs`); a changed constant attribute is an error naming it.
+   * values, or another of the same type over the same parameter groups, or
+   * a tfjs optimizer, trained as its poptfjs equivalent) from the next call
+   * on, without recompiling (training only). After compilation, only
+   * variable attributes may change (see `opt.variableAttrs`); a changed
+   * constant attribute is an error naming it.
    */
-  setOptimizer(optimizer: Optimizer): void {
+  setOptimizer(given: Optimizer | tf.Optimizer): void {
     this.assertUsable('setOptimizer');
+    const optimizer = this.training ? replacementOptimizer(given, this.optimizer, this.model) : (given as Optimizer);
     checkReplacementOptimizer(this.training, optimizer, unknownAttributeCheck(this.options.settings), this.compiledOptimizer);
     const previous = this.optimizer;
     this.optimizer = optimizer;

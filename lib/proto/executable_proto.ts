@@ -96,6 +96,14 @@ export interface NodeAnnotationsMessage {
   available_memory_proportion?: number;
   partials_type?: string;
   multi_conv?: MultiConvMemberMessage;
+  attributes: OpAttributeEntryMessage[];
+}
+
+/** `OpAttributeEntry`. */
+export interface OpAttributeEntryMessage {
+  attribute: string;
+  key: string;
+  value: string;
 }
 
 /** `MultiConvMember`. */

@@ -39,11 +39,11 @@ describe("PopTorch's environment variables", () => {
     expect(() => new Options()).toThrow(/POPTORCH_IPU_MODEL.*"0", "1"/);
   });
 
-  it('POPTORCH_LOG_LEVEL sets the log level, and POPTORCH_WAIT_FOR_IPU the wait for busy IPUs', () => {
+  it("POPTORCH_LOG_LEVEL sets the level of PopTorch's modules, and POPTORCH_WAIT_FOR_IPU the wait for busy IPUs", () => {
     configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG' });
-    expect(getLogger('session').getLevel()).toBe('DEBUG');
+    expect(getLogger('poptfjs').getLevel()).toBe('DEBUG');
     configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG', POPTFJS_LOG_LEVEL: 'ERR' });
-    expect(getLogger('session').getLevel()).toBe('ERR');
+    expect(getLogger('poptfjs').getLevel()).toBe('ERR');
     expect(waitForIpus()).toBe(false);
     process.env.POPTORCH_WAIT_FOR_IPU = '1';
     expect(waitForIpus()).toBe(true);
@@ -84,7 +84,7 @@ describe('engine options from the environment', () => {
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3], name: 'reported' })] });
     const executor = inferenceModel(model);
     await executor.compile(tf.ones([1, 3]));
-    expect(readdirSync(dir).sort()).toEqual([`${model.name}-inference.html`, `${model.name}-inference.json`]);
+    expect(readdirSync(dir).sort()).toEqual([`${model.name}-inference.html`, `${model.name}-inference.json`, `${model.name}-inference.trace.json`]);
     expect(existsSync(join(dir, `${model.name}-inference.json`))).toBe(true);
     expect(executor.getSummaryReport()).not.toContain('Execution profiling not enabled');
     executor.destroy();

@@ -380,6 +380,27 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "options": {
                 "proto3_optional": true
               }
+            },
+            "attributes": {
+              "rule": "repeated",
+              "type": "OpAttributeEntry",
+              "id": 12
+            }
+          }
+        },
+        "OpAttributeEntry": {
+          "fields": {
+            "attribute": {
+              "type": "string",
+              "id": 1
+            },
+            "key": {
+              "type": "string",
+              "id": 2
+            },
+            "value": {
+              "type": "string",
+              "id": 3
             }
           }
         },
