@@ -70,6 +70,8 @@ export interface NodeAnnotations {
   checkpoint?: boolean;
   /** The name scopes (`ops.NameScope`) the node was traced in, joined by `/`; a backward node has its forward node's. */
   scope?: string;
+  /** The op attributes (`ops.Attribute`) set where the node was traced, by attribute and key; a backward node has its forward node's. */
+  attributes?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /**
    * The proportion of a tile's memory this matrix product or convolution may take for temporaries
    * (`ops.setAvailableMemory`), for it and its backward nodes; absent: the IPU's.

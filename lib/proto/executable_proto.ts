@@ -96,6 +96,14 @@ export interface NodeAnnotationsMessage {
   available_memory_proportion?: number;
   partials_type?: string;
   multi_conv?: MultiConvMemberMessage;
+  attributes: OpAttributeEntryMessage[];
+}
+
+/** `OpAttributeEntry`. */
+export interface OpAttributeEntryMessage {
+  attribute: string;
+  key: string;
+  value: string;
 }
 
 /** `MultiConvMember`. */
@@ -214,6 +222,9 @@ export interface ExecutableMessage {
   synthetic_data: boolean;
   anchors: AnchorMessage[];
   sync_pattern?: string;
+  programs: string[];
+  engine_options_json?: string;
+  remote_buffers_json?: string;
 }
 
 /** `Anchor`. */

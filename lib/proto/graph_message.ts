@@ -86,6 +86,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.multiConv
       ? { multi_conv: { group: a.multiConv.group, index: a.multiConv.index, plan_type: a.multiConv.planType, per_conv_reserved_tiles: a.multiConv.perConvReservedTiles } }
       : {}),
+    attributes: Object.entries(a.attributes ?? {}).flatMap(([attribute, values]) => Object.entries(values).map(([key, value]) => ({ attribute, key, value }))),
   };
 }
 
@@ -114,6 +115,11 @@ function nodeAnnotations(a: NodeAnnotationsMessage, where: string, at: () => str
   if (a.available_memory_proportion !== undefined) annotations.availableMemoryProportion = a.available_memory_proportion;
   if (a.partials_type !== undefined) annotations.partialsType = partialsType(a.partials_type, where, at);
   if (a.multi_conv) annotations.multiConv = multiConvMember(a.multi_conv, where, at);
+  if (a.attributes.length > 0) {
+    const attributes: Record<string, Record<string, string>> = {};
+    for (const { attribute, key, value } of a.attributes) (attributes[attribute] ??= {})[key] = value;
+    annotations.attributes = attributes;
+  }
   return annotations;
 }
 
