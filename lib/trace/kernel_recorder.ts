@@ -345,6 +345,11 @@ export class KernelRecorder {
     this.gradOf = undefined;
   }
 
+  /** True if `tensor` is a random draw of the model (recorded as a random node when the graph first uses it). */
+  isRandomDraw(tensor: tf.Tensor): boolean {
+    return this.randomTensors.has(tensor.id);
+  }
+
   /** True if `tensor` depends on the graph's inputs, parameters or random draws (or, in a body, on the body's inputs). */
   isDynamic(tensor: tf.Tensor): boolean {
     const id = this.valueOf.get(tensor.id) ?? this.resolveAlias(tensor.id);
@@ -412,7 +417,7 @@ export class KernelRecorder {
     const data = written === undefined ? this.readInternal(tensor) : null;
     const fill = written ?? (fillable && data !== null ? repeatedValue(data as tf.TypedArray) : undefined);
     if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype, isFloat16Tensor(tensor) ? 'float16' : undefined);
-    const output = { shape: tensor.shape, dtype: tensor.dtype };
+    const output = { shape: tensor.shape, dtype: tensor.dtype, ...(isFloat16Tensor(tensor) ? { precision: 'float16' as const } : {}) };
     return this.builder.addNode(FILL_KERNEL, [], [], { shape: [...tensor.shape], value: fill, dtype: tensor.dtype }, [output], this.annotations())[0]!;
   }
 
