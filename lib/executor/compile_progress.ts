@@ -4,8 +4,11 @@
  * `Options.showCompilationProgressBar` is on.
  */
 
-/** A progress callback: `done` steps of `total`. */
-export type ProgressCallback = (done: number, total: number) => void;
+/**
+ * A progress callback: `done` steps of `total`; `detail`, when given, says
+ * how far the step after them has come (e.g. `12000 kernels traced`).
+ */
+export type ProgressCallback = (done: number, total: number, detail?: string) => void;
 
 /** Options of `executor.compile(...inputs, options)`. */
 export interface CompileOptions {
@@ -19,29 +22,49 @@ export const COMPILE_OPTION_KEYS: ReadonlyArray<keyof CompileOptions> = ['progre
 /** The steps of a compile. */
 export const COMPILE_STEPS = ['trace', 'patterns', 'placement', 'schedule', 'memory and time', 'load'] as const;
 
-/** A progress bar on stderr: `Graph compilation: [#####.....] 3/6 placement`. */
-export function progressBar(stream: NodeJS.WriteStream = process.stderr): ProgressCallback {
-  return (done, total) => {
+/** The steps of a plan (`plan()`): the model built with shapes only, then a compile's steps up to its memory and time. */
+export const PLAN_STEPS = ['build', 'trace', 'patterns', 'placement', 'schedule', 'memory and time'] as const;
+
+/**
+ * A progress bar on stderr: `Graph compilation: [#####.....] 3/6 placement`,
+ * or with a detail of the running step, `Planning: [#####.....] 1/6 trace:
+ * 12000 kernels traced`. `title` and `steps` name what progresses.
+ */
+export function progressBar(stream: NodeJS.WriteStream = process.stderr, title = 'Graph compilation', steps: readonly string[] = COMPILE_STEPS): ProgressCallback {
+  return (done, total, detail) => {
     const width = 30;
     const filled = Math.round((width * done) / total);
-    const step = COMPILE_STEPS[done - 1] ?? '';
-    stream.write(`\rGraph compilation: [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${step.padEnd(16)}`);
+    const step = detail === undefined ? (steps[done - 1] ?? '') : `${steps[done] ?? ''}: ${detail}`;
+    stream.write(`\r${title}: [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${step.padEnd(32)}`);
     if (done === total) stream.write('\n');
   };
 }
 
-/** Reports each compile step to every callback given. */
+/** Reports each compile step (or each of other `steps`, see {@link CompileProgress.over}) to every callback given. */
 export class CompileProgress {
   private done = 0;
   private readonly callbacks: ProgressCallback[];
+  private steps: readonly string[] = COMPILE_STEPS;
 
   constructor(...callbacks: Array<ProgressCallback | undefined>) {
     this.callbacks = callbacks.filter((c): c is ProgressCallback => c !== undefined);
   }
 
+  /** Progress over `steps` (e.g. {@link PLAN_STEPS}) instead of a compile's. */
+  static over(steps: readonly string[], ...callbacks: Array<ProgressCallback | undefined>): CompileProgress {
+    const progress = new CompileProgress(...callbacks);
+    progress.steps = steps;
+    return progress;
+  }
+
   /** Marks the next step done. */
   step(): void {
     this.done++;
-    for (const callback of this.callbacks) callback(this.done, COMPILE_STEPS.length);
+    for (const callback of this.callbacks) callback(this.done, this.steps.length);
+  }
+
+  /** Says how far the running step has come, e.g. `12000 kernels traced`. */
+  detail(text: string): void {
+    for (const callback of this.callbacks) callback(this.done, this.steps.length, text);
   }
 }

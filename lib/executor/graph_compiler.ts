@@ -21,7 +21,7 @@ import type { Executable, GradientReduction, TensorSignature } from '../runtime/
 import { returnedMicroSteps, type ResolvedOutputMode } from '../runtime/output_collector.js';
 import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
 import { placeGraph } from '../strategy/placement.js';
-import { buildSchedule } from '../strategy/schedule.js';
+import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
@@ -85,6 +85,14 @@ export interface GraphCompileRequest {
   readonly float16Flagged?: boolean;
   /** The name reports give each parameter, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
+  /**
+   * The executable is only simulated, never run (`plan()`): its schedule
+   * lists enough micro-batches to hold every state of the schedule
+   * ({@link periodicSchedule}), so compiling costs the same for any number
+   * of micro-batches (default false: every micro-batch is listed, as a run
+   * needs).
+   */
+  readonly simulatedOnly?: boolean;
 }
 
 /** Compiles a graph into an executable; an `OutOfMemoryError` if it does not fit (unless allowed). */
@@ -111,7 +119,7 @@ export function compileGraph(request: GraphCompileRequest): Executable {
     autoRoundNumIPUs: settings.autoRoundNumIPUs,
   });
   progress.step();
-  const schedule = buildSchedule(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
+  const schedule = (request.simulatedOnly ? periodicSchedule : buildSchedule)(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);

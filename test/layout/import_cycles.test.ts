@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCycles, moduleGraph, readImportGraph } from '../../scripts/import_graph.js';
 
-/** The folders of the data path, lowest first (README "Layout"): each imports only from those before it. */
+/** The folders of the data path, lowest first (docs/architecture.md): each imports only from those before it. */
 const DATA_PATH = [
   'lib/common',
   'lib/option_vocabulary',
