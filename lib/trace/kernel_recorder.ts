@@ -17,6 +17,7 @@ import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAn
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
+import { enterModelTrace } from '../backend/model_trace_state.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
@@ -534,7 +535,7 @@ export class KernelRecorder {
       random: Math.random,
     };
 
-    const unhook: Array<() => void> = [];
+    const unhook: Array<() => void> = [enterModelTrace()];
     unhook.push(
       hookEngine(
         'runKernel',
