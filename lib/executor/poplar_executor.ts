@@ -36,6 +36,7 @@ import { float16Declarations } from '../precision/float16_declarations.js';
 import { bytesPerElement } from '../ir/graph.js';
 import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
 import { CallableInstance } from './callable_instance.js';
+import { moduleRepr } from '../trace/module_repr.js';
 import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
 import type { DeviceBinding } from './device_binding.js';
 import { executorLogFile } from './log_file.js';
@@ -154,6 +155,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
+  }
+
+  /** The wrapped model with its block annotations, as PopTorch's `repr` of a wrapped model (`moduleRepr`). */
+  override toString(): string {
+    return moduleRepr(this.model);
   }
 
   /** True once {@link PoplarExecutor.destroy} was called. */
