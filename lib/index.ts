@@ -87,6 +87,7 @@ export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type Ba
 export * as popdist from './distributed/popdist.js';
 export { instanceBarrier } from './distributed/instance_barrier.js';
 export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
+export { moduleRepr } from './trace/module_repr.js';
 export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';
 export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';

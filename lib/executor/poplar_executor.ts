@@ -34,6 +34,7 @@ import { float16Declarations } from '../precision/float16_declarations.js';
 import { bytesPerElement } from '../ir/graph.js';
 import type { HostMemoryEstimate } from '../host_memory/host_memory_estimate.js';
 import { CallableInstance } from './callable_instance.js';
+import { moduleRepr } from '../trace/module_repr.js';
 import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from '../compile/compile_progress.js';
 import type { DeviceBinding } from '../engine/device_binding.js';
 import type { Engine } from '../engine/engine.js';
@@ -157,6 +158,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The device binding of the engine, once compiled. */
   private get binding(): DeviceBinding | undefined {
     return this.compiled?.engine.deviceBinding;
+  }
+
+  /** The wrapped model with its block annotations, as PopTorch's `repr` of a wrapped model (`moduleRepr`). */
+  override toString(): string {
+    return moduleRepr(this.model);
   }
 
   /** True once {@link PoplarExecutor.destroy} was called. */

@@ -112,6 +112,7 @@ export interface MultiConvMemberMessage {
   index: number;
   plan_type: string;
   per_conv_reserved_tiles: number;
+  cycle_back_off?: number;
 }
 
 /** `Node`. */

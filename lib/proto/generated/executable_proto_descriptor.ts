@@ -405,6 +405,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
           }
         },
         "MultiConvMember": {
+          "oneofs": {
+            "_cycle_back_off": {
+              "oneof": [
+                "cycle_back_off"
+              ]
+            }
+          },
           "fields": {
             "group": {
               "type": "uint32",
@@ -421,6 +428,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "per_conv_reserved_tiles": {
               "type": "uint32",
               "id": 4
+            },
+            "cycle_back_off": {
+              "type": "double",
+              "id": 5,
+              "options": {
+                "proto3_optional": true
+              }
             }
           }
         },
