@@ -13,9 +13,18 @@
  * - `prng.enableStochasticRounding` rounds float16 results stochastically and
  *   `prng.seed` seeds the device's random generator.
  *
- * Poplar's other engine options are accepted and have no effect on the
- * simulated engine; an option Poplar does not have is an error listing
- * Poplar's options.
+ * - on an `Engine`, `debug.instrument` (and the other instrumentation
+ *   switches, or the execution profile of `autoReport`) records runs in the
+ *   execution profile, `autoReport.executionProfileProgramRunCount` caps the
+ *   runs kept per program, and `debug.profilingTile` / `debug.branchRecordTile`
+ *   must name tiles of the device.
+ *
+ * Every option of Poplar's reference is checked by its documented type and
+ * values (`target.maxStreamCallbackThreadsPerNumaNode` an integer or `auto`,
+ * `target.extendedMemory` only with `opt.enableStreamCopyMerging` off,
+ * `debug.retainDebugInformation` on while profiling); the others are
+ * recorded (`Engine.getEngineOptions()`) and have no effect on the simulated
+ * engine. An option Poplar does not have is an error listing Poplar's options.
  */
 import { ConfigFileError } from '../common/errors.js';
 import { environmentSetting } from '../common/environment.js';
