@@ -211,6 +211,29 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     });
   }
 
+  /**
+   * A copy of this optimizer, as PopTorch's `copy.copy(optimizer)`: the same
+   * type over the same variables and parameter groups, with the current
+   * attribute values (checked) and variable attributes, and a copy of any
+   * state held on the host (a loaded state dict not yet on a device). It is
+   * not attached to an executor: `executor.setOptimizer(copy)` trains on with
+   * it from the state the device holds. Attributes the optimizer does not
+   * have are not copied.
+   */
+  clone(): this {
+    const settings = this.settings();
+    const Type = this.constructor as new (target: OptimizerTarget, options: unknown) => this;
+    const copyValue = (value: HyperValue): HyperValue => (Array.isArray(value) ? [...value] : value) as HyperValue;
+    const paramGroups = this.paramGroups.map((group, g) => ({
+      params: [...group.params],
+      ...Object.fromEntries(Object.entries(settings.groups[g]!).map(([key, value]) => [key, copyValue(value as HyperValue)])),
+    }));
+    const copy = new Type(this.variables, { ...settings.global, paramGroups });
+    (copy as { variableAttrs: VariableAttributes }).variableAttrs = this.variableAttrs.clone();
+    if (this.#hostState) copy.#hostState = copyOptimizerStateData(this.#hostState);
+    return copy;
+  }
+
   /** Names of the trained variables. */
   get parameterNames(): string[] {
     return this.variables.map((v) => v.name);
@@ -328,6 +351,21 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   /** The precision gradients are accumulated in with `settings` (`'parameter'`: the parameter's own). */
   accumulatorPrecision(settings: OptimizerSettings<G, O>): SlotPrecision {
     return settings.global.accumType;
+  }
+
+  /**
+   * Whether gradient accumulation keeps a tensor of its own per parameter
+   * with `settings` (true), or adds the gradients straight into the
+   * optimizer state (SGD's combined variant).
+   */
+  separateAccumulator(_settings: OptimizerSettings<G, O>): boolean {
+    return true;
+  }
+
+  /** Whether the optimizer clips the gradients to a global norm (a finite `maxGradNorm`). */
+  clipsGradients(): boolean {
+    const maxNorm = this.settings().global.maxGradNorm;
+    return typeof maxNorm === 'number' && maxNorm !== Infinity;
   }
 
   /**

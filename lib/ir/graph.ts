@@ -89,6 +89,9 @@ export interface NodeAnnotations {
 /** How the convolutions of an `ops.MultiConv` group are planned (poplibs' multi-convolution `planType`). */
 export type MultiConvPlanType = 'Parallel' | 'Serial';
 
+/** poplibs' default `cycleBackOff` of a parallel multi-convolution (lib/poplin/ConvPlan.cpp, `MultiPlanOptions`). */
+export const DEFAULT_CYCLE_BACK_OFF = 0.1;
+
 /** A convolution of an `ops.MultiConv` group. */
 export interface MultiConvMember {
   /** The group, numbered from 0 in the order the groups were traced. */
@@ -99,6 +102,8 @@ export interface MultiConvMember {
   readonly planType: MultiConvPlanType;
   /** Tiles each convolution of a parallel group is given before the rest are shared out. */
   readonly perConvReservedTiles: number;
+  /** How much slower than its fastest plan the largest convolution of a parallel group may run to leave tiles to the others (poplibs' `cycleBackOff`). */
+  readonly cycleBackOff: number;
 }
 
 /** A kernel call. */

@@ -74,7 +74,7 @@ export interface OptionSetters {
   anchorTensor(shortName: string, longName: string, outputMode?: OutputMode | null, outputReturnPeriod?: number | null): this;
   /** The buffers copied to the device without recompiling. */
   updatableNamedBuffers(buffers: readonly string[]): this;
-  /** Whether unknown optimizer attributes are warnings instead of errors. */
+  /** Whether the optimizer attributes an optimizer does not have are reported as debug messages instead of warnings. */
   relaxOptimizerAttributesChecks(relax?: boolean): this;
   /** Shows or hides the progress bar during compilation. */
   showCompilationProgressBar(show?: boolean): this;

@@ -11,6 +11,7 @@ import { checkArgument, describeValue, flag, nonEmptyString, nonNegativeInteger,
 import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
 import { JitOptions } from './jit_options.js';
+import { PopartOptions } from './popart_options.js';
 import { AutoStage, type CommGroupType, ConnectionType, OutputMode, type SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import {
@@ -82,6 +83,8 @@ export class Options implements OptionSetters {
   readonly Distributed = new DistributedOptions(this.#guard);
   /** How the model is turned into a graph (PopTorch's `opts.Jit`). */
   readonly Jit = new JitOptions(this.#guard);
+  /** PopART's session options and patterns, as PopTorch's `opts._Popart` (mapped onto these options). */
+  readonly _Popart: PopartOptions = new PopartOptions(this);
 
   /**
    * PopTorch's defaults, then (unless `init.fromEnvironment` is false), as
@@ -350,11 +353,10 @@ export class Options implements OptionSetters {
   }
 
   /**
-   * With `relax` true, attributes an optimizer does not have (such as
-   * `initialLr`, added to a parameter group or set on the optimizer after it
-   * was built) are ignored with a warning when the executor compiles or
-   * `setOptimizer` is called; with `relax` false (default) they are errors
-   * naming the attribute. Runtime only.
+   * Attributes an optimizer does not have (such as `initialLr`, added to a
+   * parameter group or set on the optimizer after the model was wrapped) are
+   * ignored, as in PopTorch, with one warning each (`relax` false, the
+   * default) or one debug message (`relax` true). Runtime only.
    */
   relaxOptimizerAttributesChecks(relax = true): this {
     const where = this.#check('relaxOptimizerAttributesChecks');
@@ -451,7 +453,9 @@ export class Options implements OptionSetters {
   /**
    * Chooses which activations the backward pass of a training model
    * recomputes instead of storing from the forward pass (PopART's
-   * `autoRecomputation`; default `None`): `Standard` (√n checkpointing per
+   * `autoRecomputation`; unset by default, and then, as in PopTorch,
+   * `Pipeline` for a model pipelined over more than one IPU and `None`
+   * otherwise): `Standard` (√n checkpointing per
    * stage, or the stage's own `ops.recomputationCheckpoint`s), `NormOnly`,
    * `Pipeline` or `RecomputeAll` (each stage stores only its inputs and its
    * checkpoints). Less activation memory for more compute: the memory report

@@ -112,6 +112,7 @@ export interface MultiConvMemberMessage {
   index: number;
   plan_type: string;
   per_conv_reserved_tiles: number;
+  cycle_back_off?: number;
 }
 
 /** `Node`. */
@@ -222,6 +223,9 @@ export interface ExecutableMessage {
   synthetic_data: boolean;
   anchors: AnchorMessage[];
   sync_pattern?: string;
+  programs: string[];
+  engine_options_json?: string;
+  remote_buffers_json?: string;
 }
 
 /** `Anchor`. */

@@ -17,6 +17,7 @@ import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAn
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
+import { enterModelTrace } from '../backend/model_trace_state.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
@@ -345,6 +346,11 @@ export class KernelRecorder {
     this.gradOf = undefined;
   }
 
+  /** True if `tensor` is a random draw of the model (recorded as a random node when the graph first uses it). */
+  isRandomDraw(tensor: tf.Tensor): boolean {
+    return this.randomTensors.has(tensor.id);
+  }
+
   /** True if `tensor` depends on the graph's inputs, parameters or random draws (or, in a body, on the body's inputs). */
   isDynamic(tensor: tf.Tensor): boolean {
     const id = this.valueOf.get(tensor.id) ?? this.resolveAlias(tensor.id);
@@ -399,7 +405,7 @@ export class KernelRecorder {
     const data = written === undefined ? this.readInternal(tensor) : null;
     const fill = written ?? (fillable && data !== null ? repeatedValue(data as tf.TypedArray) : undefined);
     if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype, isFloat16Tensor(tensor) ? 'float16' : undefined);
-    const output = { shape: tensor.shape, dtype: tensor.dtype };
+    const output = { shape: tensor.shape, dtype: tensor.dtype, ...(isFloat16Tensor(tensor) ? { precision: 'float16' as const } : {}) };
     return this.builder.addNode(FILL_KERNEL, [], [], { shape: [...tensor.shape], value: fill, dtype: tensor.dtype }, [output], this.annotations())[0]!;
   }
 
@@ -529,7 +535,7 @@ export class KernelRecorder {
       random: Math.random,
     };
 
-    const unhook: Array<() => void> = [];
+    const unhook: Array<() => void> = [enterModelTrace()];
     unhook.push(
       hookEngine(
         'runKernel',

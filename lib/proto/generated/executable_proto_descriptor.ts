@@ -405,6 +405,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
           }
         },
         "MultiConvMember": {
+          "oneofs": {
+            "_cycle_back_off": {
+              "oneof": [
+                "cycle_back_off"
+              ]
+            }
+          },
           "fields": {
             "group": {
               "type": "uint32",
@@ -421,6 +428,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "per_conv_reserved_tiles": {
               "type": "uint32",
               "id": 4
+            },
+            "cycle_back_off": {
+              "type": "double",
+              "id": 5,
+              "options": {
+                "proto3_optional": true
+              }
             }
           }
         },
@@ -920,6 +934,16 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "sync_pattern"
               ]
+            },
+            "_engine_options_json": {
+              "oneof": [
+                "engine_options_json"
+              ]
+            },
+            "_remote_buffers_json": {
+              "oneof": [
+                "remote_buffers_json"
+              ]
             }
           },
           "fields": {
@@ -1025,6 +1049,25 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "sync_pattern": {
               "type": "string",
               "id": 23,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "programs": {
+              "rule": "repeated",
+              "type": "string",
+              "id": 24
+            },
+            "engine_options_json": {
+              "type": "string",
+              "id": 25,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "remote_buffers_json": {
+              "type": "string",
+              "id": 26,
               "options": {
                 "proto3_optional": true
               }
