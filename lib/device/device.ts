@@ -7,7 +7,7 @@ import { PoptfjsError, UnrecoverableError, type RecoveryAction } from '../common
 import type { ConnectionType } from '../option_vocabulary/enums.js';
 import { lockIpus, tryLockIpus, unlockIpus } from './ipu_locks.js';
 import { sameLocation, simulatedFault, type ErrorLocation, type SimulatedErrorCode } from './simulated_errors.js';
-import type { IpuTargetSpec } from './target_spec.js';
+import type { IpuTargetSpec } from '../ipu/target_spec.js';
 
 /** What kind of device. */
 export type DeviceKind = 'Ipu' | 'IpuModel' | 'Cpu' | 'OfflineIpu';

@@ -13,7 +13,7 @@ import { ConnectionType } from '../option_vocabulary/enums.js';
 import { Device } from './device.js';
 import { getLogger } from '../common/log.js';
 import { attachedHere, ipuHolder, waitForIpus } from './ipu_locks.js';
-import { GC200, targetSpec, type IpuTargetSpec } from './target_spec.js';
+import { GC200, targetSpec, type IpuTargetSpec } from '../ipu/target_spec.js';
 import { didYouMean } from '../common/name_suggestion.js';
 
 /** A device of the system, as `enumerateDevices` lists it. */

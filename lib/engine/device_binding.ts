@@ -6,8 +6,8 @@
  * from the `DeviceManager`).
  */
 import { PoptfjsError } from '../common/errors.js';
-import type { Device } from '../ipu/device.js';
-import { DeviceManager } from '../ipu/device_manager.js';
+import type { Device } from '../device/device.js';
+import { DeviceManager } from '../device/device_manager.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import type { Executable } from '../executable/executable.js';
 import type { RunObserver } from '../runtime/run_observer.js';

@@ -5,31 +5,16 @@
  * tensors may take, so that a crafted file declaring a huge input is refused
  * with its path instead of allocating gigabytes of zeros first.
  */
-import { totalmem } from 'node:os';
 import type * as tf from '@tensorflow/tfjs';
-import { hostHeap } from '../backend/host_heap.js';
 import { PoptfjsError } from '../common/errors.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { declaredBytes } from '../proto/declared_tensor.js';
+import { declaredTensorMemory } from '../host_memory/declared_tensor_memory.js';
 import type { TensorSignature } from '../executable/executable.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 
 function describe(s: TensorSignature): string {
   return `${s.dtype}[${s.shape.join(',')}]`;
-}
-
-/**
- * The memory the tensors a file declares may take: what tensors may take of
- * the backend's heap, or the machine's memory for backends without a limit;
- * with how messages name it.
- */
-export function declaredTensorMemory(): { readonly bytes: number; readonly description: string } {
-  const heap = hostHeap();
-  const bytes = heap.limit ?? totalmem();
-  return {
-    bytes,
-    description: heap.limit === undefined ? `this machine's ${formatBytes(bytes)} of memory` : `the ${formatBytes(bytes)} tensors may take in ${heap.description}`,
-  };
 }
 
 /**

@@ -8,8 +8,8 @@ import { RecoverableError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
 import type { InstanceRun } from '../distributed/instance_run.js';
-import type { Device } from '../ipu/device.js';
-import { hostNetworkBandwidth, instanceAllReduce, type InstanceAllReduce } from '../ipu/host_network.js';
+import type { Device } from '../device/device.js';
+import { hostNetworkBandwidth, instanceAllReduce, type InstanceAllReduce } from '../device/host_network.js';
 import type { Executable } from '../executable/executable.js';
 import type { Engine } from '../engine/engine.js';
 

@@ -14,7 +14,7 @@ import { PoptfjsError } from '../common/errors.js';
 import { getLogger, withLogFile } from '../common/log.js';
 import { initBackend } from '../backend/backend_selection.js';
 import { irText } from '../ir/ir_text.js';
-import type { Device } from '../ipu/device.js';
+import type { Device } from '../device/device.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { Options } from '../options/options.js';
 import type { OptionsSettings } from '../options/options_settings.js';

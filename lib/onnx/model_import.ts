@@ -31,7 +31,7 @@ import { isFloatingElementType, tfjsDtypeOf, elementTypeName } from './proto/onn
 import { OnnxError } from './proto/onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './proto/onnx_proto.js';
 import { tensorFromProto } from './proto/tensor_proto_data.js';
-import { declaredTensorMemory } from '../executor/declared_inputs_check.js';
+import { declaredTensorMemory } from '../host_memory/declared_tensor_memory.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../common/name_record.js';
 import { declaredBytes } from '../proto/declared_tensor.js';

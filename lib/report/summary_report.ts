@@ -8,7 +8,7 @@
  * host over the last call, next to the simulated utilization.
  */
 import { formatBytes } from '../ipu/byte_size.js';
-import type { InstanceAllReduce } from '../ipu/host_network.js';
+import type { InstanceAllReduce } from '../device/host_network.js';
 import { ipuMemory } from '../ipu/target_spec.js';
 import type { Executable } from '../executable/executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';

@@ -4,7 +4,7 @@
  * model wrappers compile with, so sessions share their compile path.
  */
 import { PopartException } from '../common/errors.js';
-import type { Device } from '../ipu/device.js';
+import type { Device } from '../device/device.js';
 import { Patterns } from '../ir/patterns/patterns.js';
 import { OutputMode } from '../option_vocabulary/enums.js';
 import { TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';

@@ -34,10 +34,10 @@ export { SGD, ConstSGD, type SGDSettings } from './popart_sgd.js';
 export { Adam, type AdamSettings } from './popart_adam.js';
 export { Adaptive, type AdaptiveSettings } from './popart_adaptive.js';
 export type { ModelSource } from './model_source.js';
-export { DeviceManager, type DeviceInfo as DeviceDescription } from '../ipu/device_manager.js';
-export { Device, Device as DeviceInfo } from '../ipu/device.js';
+export { DeviceManager, type DeviceInfo as DeviceDescription } from '../device/device_manager.js';
+export { Device, Device as DeviceInfo } from '../device/device.js';
 export { ConnectionType as DeviceConnectionType, ReductionType, MeanReductionStrategy } from '../option_vocabulary/enums.js';
-export { SimulatedErrorCode } from '../ipu/simulated_errors.js';
+export { SimulatedErrorCode } from '../device/simulated_errors.js';
 export { Patterns } from '../ir/patterns/patterns.js';
 export { getLogger } from '../common/log.js';
 export {

@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import { PopartException, PopartRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import type { Device } from '../ipu/device.js';
+import type { Device } from '../device/device.js';
 import { sizeOf } from '../ir/graph.js';
 import { writeModel } from '../onnx/model_export.js';
 import type { ImportedModel } from '../onnx/model_import.js';

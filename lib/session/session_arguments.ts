@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PopartException } from '../common/errors.js';
 import { didYouMean } from '../common/name_suggestion.js';
-import { Device } from '../ipu/device.js';
+import { Device } from '../device/device.js';
 import { Patterns } from '../ir/patterns/patterns.js';
 import type { Executable } from '../executable/executable.js';
 import { DataFlow } from './data_flow.js';

@@ -10,7 +10,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError, PoplarSystemRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { Engine } from '../engine/engine.js';
-import type { Device } from '../ipu/device.js';
+import type { Device } from '../device/device.js';
 import type { Executable } from '../executable/executable.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 

@@ -22,7 +22,7 @@ afterEach(() => {
 
 /** Starts a process holding device `id`; resolves with its pid once it holds it. */
 function holdDevice(id: number, seconds?: number): Promise<{ child: ChildProcess; pid: number; output: () => string }> {
-  const args = ['--import', 'tsx', 'test/fixtures/ipu/hold_ipu.ts', String(id), ...(seconds === undefined ? [] : [String(seconds)])];
+  const args = ['--import', 'tsx', 'test/fixtures/device/hold_ipu.ts', String(id), ...(seconds === undefined ? [] : [String(seconds)])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, POPTFJS_IPU_LOCK_DIR: lockDir } });
   holders.push(child);
   let output = '';
@@ -37,7 +37,7 @@ function holdDevice(id: number, seconds?: number): Promise<{ child: ChildProcess
 }
 
 function contend(id: number, env: Record<string, string> = {}): string {
-  return runProgram('test/fixtures/ipu/acquire_ipu.ts', [String(id)], { POPTFJS_IPU_LOCK_DIR: lockDir, ...env }).stdout.trim();
+  return runProgram('test/fixtures/device/acquire_ipu.ts', [String(id)], { POPTFJS_IPU_LOCK_DIR: lockDir, ...env }).stdout.trim();
 }
 
 describe('device manager', () => {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, trainingModel } from 'poptfjs';
-import { GW_LINK_GBPS, hostNetworkBandwidth, instanceAllReduce } from '../../lib/ipu/host_network.js';
+import { GW_LINK_GBPS, hostNetworkBandwidth, instanceAllReduce } from '../../lib/device/host_network.js';
 import { instanceAllReduceSummary } from '../../lib/report/summary_report.js';
 
 describe('the gradient all-reduce across instances over the host network', () => {

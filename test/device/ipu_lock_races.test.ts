@@ -10,7 +10,7 @@ import { ROOT } from '../run_program.js';
 const lockDir = process.env.POPTFJS_IPU_LOCK_DIR!;
 
 interface Race {
-  /** What each process takes: a device id, `any`, or `executor` (see test/fixtures/ipu/race_for_ipu.ts). */
+  /** What each process takes: a device id, `any`, or `executor` (see test/fixtures/device/race_for_ipu.ts). */
   readonly target: string;
   readonly processes: number;
   readonly holds: number;
@@ -55,7 +55,7 @@ async function race(spec: Race): Promise<RaceResult> {
   const racers = Array.from({ length: spec.processes + blockers }, (_, i) => {
     const log = join(dir, `racer-${i}.log`);
     const hangAt = i < hangers ? ['1'] : i >= spec.processes ? ['0'] : [];
-    const args = ['--import', 'tsx', 'test/fixtures/ipu/race_for_ipu.ts', spec.target, String(spec.holds), log, goFile, ...hangAt];
+    const args = ['--import', 'tsx', 'test/fixtures/device/race_for_ipu.ts', spec.target, String(spec.holds), log, goFile, ...hangAt];
     const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     const kill = () => {
       if (killedAt.has(i) || child.exitCode !== null) return;

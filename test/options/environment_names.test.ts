@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFileError, Options, getLogger, inferenceModel } from 'poptfjs';
 import { environmentSetting } from '../../lib/common/environment.js';
 import { configureLoggingFromEnv } from '../../lib/common/log.js';
-import { waitForIpus } from '../../lib/ipu/ipu_locks.js';
+import { waitForIpus } from '../../lib/device/ipu_locks.js';
 import { environmentEngineSettings, withEngineOptions } from '../../lib/options/engine_options.js';
 
 const VARIABLES = ['POPTFJS_CACHE_DIR', 'POPTORCH_CACHE_DIR', 'POPTORCH_IPU_MODEL', 'POPTORCH_WAIT_FOR_IPU', 'POPTFJS_ENGINE_OPTIONS', 'POPLAR_ENGINE_OPTIONS'];

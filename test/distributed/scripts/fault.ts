@@ -14,7 +14,7 @@ import { initBackend } from '../../../lib/backend/backend_selection.js';
 import { mpiWorld } from '../../../lib/distributed/mpi_communicator.js';
 import { RecoverableError } from '../../../lib/common/errors.js';
 import { trainingModel } from '../../../lib/executor/model_wrappers.js';
-import { SimulatedErrorCode } from '../../../lib/ipu/simulated_errors.js';
+import { SimulatedErrorCode } from '../../../lib/device/simulated_errors.js';
 import { Options } from '../../../lib/options/options.js';
 import { SGD } from '../../../optim/sgd.js';
 
