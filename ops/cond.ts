@@ -2,7 +2,7 @@
  * `cond`: PopTorch's `cond`, an if/else that the device decides.
  */
 import * as tf from '@tensorflow/tfjs';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText } from './control_flow_arguments.js';
 

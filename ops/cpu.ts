@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/common/errors.js';
 import { CallableInstance } from '../lib/executor/callable_instance.js';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { registerHostFunction, type HostFunction } from '../lib/backend/poptfjs_kernels/cpu_op_kernels.js';
 import { isRunningOnIpu } from '../lib/trace/running_on_ipu.js';
 

@@ -4,7 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/common/errors.js';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import type { CtcBeamSearchAttrs } from '../lib/backend/poptfjs_kernels/ctc_beam_search_kernel.js';
 
 function invalid(message: string): PoptfjsError {

@@ -2,7 +2,7 @@
  * `forLoop`: PopTorch's `for_loop`, a loop that runs on the device.
  */
 import * as tf from '@tensorflow/tfjs';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText, type ControlFlowBody } from './control_flow_arguments.js';
 

@@ -4,7 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/common/errors.js';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { DEFAULT_TENSOR_TEXT_FORMAT, FLOAT_FORMATS, type FloatFormat, type TensorTextFormat } from '../lib/runtime/tensor_text.js';
 
 export type { FloatFormat } from '../lib/runtime/tensor_text.js';

@@ -3,7 +3,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/common/errors.js';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 
 /**
  * Returns `x` unchanged, through a node of its own, `poptfjs.Nop`, that no

@@ -6,7 +6,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { getLogger } from '../lib/common/log.js';
 import type { NodeId } from '../lib/ir/graph.js';
 import { currentRecorder, type KernelRecorder } from '../lib/trace/kernel_recorder.js';
-import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { argumentError, checkTensor } from './dynamic_offset.js';
 
 const OP = 'setAvailableMemory';

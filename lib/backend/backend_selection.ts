@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-backend-wasm';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { registerCpuFallbacks } from './cpu_fallback.js';
-import { registerPoptfjsKernels } from './poptfjs_kernels/index.js';
+import { registerPoptfjsKernels } from './kernel_catalogue/kernel_catalogue.js';
 import { registerWasmTrainingKernels } from './wasm_kernels/index.js';
 import { registerThreadedWasmBackend } from './wasm_threads.js';
 

@@ -28,7 +28,7 @@ import { decodeMessage, encodeMessage, Messages } from '../proto/executable_prot
 import type { TensorSignature } from '../executable/executable.js';
 import { graphFromMessage, graphMessage } from '../proto/graph_message.js';
 import { parameterSpecMessages, parameterSpecsFromMessages, type ParameterSpec } from '../files/parameter_spec.js';
-import { RANDOM_KERNELS } from '../trace/random_distribution.js';
+import { RANDOM_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 
 /**
  * The forward pass of a traced graph over its first `inputCount` inputs: the

@@ -18,6 +18,7 @@
  * F(2 × 2, 3 × 3): 16/9 of a 3 × 3 filter), which live as long as their
  * filter.
  */
+import { KERNEL_CATALOGUE } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import { paramValues, sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
 import { type KernelCallShapes, nodeCallShapes } from '../backend/kernel_call_shapes.js';
@@ -30,8 +31,10 @@ import { ON_CHIP_STORAGE } from '../ipu/tensor_storage.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 
-/** Kernels whose output shares its input's data on the host (tfjs reshapes without copying). */
-const HOST_VIEW_KERNELS: ReadonlySet<string> = new Set(['Reshape', 'ExpandDims', 'Squeeze', 'Identity']);
+/** True if `node`'s output shares its input's data on the host (its kernel's record says so: tfjs reshapes without copying). */
+function isHostView(_graph: Graph, node: Node): boolean {
+  return KERNEL_CATALOGUE.get(node.kernel)?.hostView === true;
+}
 
 /** What the heap of one worker IPU holds. */
 export interface WorkerHeapEstimate {
@@ -165,7 +168,7 @@ export function estimateHostMemory(request: HostMemoryRequest): HostMemoryEstima
       training: request.training,
       gradientAccumulation: 1,
       trainedWeights: request.trainedWeights,
-      isView: (_graph: Graph, node: Node) => HOST_VIEW_KERNELS.has(node.kernel),
+      isView: isHostView,
     },
     ON_CHIP_STORAGE,
     (id) => {

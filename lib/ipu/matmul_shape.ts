@@ -8,10 +8,7 @@
 import { sizeOf, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { isViewNode } from '../ir/value_views.js';
 import type { MatMulShape } from './matmul_plan.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
-
-/** Kernels that multiply matrices. */
-const MATMUL_KERNELS: ReadonlySet<string> = new Set(['BatchMatMul', '_FusedMatMul', 'MatMul', POPTFJS_KERNELS.serializedMatMul]);
+import { KERNEL_CATALOGUE } from '../backend/kernel_catalogue/kernel_catalogue.js';
 
 function inputOf(node: Node, name: string, fallback: number): ValueId {
   const index = node.inputNames ? node.inputNames.indexOf(name) : -1;
@@ -51,7 +48,8 @@ function inputReuse(kernel: readonly number[], strides: readonly number[]): numb
 export function matMulShape(graph: Graph, node: Node, precision: MatMulShape['precision'], partials: MatMulShape['partials']): MatMulShape | undefined {
   const out = graph.values[node.outputs[0]!]!.shape;
   const kernel = node.kernel;
-  if (MATMUL_KERNELS.has(kernel)) {
+  const product = KERNEL_CATALOGUE.get(kernel)?.product;
+  if (product === 'matrices') {
     const a = shapeOf(graph, node, 'a', 0);
     const b = shapeOf(graph, node, 'b', 1);
     const rows = out[out.length - 2] ?? 1;
@@ -66,8 +64,8 @@ export function matMulShape(graph: Graph, node: Node, precision: MatMulShape['pr
     if (groups > 1 && aGroups === 1) return { groups: 1, rows, depth, columns: groups * columns, ...resident, precision, partials };
     return { groups, rows, depth, columns, ...resident, precision, partials };
   }
+  if (product !== 'convolution') return undefined;
   const spatial = kernel.includes('3D') ? 3 : 2;
-  if (!/Conv[23]D|DepthwiseConv2d/.test(kernel)) return undefined;
   const channelsLast = node.attrs.dataFormat !== 'NCHW' && node.attrs.dataFormat !== 'channelsFirst' && node.attrs.dataFormat !== 'NCDHW';
   const strides = numbers(node.attrs.strides, spatial, 1);
   const positions = (shape: readonly number[]) => sizeOf(channelsLast ? shape.slice(0, -1) : [shape[0]!, ...shape.slice(2)]);

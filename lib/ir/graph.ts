@@ -14,13 +14,6 @@ export type ValueId = number;
 /** Index of a node in {@link Graph.nodes}. */
 export type NodeId = number;
 
-/**
- * tfjs's kernel that makes a tensor of one value repeated: a captured tensor
- * that large and uniform (the ones tfjs's gradient functions make) is held
- * by the graph as a node of it, not as a constant.
- */
-export const FILL_KERNEL = 'Fill';
-
 /** Constant data held by the graph. */
 export type ConstantData = Float32Array | Int32Array | Uint8Array | string[];
 

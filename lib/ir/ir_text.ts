@@ -19,7 +19,7 @@
  * ```
  */
 import type { AttrValue, Graph, Value } from './graph.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 
 function typeText(v: Value): string {
   return `${v.dtype}[${v.shape.join(',')}]`;

@@ -29,10 +29,9 @@
  * interpreter rounds them (see `withFloat16Arithmetic`).
  */
 import type { Graph, Value, ValueId } from '../ir/graph.js';
-import { FILL_KERNEL, sizeOf } from '../ir/graph.js';
+import { sizeOf } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../option_vocabulary/enums.js';
-import { isRandomNode } from '../trace/random_distribution.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { KERNEL_CATALOGUE } from '../backend/kernel_catalogue/kernel_catalogue.js';
 
 /** What the user declared float16, and how mixed ops are cast. */
 export interface Float16Declarations {
@@ -64,8 +63,9 @@ export function weakFloatValues(graph: Graph): Set<ValueId> {
   }
   for (const node of graph.nodes) {
     const floats = node.inputs.filter((id) => isFloat(graph.values[id]!));
-    const backwardFill = node.kernel === FILL_KERNEL && !node.outputs.some((id) => readInForward.has(id));
-    if (isRandomNode(node) || backwardFill || (floats.length > 0 && floats.every((id) => weak.has(id)))) {
+    const precision = KERNEL_CATALOGUE.get(node.kernel)?.precision;
+    const weakOutputs = precision === 'weak' || (precision === 'weak-in-backward' && !node.outputs.some((id) => readInForward.has(id)));
+    if (weakOutputs || (floats.length > 0 && floats.every((id) => weak.has(id)))) {
       for (const id of node.outputs) if (isFloat(graph.values[id]!)) weak.add(id);
     }
   }
@@ -112,7 +112,7 @@ export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph
     const gradOf = node.annotations.pass === 'backward' ? node.annotations.gradOf : undefined;
     const ofHalfNode = gradOf !== undefined && graph.nodes[gradOf]!.outputs.some((id) => half.has(id));
     const downcast = declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf || ofHalfNode;
-    const resultHalf = (anyHalf && (!anyFloat || downcast)) || node.kernel === POPTFJS_KERNELS.float16Cast;
+    const resultHalf = (anyHalf && (!anyFloat || downcast)) || KERNEL_CATALOGUE.get(node.kernel)?.precision === 'float16';
     if (resultHalf) for (const id of node.outputs) if (isFloat(graph.values[id]!)) half.add(id);
   }
   for (const [name, id] of Object.entries(graph.roles.gradients ?? {})) {

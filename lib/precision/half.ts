@@ -19,7 +19,7 @@ import { PoptfjsError } from '../common/errors.js';
 import { roundFloat16Array } from './float16.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor, markFloat16Tensor } from '../backend/float16_tensor_marks.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import { currentRecorder } from '../trace/kernel_recorder.js';
 
 /** A tfjs dtype, or `'float16'` for float32 tensors that hold float16 values. */

@@ -30,7 +30,7 @@ import { checkedDtype, checkedShape } from './declared_tensor.js';
 import { checkNodeShapes } from './graph_shape_check.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
 import { nameRecord } from '../common/name_record.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 
 function fileError(where: string, message: string): PoptfjsError {
   return new PoptfjsError(`${where}: ${message}`, { type: 'file' });

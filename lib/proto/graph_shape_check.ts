@@ -10,7 +10,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { KernelCall, type OutputSpec } from '../backend/shape_only/rules/kernel_shape_rule.js';
-import { SHAPE_RULES } from '../backend/shape_only/kernels/index.js';
+import { SHAPE_RULES } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { PoptfjsError } from '../common/errors.js';
 import type { Node, Value } from '../ir/graph.js';

@@ -13,7 +13,6 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { constantData, rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
-import { isRandomNode, RANDOM_KERNELS } from '../trace/random_distribution.js';
 import { weakFloatValues } from '../precision/float16_inference.js';
 import { withFloat16Arithmetic } from './float16_arithmetic.js';
 import type { Float16Arithmetic } from '../executable/float16_arithmetic_settings.js';
@@ -21,7 +20,7 @@ import { differentiableFusedRunner } from '../trace/differentiable_fused_kernels
 import type { RandomSource } from '../executable/random_source.js';
 import type { NodeRun, RunFeeds } from './run_feeds.js';
 import { describeNode } from './node_description.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { isRandomDraw, POPTFJS_KERNELS, RANDOM_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import { printNodeValue } from './tensor_print.js';
 import { asksFusedMultiplyAdd } from '../backend/multiply_add_attribute.js';
 import { computeOnWasmThreads, wasmComputeThreads } from '../backend/wasm_thread_pool.js';
@@ -315,7 +314,7 @@ export class GraphInterpreter {
   }
 
   private nodeRunner(node: Node, options: InterpreterOptions): NodeRun {
-    if (isRandomNode(node)) return randomRunner(node);
+    if (isRandomDraw(node.kernel)) return randomRunner(node);
     if (node.bodies) {
       // `beforeKernel` knows the nodes of this graph only: a body's nodes run under the check of their control-flow node.
       const { beforeKernel: _outerOnly, ...bodyOptions } = options;

@@ -17,7 +17,7 @@
 import { availableParallelism } from 'node:os';
 import { CoresBusyElsewhere } from '../backend/cores_busy_elsewhere.js';
 import { switchableWasmThreads } from '../backend/wasm_thread_pool.js';
-import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { nodeCost } from '../ir/node_cost.js';
 

@@ -12,23 +12,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import type { AttrValue, Node } from '../ir/graph.js';
+import { RANDOM_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
+import type { AttrValue } from '../ir/graph.js';
 
-/** The random pseudo-kernels of the IR. */
-export const RANDOM_KERNELS = {
-  randomUniform: 'poptfjs.RandomUniform',
-  randomNormal: 'poptfjs.RandomNormal',
-  truncatedNormal: 'poptfjs.TruncatedNormal',
-} as const;
-
-const RANDOM_KERNEL_NAMES: ReadonlySet<string> = new Set(Object.values(RANDOM_KERNELS));
-
-/** True for the random pseudo-kernels (`poptfjs.RandomUniform`, ...), which draw from the run's generator. */
-export function isRandomNode(node: Node): boolean {
-  return RANDOM_KERNEL_NAMES.has(node.kernel);
-}
-
-/** A random pseudo-kernel name. */
+/** A random pseudo-kernel name (the kernel catalogue's random draws). */
 export type RandomKernel = (typeof RANDOM_KERNELS)[keyof typeof RANDOM_KERNELS];
 
 /** A recognised random tensor: its pseudo-kernel and attributes. */

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { nodeCost } from '../../lib/ir/node_cost.js';
 import { applyPatterns, Patterns } from '../../lib/ir/patterns/patterns.js';

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../lib/backend/backend_selection.js';
-import { POPTFJS_KERNELS } from '../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { coresBusyElsewhere, CoresBusyElsewhere, MIN_WINDOW_MS, readCpu, type CpuReading } from '../../lib/backend/cores_busy_elsewhere.js';
 import { wasmComputeThreads } from '../../lib/backend/wasm_thread_pool.js';
 import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';

@@ -20,10 +20,20 @@ export function callBackendKernel(
   return out;
 }
 
-/** Registers the kernel made by `make(backendName)` for each backend of `backendNames` that lacks it. */
-export function registerForBackends(kernelName: string, backendNames: readonly string[], make: (backendName: string) => tf.KernelFunc): void {
+/** A kernel poptfjs supplies for the backends it computes on: its name, its kernel function on a backend, and its gradient. */
+export interface HostKernel {
+  readonly kernelName: string;
+  /** The kernel function on backend `backendName`. */
+  readonly kernelFunc: (backendName: string) => tf.KernelFunc;
+  /** Its gradient (tfjs's `GradConfig` of the kernel). */
+  readonly gradient?: tf.GradConfig;
+}
+
+/** Registers `kernel` for each backend of `backendNames` that lacks it, and its gradient unless one is registered. */
+export function registerHostKernel(kernel: HostKernel, backendNames: readonly string[]): void {
   for (const backendName of backendNames) {
-    if (tf.getKernel(kernelName, backendName) !== undefined) continue;
-    tf.registerKernel({ kernelName, backendName, kernelFunc: make(backendName) });
+    if (tf.getKernel(kernel.kernelName, backendName) !== undefined) continue;
+    tf.registerKernel({ kernelName: kernel.kernelName, backendName, kernelFunc: kernel.kernelFunc(backendName) });
   }
+  if (kernel.gradient && !tf.getGradient(kernel.kernelName)) tf.registerGradient(kernel.gradient);
 }

@@ -8,8 +8,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../common/errors.js';
-import { registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import type { HostKernel } from './backend_kernel.js';
+
+/** The kernel name of `ops.CPU`. */
+export const CPU_OP = 'poptfjs.CpuOp';
 
 /** A function `ops.CPU` runs on the host: tensors in, a tensor or a list of tensors out. */
 export type HostFunction = (...inputs: tf.Tensor[]) => tf.Tensor | tf.Tensor[];
@@ -59,7 +61,7 @@ function cpuOpKernel(): tf.KernelFunc {
 }
 
 const cpuOpGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.cpuOp,
+  kernelName: CPU_OP,
   gradFunc: (_dy, _saved, attrs) => {
     throw new PoptfjsError(
       `CPU op '${String(attrs.id)}' has no gradient: CPU ops run in inference models only, as in PopTorch; keep it off the path from the weights to the loss`,
@@ -68,8 +70,5 @@ const cpuOpGradient: tf.GradConfig = {
   },
 };
 
-/** Registers the CPU op kernel for `backendNames`, and its gradient (an error). */
-export function registerCpuOpKernels(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.cpuOp, backendNames, cpuOpKernel);
-  if (!tf.getGradient(POPTFJS_KERNELS.cpuOp)) tf.registerGradient(cpuOpGradient);
-}
+/** `ops.CPU`: copies its list of inputs to the host, runs the host function registered under attribute `id`, and copies its results back (its gradient is an error). */
+export const CPU_OP_KERNEL: HostKernel = { kernelName: CPU_OP, kernelFunc: cpuOpKernel, gradient: cpuOpGradient };

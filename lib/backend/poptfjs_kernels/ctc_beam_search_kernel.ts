@@ -12,8 +12,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../common/errors.js';
-import { registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import type { HostKernel } from './backend_kernel.js';
+
+/** The kernel name of `ops.ctcBeamSearchDecoder`. */
+export const CTC_BEAM_SEARCH_DECODER = 'poptfjs.CtcBeamSearchDecoder';
 
 /** The attributes of a CTC beam search decoder node. */
 export interface CtcBeamSearchAttrs {
@@ -114,7 +116,5 @@ function decoderKernel(): tf.KernelFunc {
   };
 }
 
-/** Registers the decoder's kernel for `backendNames` (it has no gradient: its outputs are a search's results). */
-export function registerCtcBeamSearchKernel(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.ctcBeamSearchDecoder, backendNames, decoderKernel);
-}
+/** `ops.ctcBeamSearchDecoder`: a CTC prefix beam search over `probs` (log-probabilities [T, N, C]) and `lengths`; no gradient (its outputs are a search's results). */
+export const CTC_BEAM_SEARCH_DECODER_KERNEL: HostKernel = { kernelName: CTC_BEAM_SEARCH_DECODER, kernelFunc: decoderKernel };

@@ -13,9 +13,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../common/errors.js';
-import { registerForBackends } from './backend_kernel.js';
+import type { HostKernel } from './backend_kernel.js';
 import { customOpTitle, registeredCustomOp, type CustomOpAttributes } from './custom_op_registry.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+
+/** The kernel name of `ops.customOp`. */
+export const CUSTOM_OP = 'poptfjs.CustomOp';
+/** The kernel name of the backward node of `ops.customOp`. */
+export const CUSTOM_OP_GRADIENT = 'poptfjs.CustomOpGrad';
 
 /** The most outputs a custom op may declare (tfjs saves the outputs a gradient reads by a list of flags, one per output). */
 export const MAX_CUSTOM_OP_OUTPUTS = 256;
@@ -116,7 +120,7 @@ function noGradient(a: CustomOpNodeAttrs): PoptfjsError {
  * all the inputs. An op registered without a gradient is an error naming it.
  */
 const customOpGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.customOp,
+  kernelName: CUSTOM_OP,
   saveAllInputs: true,
   outputsToSave: new Array<boolean>(MAX_CUSTOM_OP_OUTPUTS).fill(true),
   gradFunc: (dy, saved, attrs) => {
@@ -125,15 +129,14 @@ const customOpGradient: tf.GradConfig = {
     if (!op.gradient) throw noGradient(a);
     const dys = Array.isArray(dy) ? dy : [dy];
     const xs = saved.slice(0, saved.length - dys.length);
-    const grads = tf.engine().runKernel(POPTFJS_KERNELS.customOpGradient, [...dys, ...saved] as unknown as tf.NamedTensorMap, attrs) as unknown as tf.Tensor | tf.Tensor[];
+    const grads = tf.engine().runKernel(CUSTOM_OP_GRADIENT, [...dys, ...saved] as unknown as tf.NamedTensorMap, attrs) as unknown as tf.Tensor | tf.Tensor[];
     const list = Array.isArray(grads) ? grads : [grads];
     return xs.map((_, i) => () => list[i]!) as unknown as Record<string, () => tf.Tensor>;
   },
 };
 
-/** Registers the custom op kernels for `backendNames`, and the forward kernel's gradient. */
-export function registerCustomOpKernels(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.customOp, backendNames, forwardKernel);
-  registerForBackends(POPTFJS_KERNELS.customOpGradient, backendNames, gradientKernel);
-  if (!tf.getGradient(POPTFJS_KERNELS.customOp)) tf.registerGradient(customOpGradient);
-}
+/** `ops.customOp`: runs the forward kernel of the registered custom op its attributes name (`name`, `domain`) on its list of inputs. */
+export const CUSTOM_OP_KERNEL: HostKernel = { kernelName: CUSTOM_OP, kernelFunc: forwardKernel, gradient: customOpGradient };
+
+/** The backward node of `ops.customOp`: runs the op's gradient kernel on the output gradients, the inputs and the outputs (one list). */
+export const CUSTOM_OP_GRADIENT_KERNEL: HostKernel = { kernelName: CUSTOM_OP_GRADIENT, kernelFunc: gradientKernel };

@@ -14,9 +14,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../common/errors.js';
 import { KernelCallScope } from '../wasm_kernels/kernel_call_scope.js';
-import { registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import type { HostKernel } from './backend_kernel.js';
 import { isTracingModel } from '../model_trace_state.js';
+
+/** The kernel name of `ops.dynamicSlice`. */
+export const DYNAMIC_SLICE = 'poptfjs.DynamicSlice';
+/** The kernel name of `ops.dynamicUpdate`. */
+export const DYNAMIC_UPDATE = 'poptfjs.DynamicUpdate';
 
 /** The attributes of `poptfjs.DynamicSlice`. */
 export interface DynamicSliceAttrs {
@@ -104,16 +108,16 @@ function spreadByStep(dy: tf.Tensor, dim: number, size: number, step: number): t
 
 /** Runs `poptfjs.DynamicSlice`. */
 export function runDynamicSlice(x: tf.Tensor, start: tf.Tensor, attrs: DynamicSliceAttrs): tf.Tensor {
-  return tf.engine().runKernel(POPTFJS_KERNELS.dynamicSlice, { x, start }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
+  return tf.engine().runKernel(DYNAMIC_SLICE, { x, start }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
 }
 
 /** Runs `poptfjs.DynamicUpdate`. */
 export function runDynamicUpdate(x: tf.Tensor, src: tf.Tensor, start: tf.Tensor, attrs: DynamicUpdateAttrs): tf.Tensor {
-  return tf.engine().runKernel(POPTFJS_KERNELS.dynamicUpdate, { x, src, start }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
+  return tf.engine().runKernel(DYNAMIC_UPDATE, { x, src, start }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
 }
 
 const dynamicSliceGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.dynamicSlice,
+  kernelName: DYNAMIC_SLICE,
   inputsToSave: ['x', 'start'],
   gradFunc: (dy, saved, attrs) => {
     const [x, start] = saved as [tf.Tensor, tf.Tensor];
@@ -126,7 +130,7 @@ const dynamicSliceGradient: tf.GradConfig = {
 };
 
 const dynamicUpdateGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.dynamicUpdate,
+  kernelName: DYNAMIC_UPDATE,
   inputsToSave: ['src', 'start'],
   gradFunc: (dy, saved, attrs) => {
     const [src, start] = saved as [tf.Tensor, tf.Tensor];
@@ -140,10 +144,8 @@ const dynamicUpdateGradient: tf.GradConfig = {
   },
 };
 
-/** Registers the dynamic slice kernels for `backendNames`, and their gradients. */
-export function registerDynamicSliceKernels(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.dynamicSlice, backendNames, dynamicSliceKernel);
-  registerForBackends(POPTFJS_KERNELS.dynamicUpdate, backendNames, dynamicUpdateKernel);
-  if (!tf.getGradient(POPTFJS_KERNELS.dynamicSlice)) tf.registerGradient(dynamicSliceGradient);
-  if (!tf.getGradient(POPTFJS_KERNELS.dynamicUpdate)) tf.registerGradient(dynamicUpdateGradient);
-}
+/** `ops.dynamicSlice`: a slice of a fixed size at an offset read from a tensor when it runs. */
+export const DYNAMIC_SLICE_KERNEL: HostKernel = { kernelName: DYNAMIC_SLICE, kernelFunc: dynamicSliceKernel, gradient: dynamicSliceGradient };
+
+/** `ops.dynamicUpdate`: a tensor with a slice of a fixed size replaced at an offset read from a tensor when it runs. */
+export const DYNAMIC_UPDATE_KERNEL: HostKernel = { kernelName: DYNAMIC_UPDATE, kernelFunc: dynamicUpdateKernel, gradient: dynamicUpdateGradient };

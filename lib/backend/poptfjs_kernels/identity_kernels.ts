@@ -12,8 +12,14 @@
  * (PopTorch's `print_gradient`).
  */
 import * as tf from '@tensorflow/tfjs';
-import { callBackendKernel, registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import { callBackendKernel, type HostKernel } from './backend_kernel.js';
+
+/** The kernel name of `ops.ipuPrintTensor`. */
+export const IPU_PRINT_TENSOR = 'poptfjs.IpuPrintTensor';
+/** The kernel name of `ops.nop`. */
+export const NOP = 'poptfjs.Nop';
+/** The kernel name of `half(x)` of a value a model computes. */
+export const FLOAT16_CAST = 'poptfjs.Float16Cast';
 
 /** The suffix of the title of a printed gradient (PopTorch's `<title>_gradient`). */
 export const PRINTED_GRADIENT_SUFFIX = '_gradient';
@@ -23,31 +29,30 @@ function identityKernel(backendName: string): tf.KernelFunc {
 }
 
 const printGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.ipuPrintTensor,
+  kernelName: IPU_PRINT_TENSOR,
   gradFunc: (dy, _saved, attrs) => {
     const grad = dy as tf.Tensor;
     if (attrs.printGradient !== true) return { x: () => grad };
     const gradientAttrs = { ...attrs, title: `${String(attrs.title ?? '')}${PRINTED_GRADIENT_SUFFIX}`, printGradient: false };
-    return { x: () => tf.engine().runKernel(POPTFJS_KERNELS.ipuPrintTensor, { x: grad }, gradientAttrs as unknown as tf.NamedAttrMap) as tf.Tensor };
+    return { x: () => tf.engine().runKernel(IPU_PRINT_TENSOR, { x: grad }, gradientAttrs as unknown as tf.NamedAttrMap) as tf.Tensor };
   },
 };
 
 const nopGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.nop,
+  kernelName: NOP,
   gradFunc: (dy) => ({ x: () => dy as tf.Tensor }),
 };
 
 const float16CastGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.float16Cast,
+  kernelName: FLOAT16_CAST,
   gradFunc: (dy) => ({ x: () => dy as tf.Tensor }),
 };
 
-/** Registers the identity kernels for `backendNames`, and their gradients. */
-export function registerIdentityKernels(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.ipuPrintTensor, backendNames, identityKernel);
-  registerForBackends(POPTFJS_KERNELS.nop, backendNames, identityKernel);
-  registerForBackends(POPTFJS_KERNELS.float16Cast, backendNames, identityKernel);
-  if (!tf.getGradient(POPTFJS_KERNELS.ipuPrintTensor)) tf.registerGradient(printGradient);
-  if (!tf.getGradient(POPTFJS_KERNELS.nop)) tf.registerGradient(nopGradient);
-  if (!tf.getGradient(POPTFJS_KERNELS.float16Cast)) tf.registerGradient(float16CastGradient);
-}
+/** `ops.ipuPrintTensor`: hands its input on (the device prints it each time it runs the node). */
+export const IPU_PRINT_TENSOR_KERNEL: HostKernel = { kernelName: IPU_PRINT_TENSOR, kernelFunc: identityKernel, gradient: printGradient };
+
+/** `ops.nop`: hands its input on as a copy that no pattern removes. */
+export const NOP_KERNEL: HostKernel = { kernelName: NOP, kernelFunc: identityKernel, gradient: nopGradient };
+
+/** `half(x)` of a value a model computes: `x` as float16 (the device rounds the float16 value it outputs). */
+export const FLOAT16_CAST_KERNEL: HostKernel = { kernelName: FLOAT16_CAST, kernelFunc: identityKernel, gradient: float16CastGradient };

@@ -8,8 +8,12 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../../common/errors.js';
-import { callBackendKernel, registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import { callBackendKernel, type HostKernel } from './backend_kernel.js';
+
+/** The kernel name of a bias `Add` and the `Relu` of its sum in one pass. */
+export const ADD_RELU = 'poptfjs.AddRelu';
+/** The kernel name of the gradient of a `Relu` in one pass. */
+export const RELU_GRAD = 'poptfjs.ReluGrad';
 
 /**
  * The length of the vector `b` repeats along `a` when `b` has `a`'s shape or
@@ -29,7 +33,7 @@ export function checkAddReluInputs(a: tf.TensorInfo, b: tf.TensorInfo): number {
   const length = a.dtype === 'float32' && b.dtype === 'float32' ? trailingBroadcastLength(a.shape, b.shape) : undefined;
   if (length === undefined) {
     throw new PoptfjsError(
-      `${POPTFJS_KERNELS.addRelu} takes float32 a and b with b of a's shape or broadcast along its last axes; got ${a.dtype}[${a.shape.join(',')}] and ${b.dtype}[${b.shape.join(',')}]`,
+      `${ADD_RELU} takes float32 a and b with b of a's shape or broadcast along its last axes; got ${a.dtype}[${a.shape.join(',')}] and ${b.dtype}[${b.shape.join(',')}]`,
       { type: 'backend' },
     );
   }
@@ -39,7 +43,7 @@ export function checkAddReluInputs(a: tf.TensorInfo, b: tf.TensorInfo): number {
 /** Checks the inputs of `poptfjs.ReluGrad`: float32 `dy` and `x` of one shape. */
 export function checkReluGradInputs(dy: tf.TensorInfo, x: tf.TensorInfo): void {
   if (dy.dtype === 'float32' && x.dtype === 'float32' && dy.shape.join() === x.shape.join()) return;
-  throw new PoptfjsError(`${POPTFJS_KERNELS.reluGrad} takes float32 dy and x of one shape; got ${dy.dtype}[${dy.shape.join(',')}] and ${x.dtype}[${x.shape.join(',')}]`, {
+  throw new PoptfjsError(`${RELU_GRAD} takes float32 dy and x of one shape; got ${dy.dtype}[${dy.shape.join(',')}] and ${x.dtype}[${x.shape.join(',')}]`, {
     type: 'backend',
   });
 }
@@ -67,8 +71,11 @@ export function reluGradByKernels(backendName: string): tf.KernelFunc {
   };
 }
 
-/** Registers `poptfjs.AddRelu` and `poptfjs.ReluGrad` for each of `backendNames` that has none yet. */
-export function registerReluKernels(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.addRelu, backendNames, addReluByKernels);
-  registerForBackends(POPTFJS_KERNELS.reluGrad, backendNames, reluGradByKernels);
-}
+/**
+ * A bias `Add` and the `Relu` of its sum in one pass: inputs `a` and `b` (`b` the same shape as `a` or broadcast
+ * along its last axes), outputs the sum `a + b` and `relu(a + b)`, as the backend's `Add` then `Relu` compute them.
+ */
+export const ADD_RELU_KERNEL: HostKernel = { kernelName: ADD_RELU, kernelFunc: addReluByKernels };
+
+/** The gradient of a `Relu` in one pass: `dy · Step(x)` of `dy` and the `Relu`'s input `x`, as `Multiply(dy, Step(x))` computes it. */
+export const RELU_GRAD_KERNEL: HostKernel = { kernelName: RELU_GRAD, kernelFunc: reluGradByKernels };

@@ -10,8 +10,10 @@
  * columns of each gradient's product.
  */
 import * as tf from '@tensorflow/tfjs';
-import { callBackendKernel, registerForBackends } from './backend_kernel.js';
-import { POPTFJS_KERNELS } from './kernel_names.js';
+import { callBackendKernel, type HostKernel } from './backend_kernel.js';
+
+/** The kernel name of `ops.serializedMatMul`. */
+export const SERIALIZED_MATMUL = 'poptfjs.SerializedMatMul';
 
 /** Which dimension of `[m × k] · [k × n]` a serialized product splits (PopTorch's `MatMulSerializationMode`). */
 export const MatMulSerializationMode = {
@@ -49,7 +51,7 @@ const GRADIENT_MODES: Readonly<Record<SerializedMatMulAttrs['mode'], readonly [S
 
 /** Runs `poptfjs.SerializedMatMul` on rank-3 operands of the same batch. */
 export function runSerializedMatMul(a: tf.Tensor3D, b: tf.Tensor3D, attrs: SerializedMatMulAttrs): tf.Tensor3D {
-  return tf.engine().runKernel(POPTFJS_KERNELS.serializedMatMul, { a, b }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor3D;
+  return tf.engine().runKernel(SERIALIZED_MATMUL, { a, b }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor3D;
 }
 
 function serializedMatMulKernel(backendName: string): tf.KernelFunc {
@@ -58,7 +60,7 @@ function serializedMatMulKernel(backendName: string): tf.KernelFunc {
 }
 
 const serializedMatMulGradient: tf.GradConfig = {
-  kernelName: POPTFJS_KERNELS.serializedMatMul,
+  kernelName: SERIALIZED_MATMUL,
   inputsToSave: ['a', 'b'],
   gradFunc: (dy, saved, attrs) => {
     const [a, b] = saved as [tf.Tensor3D, tf.Tensor3D];
@@ -72,8 +74,5 @@ const serializedMatMulGradient: tf.GradConfig = {
   },
 };
 
-/** Registers the serialized matrix product for `backendNames`, and its gradient. */
-export function registerSerializedMatMulKernel(backendNames: readonly string[]): void {
-  registerForBackends(POPTFJS_KERNELS.serializedMatMul, backendNames, serializedMatMulKernel);
-  if (!tf.getGradient(POPTFJS_KERNELS.serializedMatMul)) tf.registerGradient(serializedMatMulGradient);
-}
+/** `ops.serializedMatMul`: a matrix product of rank-3 operands the IPU computes in serial steps (`attrs.mode`, `attrs.factor`). */
+export const SERIALIZED_MATMUL_KERNEL: HostKernel = { kernelName: SERIALIZED_MATMUL, kernelFunc: serializedMatMulKernel, gradient: serializedMatMulGradient };

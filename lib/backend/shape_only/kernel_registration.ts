@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { KernelCall, type KernelShapeRule } from './rules/kernel_shape_rule.js';
-import { SHAPE_RULES } from './kernels/index.js';
+import { SHAPE_RULES } from '../kernel_catalogue/kernel_catalogue.js';
 import { registeredKernelNames } from './registered_kernel_names.js';
 import { ShapeOnlyBackend } from './shape_only_backend.js';
 import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './rules/shape_only_error.js';

@@ -9,8 +9,7 @@
 import type * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { POPTFJS_KERNELS } from '../poptfjs_kernels/kernel_names.js';
-import { addReluByKernels, checkAddReluInputs, checkReluGradInputs, reluGradByKernels } from '../poptfjs_kernels/relu_kernels.js';
+import { ADD_RELU, addReluByKernels, checkAddReluInputs, checkReluGradInputs, RELU_GRAD, reluGradByKernels } from '../poptfjs_kernels/relu_kernels.js';
 import { addReluSimd, reluGradSimd } from './relu_passes_simd.js';
 import { wasmMemory } from './wasm_simd_routine.js';
 
@@ -48,7 +47,7 @@ function reluGrad(args: Parameters<tf.KernelFunc>[0]): tf.TensorInfo {
 }
 
 /** The wasm kernel of `poptfjs.AddRelu`: one SIMD pass writing the sum and its relu. */
-export const addReluConfig: tf.KernelConfig = { kernelName: POPTFJS_KERNELS.addRelu, backendName: BACKEND, kernelFunc: addRelu };
+export const addReluConfig: tf.KernelConfig = { kernelName: ADD_RELU, backendName: BACKEND, kernelFunc: addRelu };
 
 /** The wasm kernel of `poptfjs.ReluGrad`: one SIMD pass writing `dy · Step(x)`. */
-export const reluGradConfig: tf.KernelConfig = { kernelName: POPTFJS_KERNELS.reluGrad, backendName: BACKEND, kernelFunc: reluGrad };
+export const reluGradConfig: tf.KernelConfig = { kernelName: RELU_GRAD, backendName: BACKEND, kernelFunc: reluGrad };

@@ -8,7 +8,7 @@
  * are left alone (rounded after each kernel).
  */
 import type { Node } from '../graph.js';
-import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../backend/kernel_catalogue/kernel_catalogue.js';
 import { trailingBroadcastLength } from '../../backend/poptfjs_kernels/relu_kernels.js';
 import { GraphEditor } from './graph_editor.js';
 import type { Pattern } from './pattern.js';

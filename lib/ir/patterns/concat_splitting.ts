@@ -16,7 +16,7 @@
  * graphs, float16 values and other backends.
  */
 import type { Node, NodeId, ValueId } from '../graph.js';
-import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../backend/kernel_catalogue/kernel_catalogue.js';
 import type { GraphEditor } from './graph_editor.js';
 import { rewriteInferenceNodes } from './inference_rewrite.js';
 import type { Pattern } from './pattern.js';

@@ -7,7 +7,7 @@
  * alone (rounded after each kernel).
  */
 import { rootValues, type Node, type ValueId } from '../graph.js';
-import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../backend/kernel_catalogue/kernel_catalogue.js';
 import { GraphEditor } from './graph_editor.js';
 import type { Pattern } from './pattern.js';
 

@@ -5,7 +5,7 @@
 import type { Executable } from '../../executable/executable.js';
 import type { UnitDataflow } from './unit_dataflow.js';
 import { WIRE_DTYPES } from './wire_tensor.js';
-import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../backend/kernel_catalogue/kernel_catalogue.js';
 
 /** Kernels that call JavaScript functions registered in the main thread. */
 const MAIN_THREAD_KERNELS: ReadonlySet<string> = new Set([POPTFJS_KERNELS.customOp, POPTFJS_KERNELS.customOpGradient, POPTFJS_KERNELS.cpuOp]);

@@ -11,12 +11,12 @@
 import { PoptfjsError } from '../../common/errors.js';
 import type { Node } from '../../ir/graph.js';
 import { randomDraw } from '../graph_interpreter.js';
-import { isRandomNode } from '../../trace/random_distribution.js';
+import { isRandomDraw } from '../../backend/kernel_catalogue/kernel_catalogue.js';
 import { RandomSource } from '../../executable/random_source.js';
 
 /** Draws the numbers of the random nodes among `nodes` (a unit's, in run order) from `random`. */
 export function drawUnitRandomNumbers(nodes: readonly Node[], random: RandomSource): Float32Array[] {
-  return nodes.filter(isRandomNode).map((node) => randomDraw(node)(random));
+  return nodes.filter((node) => isRandomDraw(node.kernel)).map((node) => randomDraw(node)(random));
 }
 
 /**

@@ -5,7 +5,7 @@
  * backend (the reference) and on the shape-only backend.
  */
 import * as tf from '@tensorflow/tfjs';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import * as ops from '../../../ops/index.js';
 
 /** Makes the inputs of a case on the active backend. */

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { addReluSimd, reluGradSimd } from '../../../lib/backend/wasm_kernels/relu_passes_simd.js';
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';
 import { useWasmTrainingBackend } from './kernel_reference.js';

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { switchableWasmThreads, withWasmThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { failSimdRoutineHelperOnNextChunk, simdRoutineHelperChunks } from '../../../lib/backend/wasm_kernels/simd_routine_threads.js';
 import { wasmMemory } from '../../../lib/backend/wasm_kernels/wasm_simd_routine.js';

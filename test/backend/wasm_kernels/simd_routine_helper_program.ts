@@ -8,7 +8,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
 import { registerWasmTrainingKernels } from '../../../lib/backend/wasm_kernels/index.js';
 import { simdRoutineHelperChunks } from '../../../lib/backend/wasm_kernels/simd_routine_threads.js';

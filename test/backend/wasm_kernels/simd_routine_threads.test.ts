@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { switchableWasmThreads, withWasmThreads } from '../../../lib/backend/wasm_thread_pool.js';
 import { reluGradSimd } from '../../../lib/backend/wasm_kernels/relu_passes_simd.js';
 import { exitSimdRoutineHelperOnNextChunk, HELPER_TIMEOUT_MS, simdRoutineHelperChunks } from '../../../lib/backend/wasm_kernels/simd_routine_threads.js';

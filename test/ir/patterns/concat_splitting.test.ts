@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { concatSplitting, MIN_JOINED_BYTES } from '../../../lib/ir/patterns/concat_splitting.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
 import { traceInference } from '../../../lib/trace/trace_model.js';

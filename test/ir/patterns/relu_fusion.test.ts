@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { POPTFJS_KERNELS } from '../../../lib/backend/poptfjs_kernels/kernel_names.js';
+import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import type { Graph } from '../../../lib/ir/graph.js';
 import { addReluFusion } from '../../../lib/ir/patterns/add_relu_fusion.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';

@@ -1,6 +1,7 @@
 /**
- * Every shape rule of the shape-only backend, by kernel name, gathered from
- * the families of this folder.
+ * The shape rules of tfjs's kernels, by kernel name, gathered from the
+ * families of this folder; the kernel catalogue (../../kernel_catalogue) joins
+ * them to its records.
  */
 import type { KernelShapeRule } from '../rules/kernel_shape_rule.js';
 import { COMPLEX_RULES } from './complex.js';
@@ -13,7 +14,6 @@ import { INDEXING_RULES } from './indexing.js';
 import { MATMUL_RULES } from './matmul.js';
 import { NORMALIZATION_RULES } from './normalization.js';
 import { POOLING_RULES } from './pooling.js';
-import { POPTFJS_OP_RULES } from './poptfjs_ops.js';
 import { RAGGED_RULES } from './ragged.js';
 import { REDUCTION_RULES } from './reduction.js';
 import { RESHAPING_RULES } from './reshaping.js';
@@ -40,7 +40,6 @@ const FAMILIES: ReadonlyArray<Readonly<Record<string, KernelShapeRule>>> = [
   SPARSE_RULES,
   RAGGED_RULES,
   STRING_RULES,
-  POPTFJS_OP_RULES,
 ];
 
 function gatherRules(): ReadonlyMap<string, KernelShapeRule> {
@@ -54,14 +53,5 @@ function gatherRules(): ReadonlyMap<string, KernelShapeRule> {
   return rules;
 }
 
-/** The shape rule of each kernel the shape-only backend plans, by kernel name. */
-export const SHAPE_RULES: ReadonlyMap<string, KernelShapeRule> = gatherRules();
-
-/**
- * The kernels whose output shapes depend on input values (or that consume
- * values on the host), with why: they are planned only from the values of
- * small tensors written from the host, and otherwise throw a `ShapeOnlyError`.
- */
-export const VALUE_DEPENDENT_KERNELS: ReadonlyMap<string, string> = new Map(
-  [...SHAPE_RULES].flatMap(([kernelName, rule]) => (rule.valueDependence === undefined ? [] : [[kernelName, rule.valueDependence] as const])),
-);
+/** The shape rule of each of tfjs's kernels, by kernel name (the kernel catalogue adds poptfjs's own). */
+export const FAMILY_SHAPE_RULES: ReadonlyMap<string, KernelShapeRule> = gatherRules();
