@@ -8,7 +8,10 @@
  *   and tf.Variables tfjs numbered differently, can have the same key);
  * - the input signature (shapes and dtypes of one micro-batch) and the
  *   execution settings (batching, output mode, gradient reduction);
- * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`);
+ * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`),
+ *   and the engine options of the environment (`POPLAR_ENGINE_OPTIONS`)
+ *   that change what `compileGraph` produces (`debug.allowOutOfMemory`,
+ *   `prng.enableStochasticRounding`, ...: `compileEngineOptions`);
  * - the optimizer's type, constant attribute values, state slots and trained weights;
  * - the kind (training or inference), the replica groupings and the
  *   float16 declarations (or that the graph flags its float16 values);
@@ -22,6 +25,7 @@ import type { Optimizer } from '../../optim/optimizer.js';
 import type { Graph } from '../ir/graph.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
+import { compileEngineOptions, environmentEngineOptions } from '../options/engine_options.js';
 import { encodeMessage, Messages } from '../proto/executable_proto.js';
 import { graphMessage } from '../proto/graph_message.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
@@ -86,11 +90,12 @@ export function canonicalNames(graph: Graph): { params: Map<string, string>; lay
 
 /**
  * The cache key (64 hex digits) of compiling `request` with the options
- * `options` (`Options.toJSON()`), its parameters and layers named by `names`
- * (default: as they are).
+ * `options` (`Options.toJSON()`) under the engine options of `env`, its
+ * parameters and layers named by `names` (default: as they are).
  */
-export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES): string {
+export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES, env: NodeJS.ProcessEnv = process.env): string {
   const rename = names.param;
+  const engineOptions = compileEngineOptions(environmentEngineOptions(env)?.options ?? {});
   const material = {
     version: POPTFJS_VERSION,
     kind: request.kind,
@@ -98,6 +103,7 @@ export function executableCacheKey(request: ResolvedModelGraph, options: object,
     microBatchSize: request.microBatchSize,
     execution: request.execution,
     options: compileAffectingOptions(options),
+    ...(Object.keys(engineOptions).length > 0 ? { engineOptions } : {}),
     optimizer: optimizerPart(request.optimizer, rename),
     replicaGroupings: Object.fromEntries(Object.entries(request.replicaGroupings).map(([name, grouping]) => [rename(name), grouping])),
     float16: { params: [...(request.float16?.params ?? [])].map(rename).sort(), inputs: [...(request.float16?.inputs ?? [])].sort((a, b) => a - b) },

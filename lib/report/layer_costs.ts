@@ -35,7 +35,7 @@ export interface LayerCost {
 }
 
 /** The executable's target as the kernel cost model takes it, at the default memory proportion. */
-function kernelTarget(executable: Executable): KernelTarget {
+export function kernelTarget(executable: Executable): KernelTarget {
   const spec = executable.hardware.spec;
   return {
     tiles: spec.tiles,
