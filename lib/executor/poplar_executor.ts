@@ -86,6 +86,7 @@ import { checkpointCompileInputs, restoreCheckpoint } from './checkpoint_restore
 import { matchExecutableFile } from './executable_file_match.js';
 import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
 import { CallAnchors } from './call_anchors.js';
+import { tensorNames } from './anchored_tensors.js';
 
 const log = getLogger('poptfjs');
 
@@ -722,6 +723,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   getAnchoredTensor(shortName: string): tf.Tensor {
     const { executable } = this.requireCompiled('getAnchoredTensor');
     return this.anchored.get(shortName, executable);
+  }
+
+  /**
+   * The names of the tensors of the compiled graph that `Options.anchorTensor`
+   * takes (inputs and weights by name, `loss`, layers' outputs, gradients,
+   * every value), as PopTorch's `getTensorNames()`; the model must be compiled.
+   */
+  getTensorNames(): string[] {
+    return tensorNames(this.requireCompiled('getTensorNames').executable.graph);
   }
 
   /** The compiled graph as text. */
