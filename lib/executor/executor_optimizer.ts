@@ -8,8 +8,8 @@ import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { Executable } from '../runtime/executable.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Executable } from '../executable/executable.js';
+import type { Engine } from '../engine/engine.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';
 import type { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
@@ -17,7 +17,7 @@ import { Optimizer } from '../../optim/optimizer.js';
 import { isTfjsOptimizer, tfjsOptimizerEquivalent, type OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import type { ExecutionSettings } from './graph_compiler.js';
+import type { ExecutionSettings } from '../compile/execution_settings.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 
 const log = getLogger('poptfjs');
@@ -69,9 +69,9 @@ export function optimizerReduction(optimizer: Optimizer | undefined, execution: 
 }
 
 /** Starts the optimizer state on the device afresh, as after compiling (a fault lost it); without an optimizer, discards it. */
-export function resetOptimizerState(loaded: LoadedExecutable, executable: Executable, optimizer: Optimizer | undefined): void {
-  if (optimizer) loaded.writeOptimizerState(initialOptimizerState(optimizer, executable, loaded.lossScale));
-  else loaded.discardOptimizerState();
+export function resetOptimizerState(engine: Engine, executable: Executable, optimizer: Optimizer | undefined): void {
+  if (optimizer) engine.writeOptimizerState(initialOptimizerState(optimizer, executable, engine.lossScale));
+  else engine.discardOptimizerState();
 }
 
 /**
@@ -111,11 +111,11 @@ export function checkReplacementOptimizer(training: boolean, optimizer: Optimize
   else optimizer.settings();
 }
 
-/** Makes the loaded executable (if any) train with `next` from its next call on, handing it the device's optimizer state `previous` held. */
-export function switchOptimizer(loaded: LoadedExecutable | undefined, previous: Optimizer | undefined, next: Optimizer): void {
-  if (loaded && next !== previous) previous?.detachStateStore(loaded);
-  if (loaded) {
-    loaded.setOptimizer(next);
-    next.attachStateStore(loaded);
+/** Makes the engine (if any) train with `next` from its next call on, handing it the device's optimizer state `previous` held. */
+export function switchOptimizer(engine: Engine | undefined, previous: Optimizer | undefined, next: Optimizer): void {
+  if (engine && next !== previous) previous?.detachStateStore(engine);
+  if (engine) {
+    engine.setOptimizer(next);
+    next.attachStateStore(engine);
   }
 }

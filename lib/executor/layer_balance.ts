@@ -6,7 +6,7 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import { layerCosts } from '../report/layer_costs.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 
 /** Simulated cycles of each layer's kernels (forward and backward, one micro-batch) on one IPU of the executable's target. */
 export function layerCycles(executable: Executable): Map<string, number> {

@@ -17,8 +17,8 @@ import { Options } from '../options/options.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { half } from '../precision/half.js';
 import { summaryReport } from '../report/summary_report.js';
-import { hostBatchSize } from '../runtime/batch_plan.js';
-import type { Executable } from '../runtime/executable.js';
+import { hostBatchSize } from '../executable/batch_plan.js';
+import type { Executable } from '../executable/executable.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
@@ -28,9 +28,10 @@ import { LAMB } from '../../optim/lamb.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { SGD } from '../../optim/sgd.js';
-import { CompileProgress, PLAN_STEPS, progressBar, type ProgressCallback } from './compile_progress.js';
+import { CompileProgress, PLAN_STEPS, progressBar, type ProgressCallback } from '../compile/compile_progress.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import { compileGraph, executionSettings } from './graph_compiler.js';
+import { executionSettings } from '../compile/execution_settings.js';
+import { compileGraph } from '../compile/graph_compiler.js';
 
 /** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
 export type PlanOptimizerTarget = tf.LayersModel | tf.Variable[];
@@ -229,21 +230,25 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     }
     return { traced, optimizer, name: modelName(model), examples, float16 };
   });
-  const executable = compileGraph({
-    kind: training ? 'training' : 'inference',
-    modelName: name,
-    graph: traced.graph,
-    inputSignature: examples,
-    microBatchSize: microBatch,
-    execution,
-    settings: { ...settings, allowOutOfMemory: true },
-    optimizer,
-    replicaGroupings: {},
+  const executable = compileGraph(
+    {
+      kind: training ? 'training' : 'inference',
+      modelName: name,
+      graph: traced.graph,
+      inputSignature: examples,
+      microBatchSize: microBatch,
+      execution,
+      settings: { ...settings, allowOutOfMemory: true },
+      optimizer,
+      replicaGroupings: {},
+      float16,
+      weightNames: traced.weightNames,
+      simulatedOnly: true,
+    },
+    undefined,
+    {},
     progress,
-    float16,
-    weightNames: traced.weightNames,
-    simulatedOnly: true,
-  });
+  );
   const { memory, timeline } = executable.hardware;
   return {
     fits: memory.fits,

@@ -8,7 +8,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import type { Executable, IoStructure } from '../runtime/executable.js';
+import type { Executable, IoStructure } from '../executable/executable.js';
 import { FlatModel } from '../trace/flat_model.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type TensorFunction, type WrappableModel } from '../trace/model_function.js';

@@ -11,9 +11,9 @@
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 import { readFileBytes, writeFileAtomic } from './atomic_file.js';
-import type { DeviceState } from '../runtime/device_state.js';
+import type { DeviceState } from '../executable/device_state.js';
 import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { executableFromMessage, executableMessage } from './executable_message.js';
 import { decodeMessage, encodeMessage, Messages, type ExportedModelMessage } from '../proto/executable_proto.js';
 import { decodeFileEnvelope, encodeFileEnvelope } from './file_envelope.js';

@@ -224,6 +224,9 @@ export interface ExecutableMessage {
   synthetic_data: boolean;
   anchors: AnchorMessage[];
   sync_pattern?: string;
+  programs: string[];
+  engine_options_json?: string;
+  remote_buffers_json?: string;
 }
 
 /** `Anchor`. */

@@ -7,7 +7,7 @@
  */
 import { formatBytes } from '../ipu/byte_size.js';
 import type { IpuMemoryUse, MemoryKind } from '../ipu/memory_plan.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { escapeHtml } from './html_escape.js';
 
 /** The colour of each kind of memory. */

@@ -6,7 +6,7 @@
  * the layers with their weights and kernel time.
  */
 import { formatBytes } from '../ipu/byte_size.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { escapeHtml } from './html_escape.js';
 import { MEMORY_COLOURS, memorySection } from './html_memory.js';
 import { blocksTable, durationText, layersTable } from './html_tables.js';

@@ -4,7 +4,7 @@
  * micro-batch of each block and each layer.
  */
 import { formatBytes } from '../ipu/byte_size.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { UNANNOTATED_BLOCK } from '../strategy/placement.js';
 import { escapeHtml } from './html_escape.js';
 import { percentText } from './html_memory.js';

@@ -5,7 +5,7 @@
  * segment's tooltip gives its kind, label and duration.
  */
 import type { SegmentKind } from '../ipu/timeline.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { escapeHtml } from './html_escape.js';
 
 /** The colour of each kind of segment. */

@@ -10,7 +10,7 @@ import { valueBytes } from '../ir/node_cost.js';
 import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
 import { kernelCost, kernelCycles, type KernelTarget } from '../ipu/kernel_cycles.js';
 import { ampMacsPerCycle } from '../ipu/target_spec.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { UNANNOTATED_BLOCK } from '../strategy/placement.js';
 
 /** The name of the row of the kernels that compute the loss after the model. */

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { environmentEngineSettings } from '../options/engine_options.js';
 import { writeFileAtomic } from '../files/atomic_file.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { htmlReport } from './html_report.js';
 import { chromeTrace } from './trace_events.js';
 

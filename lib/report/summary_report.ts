@@ -10,7 +10,7 @@
 import { formatBytes } from '../ipu/byte_size.js';
 import type { InstanceAllReduce } from '../ipu/host_network.js';
 import { ipuMemory } from '../ipu/target_spec.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
 import { onOneIpu, planText } from './plan_text.js';
 

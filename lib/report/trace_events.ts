@@ -7,7 +7,7 @@
  * (`F1:3`: the forward pass of stage 1 on micro-batch 3). Times are in
  * microseconds of simulated time from the start of the call.
  */
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 
 /** One event of the Trace Event Format. */
 export interface TraceEvent {

@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { BeginBlock, Options, PipelinedExecution, ShapeOnlyError, half, optim, plan, trainingModel } from 'poptfjs';
-import { PLAN_STEPS } from '../../lib/executor/compile_progress.js';
+import { PLAN_STEPS } from '../../lib/compile/compile_progress.js';
 import { gptInputs, gptLanguageModel } from '../../examples/models/gpt.js';
 import { describeArrays, hostArraysMadeBy } from '../backend/shape_only/host_arrays.js';
 

@@ -60,9 +60,10 @@ describe('engine options from the environment', () => {
     expect(settings.allowOutOfMemory).toBe(true);
     expect(settings.randomSeed).toBe(42);
     expect(settings.precision.stochasticRounding).toBe(true);
-    // An option of the program's own wins over the environment's report directory.
+    // The environment's report directory wins over the program's own, as Poplar applies POPLAR_ENGINE_OPTIONS over a program's options.
     const own = new Options({ fromEnvironment: false }).enableProfiling('./mine');
-    expect(withEngineOptions(own.settings, env).profileDir).toBe('./mine');
+    expect(withEngineOptions(own.settings, env).profileDir).toBe('./r');
+    expect(withEngineOptions(own.settings, {}).profileDir).toBe('./mine');
   });
 
   it('refuses an option Poplar does not have, a bad value or text that is not a JSON object, naming the variable', () => {

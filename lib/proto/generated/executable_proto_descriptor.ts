@@ -946,6 +946,16 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "sync_pattern"
               ]
+            },
+            "_engine_options_json": {
+              "oneof": [
+                "engine_options_json"
+              ]
+            },
+            "_remote_buffers_json": {
+              "oneof": [
+                "remote_buffers_json"
+              ]
             }
           },
           "fields": {
@@ -1051,6 +1061,25 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "sync_pattern": {
               "type": "string",
               "id": 23,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "programs": {
+              "rule": "repeated",
+              "type": "string",
+              "id": 24
+            },
+            "engine_options_json": {
+              "type": "string",
+              "id": 25,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "remote_buffers_json": {
+              "type": "string",
+              "id": 26,
               "options": {
                 "proto3_optional": true
               }

@@ -10,17 +10,15 @@ import type { Options } from '../options/options.js';
 import { executableCache, type ExecutableSource } from '../files/executable_cache.js';
 import { optimizerConfig, renameOptimizerConfig } from '../files/optimizer_config.js';
 import type { ParameterSpec } from '../files/parameter_spec.js';
-import type { Executable } from '../runtime/executable.js';
-import { renameExecutableParameters, renameGraphLayers } from '../runtime/parameter_renaming.js';
-import { COMPILE_STEPS } from './compile_progress.js';
+import type { Executable } from '../executable/executable.js';
+import { renameExecutableParameters, renameGraphLayers } from '../executable/parameter_renaming.js';
+import { COMPILE_GRAPH_STEPS, type CompileProgress } from './compile_progress.js';
 import { canonicalNames, executableCacheKey, type KeyNames } from './executable_cache_key.js';
-import { compileGraph, type GraphCompileRequest } from './graph_compiler.js';
-
-/** The compile steps a cache hit skips (those of `compileGraph`, between the trace and the load). */
-const COMPILE_GRAPH_STEPS = COMPILE_STEPS.indexOf('load') - COMPILE_STEPS.indexOf('trace') - 1;
+import { compileGraph } from './graph_compiler.js';
+import { resolveModelGraph, type ModelGraph } from './model_graph.js';
 
 /**
- * Compiles `request` (made with `options`) through the executable cache of
+ * Compiles `model` (made with `options`) with `compileGraph` through the executable cache of
  * this process; `parameters` are the traced model's, stored with a cache
  * entry. Returns the executable and where it came from.
  *
@@ -32,10 +30,12 @@ const COMPILE_GRAPH_STEPS = COMPILE_STEPS.indexOf('load') - COMPILE_STEPS.indexO
  * model name.
  */
 export async function compileWithCache(
-  request: GraphCompileRequest,
+  model: ModelGraph,
+  progress: CompileProgress,
   options: Options,
   parameters: readonly ParameterSpec[],
 ): Promise<{ executable: Executable; source: ExecutableSource }> {
+  const request = resolveModelGraph(model);
   const optionsData = options.toJSON();
   const canonical = canonicalNames(request.graph);
   const toKey: KeyNames = { param: (n) => canonical.params.get(n) ?? n, layer: (n) => canonical.layers.get(n) ?? n };
@@ -50,14 +50,14 @@ export async function compileWithCache(
     .digest('hex');
   const keys = { memory, disk };
   const result = await executableCache.obtain(keys, request.settings.executableCachePath, () => ({
-    executable: renamedExecutable(compileGraph(request), toKey),
+    executable: renamedExecutable(compileGraph(request, undefined, {}, progress), toKey),
     parameters: parameters.map((p) => ({ ...p, name: toKey.param(p.name) })),
     options: optionsData,
     ...(request.optimizer ? { optimizer: renameOptimizerConfig(optimizerConfig(request.optimizer), toKey.param) } : {}),
     backend: tf.getBackend(),
     createdUnixMs: Date.now(),
   }));
-  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS; i++) request.progress.step();
+  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS.length; i++) progress.step();
   return { executable: { ...renamedExecutable(result.executable, fromKey), modelName: request.modelName }, source: result.source };
 }
 

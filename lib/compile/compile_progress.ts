@@ -22,6 +22,9 @@ export const COMPILE_OPTION_KEYS: ReadonlyArray<keyof CompileOptions> = ['progre
 /** The steps of a compile. */
 export const COMPILE_STEPS = ['trace', 'patterns', 'placement', 'schedule', 'memory and time', 'load'] as const;
 
+/** The steps `compileGraph` itself takes (those between the trace and the load). */
+export const COMPILE_GRAPH_STEPS = COMPILE_STEPS.slice(1, -1);
+
 /** The steps of a plan (`plan()`): the model built with shapes only, then a compile's steps up to its memory and time. */
 export const PLAN_STEPS = ['build', 'trace', 'patterns', 'placement', 'schedule', 'memory and time'] as const;
 
@@ -55,6 +58,11 @@ export class CompileProgress {
     const progress = new CompileProgress(...callbacks);
     progress.steps = steps;
     return progress;
+  }
+
+  /** The progress of `compileGraph` alone, told to `callback` as Poplar's `ProgressFunc` (`done` of its own steps). */
+  static ofCompileGraph(callback: ProgressCallback | undefined): CompileProgress {
+    return CompileProgress.over(COMPILE_GRAPH_STEPS, callback);
   }
 
   /** Marks the next step done. */

@@ -17,8 +17,8 @@
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph, ValueId } from '../ir/graph.js';
 import type { AnchoredTensor } from '../options/options_settings.js';
-import type { ExecutableAnchor } from '../runtime/executable.js';
-import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { ExecutableAnchor } from '../executable/executable.js';
+import type { ResolvedOutputMode } from '../executable/output_mode.js';
 
 /** PopART's prefix of gradient tensor names. */
 export const GRADIENT_PREFIX = 'Gradient___';

@@ -7,14 +7,15 @@ import type { DataType } from '@tensorflow/tfjs';
 import type { Graph } from '../ir/graph.js';
 import type { HardwareAnalysis } from '../ipu/hardware_analysis.js';
 import type { HostSyncPattern } from '../ipu/host_io.js';
-import type { Float16Arithmetic } from './float16_arithmetic.js';
+import type { Float16Arithmetic } from './float16_arithmetic_settings.js';
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
 import type { Structure } from '../trace/nested_values.js';
 import type { BatchFactors } from './batch_plan.js';
-import type { ResolvedOutputMode } from './output_collector.js';
+import type { ResolvedOutputMode } from './output_mode.js';
 import type { ReplicaGrouping } from './replica_grouping.js';
+import type { ExecutableProgram } from './program.js';
 
 /** Shape and dtype of one input micro-batch. */
 export interface TensorSignature {
@@ -107,6 +108,27 @@ export interface Executable {
    * output `outputCount + i`, returned as its own output mode says. Absent: none.
    */
   readonly anchors?: readonly ExecutableAnchor[];
+  /** The programs `Engine.run(index)` runs, in index order (a compiled model's: as PopART builds them). */
+  readonly programs: readonly ExecutableProgram[];
+  /**
+   * The Poplar engine options it was compiled with (`compileGraph`'s
+   * `options`, after `POPLAR_ENGINE_OPTIONS`), which an engine made from it
+   * runs with. Absent: none.
+   */
+  readonly engineOptions?: Readonly<Record<string, string>>;
+  /** The tensors kept off chip in streaming memory (`Options.TensorLocations`), as the engine's remote buffers. Absent: none. */
+  readonly remoteBuffers?: readonly RemoteBufferSpec[];
+}
+
+/** A remote buffer: an off-chip weight (`weights/<parameter>`) or a slot of its optimizer state (`optimizerState/<slot>/<parameter>`). */
+export interface RemoteBufferSpec {
+  readonly handle: string;
+  readonly kind: 'weight' | 'optimizerState';
+  readonly param: string;
+  /** The optimizer state slot (`optimizerState` buffers). */
+  readonly slot?: string;
+  /** Whether each replica holds a shard of it (replicated tensor sharding) rather than the whole. */
+  readonly sharded: boolean;
 }
 
 /** A tensor anchored with `Options.anchorTensor`, as the executable returns it. */

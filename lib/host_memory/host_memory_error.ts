@@ -10,8 +10,8 @@ import { PoptfjsError } from '../common/errors.js';
 import { noteHostMemoryUse, type HostHeap } from '../backend/host_heap.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
-import type { BatchFactors } from './batch_plan.js';
-import type { Executable } from './executable.js';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import type { Executable } from '../executable/executable.js';
 import type { HostMemoryEstimate, WorkerHeapEstimate } from './host_memory_estimate.js';
 
 /** Where a host-memory failure happened. */

@@ -25,9 +25,9 @@ import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
 import { encodeMessage, Messages } from '../proto/executable_proto.js';
 import { graphMessage } from '../proto/graph_message.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
-import { renameGraphLayers, renameGraphParameters } from '../runtime/parameter_renaming.js';
+import { renameGraphLayers, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
-import type { GraphCompileRequest } from './graph_compiler.js';
+import type { ResolvedModelGraph } from './model_graph.js';
 import { withoutSourceLocations } from '../trace/source_location.js';
 
 /** The options that affect what is compiled: every option but the runtime ones. */
@@ -90,7 +90,7 @@ export function canonicalNames(graph: Graph): { params: Map<string, string>; lay
  * `options` (`Options.toJSON()`), its parameters and layers named by `names`
  * (default: as they are).
  */
-export function executableCacheKey(request: GraphCompileRequest, options: object, names: KeyNames = OWN_NAMES): string {
+export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES): string {
   const rename = names.param;
   const material = {
     version: POPTFJS_VERSION,

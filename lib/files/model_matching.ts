@@ -8,9 +8,9 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
-import { describeParameter, type ParameterSpec } from '../files/parameter_spec.js';
-import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
+import { describeParameter, type ParameterSpec } from './parameter_spec.js';
+import type { ReplicaGrouping } from '../executable/replica_grouping.js';
 
 /** What is compared between a file and a model. */
 export interface ModelDescription {

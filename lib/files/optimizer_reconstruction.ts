@@ -7,7 +7,7 @@ import type * as tf from '@tensorflow/tfjs';
 import * as optim from '../../optim/index.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { PoptfjsError } from '../common/errors.js';
-import type { OptimizerConfig } from '../files/optimizer_config.js';
+import type { OptimizerConfig } from './optimizer_config.js';
 
 type OptimizerConstructor = new (target: readonly tf.Variable[], options: Record<string, unknown>) => Optimizer;
 
