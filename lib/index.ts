@@ -115,9 +115,10 @@ export type { HostMemoryEstimate, WorkerHeapEstimate } from './host_memory/host_
 export { hostHeap, hostMemoryPeak, resetHostMemoryPeak, HOST_MEMORY_LIMIT_VARIABLE, WASM_HEAP_LIMIT, type HostHeap } from './backend/host_heap.js';
 export { GC200, BOW, IPU_TARGETS, targetSpec, ipuMemory, type IpuTargetSpec, type IpuTargetName } from './ipu/target_spec.js';
 export type { MemoryPlan, IpuMemoryUse, MemoryItem, MemoryKind } from './ipu/memory_plan.js';
-export type { Timeline, TimelineSegment, IpuActivity, SegmentKind } from './ipu/timeline.js';
+export type { Timeline, TimelineSegment, IpuActivity, RepeatedStretch, SegmentKind } from './ipu/timeline.js';
 export type { HardwareAnalysis } from './ipu/hardware_analysis.js';
 export type { CompileOptions, ProgressCallback } from './compile/compile_progress.js';
+export { PLAN_STEPS } from './compile/compile_progress.js';
 export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
 export type { LossFunction, LossSpec } from './trace/loss_function.js';

@@ -7,7 +7,10 @@
  *   (`dense_Dense1`) names the layer's output, the last value its forward
  *   pass makes;
  * - as PopART names gradients: `Gradient___<weight name>`, the gradient of the
- *   (scaled) loss with respect to that weight, per micro-batch.
+ *   (scaled) loss with respect to that weight, per micro-batch;
+ * - by the name of a weight (its value as the step reads it), of an input
+ *   (`input0`, or a layers model's input name), or `loss`, the loss of a
+ *   training graph.
  * Anchored values become graph outputs after the model's own (and so stay
  * live until their micro-batch ends), and go to the host with the outputs.
  */
@@ -36,11 +39,37 @@ function layerOutputs(graph: Graph): Map<string, ValueId> {
   return outputs;
 }
 
+/** The weights and inputs of the graph by name, and `loss` when it has one. */
+function namedValues(graph: Graph): Map<string, ValueId> {
+  const named = new Map<string, ValueId>();
+  for (const v of graph.values) if (v.source.kind === 'param' || v.source.kind === 'input') named.set(v.source.name, v.id);
+  if (graph.roles.loss !== undefined) named.set(LOSS_NAME, graph.roles.loss);
+  return named;
+}
+
+/** The name of the loss of a training graph. */
+const LOSS_NAME = 'loss';
+
 function resolve(graph: Graph, longName: string, layers: ReadonlyMap<string, ValueId>): ValueId | undefined {
   const id = /^%(\d+)$/.exec(longName);
   if (id) return Number(id[1]) < graph.values.length ? Number(id[1]) : undefined;
   if (longName.startsWith(GRADIENT_PREFIX)) return graph.roles.gradients?.[longName.slice(GRADIENT_PREFIX.length)];
-  return layers.get(longName);
+  return layers.get(longName) ?? namedValues(graph).get(longName);
+}
+
+/**
+ * Every name `Options.anchorTensor` takes in `graph`, as PopTorch's
+ * `getTensorNames()` lists the tensors of the compiled graph: its inputs and
+ * weights by name, `loss`, the layers' outputs, the gradients
+ * (`Gradient___<weight>`), then every value (`%0`, `%1`, ...).
+ */
+export function tensorNames(graph: Graph): string[] {
+  return [
+    ...namedValues(graph).keys(),
+    ...layerOutputs(graph).keys(),
+    ...Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w),
+    ...graph.values.map((v) => `%${v.id}`),
+  ];
 }
 
 function quoted(names: readonly string[]): string {

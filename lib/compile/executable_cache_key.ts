@@ -3,7 +3,7 @@
  * what compiling produces. Any change in these misses the cache:
  *
  * - the traced IR, in its serialized form (every node, attribute,
- *   annotation, shape and constant; parameters and layers by the names
+ *   annotation but the source location, shape and constant; parameters and layers by the names
  *   `names` gives them, so another instance of the same model, whose layers
  *   and tf.Variables tfjs numbered differently, can have the same key);
  * - the input signature (shapes and dtypes of one micro-batch) and the
@@ -32,6 +32,7 @@ import { stringifyLossless } from '../proto/lossless_json.js';
 import { renameGraphLayers, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
 import type { ResolvedModelGraph } from './model_graph.js';
+import { withoutSourceLocations } from '../trace/source_location.js';
 
 /** The options that affect what is compiled: every option but the runtime ones. */
 export function compileAffectingOptions(options: object): Record<string, unknown> {
@@ -114,6 +115,6 @@ export function executableCacheKey(request: ResolvedModelGraph, options: object,
   return createHash('sha256')
     .update(stringifyLossless(canonical(material)))
     .update('\0')
-    .update(encodeMessage(Messages.Graph, graphMessage(renameGraphLayers(renameGraphParameters(request.graph, rename), names.layer))))
+    .update(encodeMessage(Messages.Graph, graphMessage(renameGraphLayers(renameGraphParameters(withoutSourceLocations(request.graph), rename), names.layer))))
     .digest('hex');
 }

@@ -1,6 +1,6 @@
 /**
- * What an executor reports about its compiled model: the plan, the IR and
- * the patterns that fired, output dtypes, simulated cycles and latency, the
+ * What an executor reports about its compiled model: the plan, the IR, its
+ * tensor names and the patterns that fired, output dtypes, simulated cycles and latency, the
  * compilation time, the summary report and the worker IPUs' measured overlap.
  */
 import { PoptfjsError } from '../common/errors.js';
@@ -10,6 +10,7 @@ import { summaryReport } from '../report/summary_report.js';
 import { planText } from '../report/plan_text.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import type { Engine } from '../engine/engine.js';
+import { tensorNames } from '../compile/anchored_tensors.js';
 import type { ExecutorState } from './executor_state.js';
 
 /** The execution plan as text: stages, IPUs and the schedule table. */
@@ -21,6 +22,11 @@ export function executorPlanText(state: ExecutorState): string {
 /** The compiled graph as text. */
 export function executorIrText(state: ExecutorState): string {
   return irText(state.requireCompiled('irText').executable.graph);
+}
+
+/** The names of the tensors of the compiled graph that `Options.anchorTensor` takes, as PopTorch's `getTensorNames()`. */
+export function compiledTensorNames(state: ExecutorState): string[] {
+  return tensorNames(state.requireCompiled('getTensorNames').executable.graph);
 }
 
 /** How often each IR pattern fired when the model was compiled, by pattern name. */

@@ -41,6 +41,7 @@ import {
   executorIrText,
   executorPlanText,
   executorSummaryReport,
+  compiledTensorNames,
   firedPatterns,
   measuredOverlap,
   outputDtypes,
@@ -377,6 +378,15 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   getAnchoredTensor(shortName: string): tf.Tensor {
     const { executable } = this.executorState.requireCompiled('getAnchoredTensor');
     return this.executorState.anchored.get(shortName, executable);
+  }
+
+  /**
+   * The names of the tensors of the compiled graph that `Options.anchorTensor`
+   * takes (inputs and weights by name, `loss`, layers' outputs, gradients,
+   * every value), as PopTorch's `getTensorNames()`; the model must be compiled.
+   */
+  getTensorNames(): string[] {
+    return compiledTensorNames(this.executorState);
   }
 
   /** The compiled graph as text. */
