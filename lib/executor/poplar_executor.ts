@@ -85,7 +85,7 @@ import { checkpointCompileInputs, restoreCheckpoint } from './checkpoint_restore
 import { matchExecutableFile } from './executable_file_match.js';
 import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
 import { CallAnchors } from './call_anchors.js';
-import { tensorNames } from './anchored_tensors.js';
+import { tensorNames } from '../compile/anchored_tensors.js';
 
 const log = getLogger('poptfjs');
 
