@@ -15,10 +15,16 @@
  * live until their micro-batch ends), and go to the host with the outputs.
  */
 import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import type { Graph, ValueId } from '../ir/graph.js';
 import type { AnchoredTensor } from '../options/options_settings.js';
 import type { ExecutableAnchor } from '../executable/executable.js';
 import type { ResolvedOutputMode } from '../executable/output_mode.js';
+
+const log = getLogger('poptfjs');
+
+/** How PopTorch's debug log names each output mode of an anchor (`Gradient___fc2.bias EVERYN/4`). */
+const MODE_LABELS: Readonly<Record<ResolvedOutputMode, string>> = { All: 'ALL', EveryN: 'EVERYN', Final: 'FINAL', Sum: 'Sum' };
 
 /** PopART's prefix of gradient tensor names. */
 export const GRADIENT_PREFIX = 'Gradient___';
@@ -110,6 +116,7 @@ export function anchorTensors(
       );
     }
     values.push(value);
+    log.debug(`anchored tensor '${name}': ${anchor.longName} ${MODE_LABELS[outputMode]}/${outputMode === 'EveryN' ? outputReturnPeriod : 1}`);
     return { name, longName: anchor.longName, outputMode, outputReturnPeriod };
   });
   return { graph: { ...graph, roles: { ...graph.roles, outputs: [...graph.roles.outputs, ...values] } }, anchors };
