@@ -10,7 +10,7 @@
  *   `tile` keeps a counter on every tile of the IPU, `ipu` one on
  *   `debug.profilingTile` of each IPU, `device` one per compute set on
  *   `debug.profilingTile` of IPU 0 (the longest IPU's count); `vertex` the
- *   compute cycles of every vertex (kernel) instead, over its IPU's compute
+ *   compute cycles of every vertex (kernel) instead, to the nearest whole cycle, over its IPU's compute
  *   tiles (at the default available-memory proportion: the executable does
  *   not keep the proportions `Options` set per IPU). The cost model gives every tile
  *   of an IPU the same cycles for a compute set, so `tile` and `ipu` hold the
@@ -120,7 +120,7 @@ export function stepInstrumentation(executable: Executable, switches: Instrument
     const computeTiles = hardware.memory.ipus.map((use) => Math.max(1, Math.round(use.capacity / hardware.spec.memoryPerTile)));
     record.vertices = graph.nodes.map((node) => {
       const ipu = placement.stages[placement.nodeStages[node.id]!]!.ipu;
-      return { ipu, vertex: node.kernel, node: node.id, cycles: kernelCost(graph, node, { ...target, tiles: computeTiles[ipu] ?? target.tiles }).compute };
+      return { ipu, vertex: node.kernel, node: node.id, cycles: Math.round(kernelCost(graph, node, { ...target, tiles: computeTiles[ipu] ?? target.tiles }).compute) };
     });
   } else if (switches.compute) {
     // A compute set is the same program whichever micro-batch it runs on: `F1:3 B0:1` is `F1 B0`.

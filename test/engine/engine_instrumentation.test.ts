@@ -59,8 +59,9 @@ describe('Engine instrumentation options', () => {
     const vertices = vertex.record!.vertices!;
     expect(vertex.record!.computeSets).toBeUndefined();
     expect(vertices.map((v) => [v.ipu, v.node, v.vertex])).toEqual(graph.nodes.map((n) => [0, n.id, n.kernel]));
-    // The compute set runs the step's kernels one after another: their counts add up to its count.
-    expect(vertices.reduce((n, v) => n + v.cycles, 0)).toBe(lastSegmentCycles(vertex.engine, 'compute', 'F0 B0'));
+    // The compute set runs the step's kernels one after another: their counts add up to its count, each rounded to a whole cycle.
+    expect(vertices.every((v) => Number.isInteger(v.cycles))).toBe(true);
+    expect(Math.abs(vertices.reduce((n, v) => n + v.cycles, 0) - lastSegmentCycles(vertex.engine, 'compute', 'F0 B0'))).toBeLessThanOrEqual(vertices.length / 2);
   });
 
   it('records only what is switched on; the execution profile of autoReport sets debug.instrument unless it is set', async () => {
