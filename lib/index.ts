@@ -101,6 +101,8 @@ export type { HostBuffer, StreamCallback } from './engine/engine_streams.js';
 export type { TimerTimePoint } from './engine/timer_time_point.js';
 export type { EngineReport } from './engine/profile_summary.js';
 export type { ProgramRun } from './engine/execution_profile.js';
+export { RuntimeOptions } from './engine/runtime_options.js';
+export type { CycleCounter, LoopRecord, StepInstrumentation, VertexCounter } from './engine/step_instrumentation.js';
 export { compileGraph, type EngineOptionFlags } from './compile/graph_compiler.js';
 export type { ModelGraph } from './compile/model_graph.js';
 export { PROGRAM_NAMES, type ProgramName, type ExecutableProgram } from './executable/program.js';

@@ -28,6 +28,7 @@ import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
 import { CompileProgress, type ProgressCallback } from './compile_progress.js';
 import { resolveModelGraph, type ModelGraph } from './model_graph.js';
+import { writeCompileOutputs } from './compile_outputs.js';
 
 /** Poplar's option flags: option name → value, every value a string (`"true"`, `"4"`, `"./reports"`). */
 export type EngineOptionFlags = Readonly<Record<string, string>>;
@@ -44,7 +45,8 @@ export function engineOptionsSource(name: string): EngineOptionsSource {
  * engine options (see `Engine`): checked by name and value, applied under
  * `POPLAR_ENGINE_OPTIONS`, and recorded in the executable. `progress` is told
  * `(done, total)` after each step. An `OutOfMemoryError` if it does not fit
- * (unless `debug.allowOutOfMemory`).
+ * (unless `debug.allowOutOfMemory`). The archive and lowered variables the
+ * options ask for are written (compile_outputs.ts).
  */
 export function compileGraph(
   model: ModelGraph,
@@ -130,7 +132,7 @@ export function compileGraph(
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   steps.step();
-  return {
+  const executable: Executable = {
     kind: request.kind,
     modelName: request.modelName,
     graph,
@@ -163,6 +165,8 @@ export function compileGraph(
     ...(Object.keys(options).length > 0 ? { engineOptions: { ...options } } : {}),
     ...(remoteBuffers.length > 0 ? { remoteBuffers } : {}),
   };
+  writeCompileOutputs(executable, engineOptions);
+  return executable;
 }
 
 /** The remote buffers of the weights and optimizer state `storage` keeps off chip, in parameter order. */
