@@ -2,8 +2,9 @@
  * The kernel catalogue: one record per kernel poptfjs can meet in a graph
  * (every kernel tfjs registers, and poptfjs's own), by kernel name. The
  * tables of the rest of poptfjs (views, moves, reductions, random draws,
- * fills, the shape-only backend's shape rules) are read from it, and a kernel
- * without a record is an error where it is costed, never free.
+ * fills, the shape-only backend's shape rules) are read from it. One of
+ * poptfjs's kernels without a record is an error where it is costed, never
+ * free; a kernel a user registers in tfjs is costed as element-wise work.
  */
 import { PoptfjsError } from '../../common/errors.js';
 import { registerHostKernel } from '../poptfjs_kernels/backend_kernel.js';
@@ -13,6 +14,8 @@ import { DATA_MOVEMENT_RECORDS } from './data_movement_records.js';
 import { ELEMENTWISE_RECORDS } from './elementwise_records.js';
 import { HOST_RECORDS } from './host_records.js';
 import type { KernelRecord } from './kernel_record.js';
+import { unlistedCost, UNLISTED_COST_NOTE } from './cost_rules.js';
+import { flopsPerOutput } from './flop_rules.js';
 import { POPTFJS_RECORDS, RANDOM_KERNELS } from './poptfjs_records.js';
 import { PRODUCT_RECORDS } from './product_records.js';
 import { REDUCTION_RECORDS } from './reduction_records.js';
@@ -43,12 +46,32 @@ function gatherRecords(): ReadonlyMap<string, KernelRecord> {
 /** Every kernel's record, by kernel name. */
 export const KERNEL_CATALOGUE: ReadonlyMap<string, KernelRecord> = gatherRecords();
 
-/** The record of `kernel`; an error naming it when the catalogue has none. */
+/**
+ * What poptfjs takes a kernel a user registered in tfjs (`tf.registerKernel`)
+ * outside tfjs's and poptfjs's own to be: element-wise work it has no
+ * estimate of, as it takes a custom op to be.
+ */
+function userKernelRecord(kernel: string): KernelRecord {
+  return {
+    name: kernel,
+    category: 'element-wise',
+    cost: unlistedCost,
+    flops: flopsPerOutput(1),
+    costNote: `a kernel registered outside tfjs and poptfjs, ${UNLISTED_COST_NOTE}`,
+  };
+}
+
+/**
+ * The record of `kernel`. A kernel a user registered in tfjs has the record
+ * of element-wise work poptfjs has no estimate of; a `poptfjs.*` kernel
+ * without a record is an error naming it, never free.
+ */
 export function kernelRecord(kernel: string): KernelRecord {
   const record = KERNEL_CATALOGUE.get(kernel);
   if (record) return record;
+  if (!kernel.startsWith('poptfjs.')) return userKernelRecord(kernel);
   throw new PoptfjsError(
-    `poptfjs has no record of kernel '${kernel}', so it cannot tell what it costs on an IPU: the kernel catalogue (lib/backend/kernel_catalogue) records every kernel tfjs 4.22 registers and poptfjs's own; a kernel registered outside them cannot be compiled`,
+    `poptfjs has no record of its kernel '${kernel}', so it cannot tell what it costs on an IPU: each of poptfjs's own kernels has a record in the kernel catalogue (lib/backend/kernel_catalogue/poptfjs_records.ts)`,
     { type: 'compile', location: kernel },
   );
 }
