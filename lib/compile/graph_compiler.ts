@@ -21,7 +21,7 @@ import type { Executable, RemoteBufferSpec } from '../executable/executable.js';
 import { returnedMicroSteps } from '../executable/output_mode.js';
 import { executablePrograms, modelPrograms } from '../executable/program.js';
 import { compilerChoices } from '../strategy/compiler_defaults.js';
-import { placeGraph } from '../strategy/placement.js';
+import { placedSchedule } from '../executable/placed_schedule.js';
 import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
@@ -75,13 +75,8 @@ export function compileGraph(
       });
   const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
   steps.step();
-  const placement = placeGraph(graph, {
-    strategy: settings.executionStrategy.toJSON(),
-    replicationFactor: factors.replicationFactor,
-    autoRoundNumIPUs: settings.autoRoundNumIPUs,
-  });
+  const { placement, schedule } = placedSchedule(graph, settings, factors, training, request.simulatedOnly ? periodicSchedule : buildSchedule);
   steps.step();
-  const schedule = (request.simulatedOnly ? periodicSchedule : buildSchedule)(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const separateAccumulator = optimizer?.separateAccumulator(optimizer.settings()) ?? true;

@@ -16,8 +16,7 @@ import type { OptionsSettings } from '../options/options_settings.js';
 import type { BatchFactors } from '../executable/batch_plan.js';
 import { checkHostMemory, guardHostMemory, type HostMemoryContext } from '../host_memory/host_memory_error.js';
 import { estimateHostMemory, type HostMemoryEstimate } from '../host_memory/host_memory_estimate.js';
-import { placeGraph } from '../strategy/placement.js';
-import { buildSchedule } from '../strategy/schedule.js';
+import { placedSchedule } from '../executable/placed_schedule.js';
 
 /** What the check needs of the step being compiled. */
 export interface HostMemoryCheckRequest {
@@ -59,12 +58,7 @@ export function traceMemoryGuard(request: HostMemoryCheckRequest): () => void {
  */
 export function checkStepHostMemory(graph: Graph, variables: ReadonlyMap<string, tf.Variable>, request: HostMemoryCheckRequest): HostMemoryEstimate {
   const { settings, factors } = request;
-  const placement = placeGraph(graph, {
-    strategy: settings.executionStrategy.toJSON(),
-    replicationFactor: factors.replicationFactor,
-    autoRoundNumIPUs: settings.autoRoundNumIPUs,
-  });
-  const schedule = buildSchedule(placement, request.training, request.training ? factors.gradientAccumulation : factors.deviceIterations);
+  const { placement, schedule } = placedSchedule(graph, settings, factors, request.training);
   const context = hostMemoryContext(request, 'running', placement.ipusPerReplica);
   const trainedWeights = request.trainedWeights ?? new Set([...variables.values()].filter((v) => v.trainable).map((v) => v.name));
   return checkHostMemory(

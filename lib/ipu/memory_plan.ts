@@ -142,26 +142,56 @@ function bytesPerState(precision: StatePrecision, weightBytesPerElement: number)
   return precision === 'parameter' ? weightBytesPerElement : precision === 'float16' ? 2 : 4;
 }
 
-/** Computes what each IPU of a replica holds. */
-export function memoryPlan(request: MemoryRequest): MemoryPlan {
-  const { graph, placement, schedule, spec } = request;
-  const storage = request.storage ?? ON_CHIP_STORAGE;
-  const R = storage.replicationFactor;
-  const valueCount = graph.values.length;
-  const base = (id: number) => (id >= valueCount ? id - valueCount : id);
-  const ownBytes = request.valueBytes ?? ((id: ValueId) => valueBytes(graph, id));
-  const bytesOf = (id: number) => ownBytes(base(id));
-  const ipuCount = placement.ipusPerReplica;
-  const capacity = (spec.tiles - storage.ioTiles) * spec.memoryPerTile;
-  const items: MemoryItem[][] = Array.from({ length: ipuCount }, () => []);
-  const streamed: Array<Record<StreamedKind, number>> = Array.from(
-    { length: ipuCount },
-    () => Object.fromEntries(STREAMED.map((k) => [k, 0])) as Record<StreamedKind, number>,
-  );
-  const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
-  const phasedLiveness = placement.phased?.liveness ?? 'AlwaysLive';
+/** What the steps of a memory plan share: the placed graph, where tensors live, and what each IPU holds so far. */
+interface PlanState {
+  readonly request: MemoryRequest;
+  readonly graph: Graph;
+  readonly storage: TensorStorage;
+  readonly ipuCount: number;
+  /** Bytes of a value (or of its copy on another IPU, `id + values`). */
+  readonly bytesOf: (id: number) => number;
+  /** The IPU of a node. */
+  readonly ipuOfNode: (node: number) => number;
+  /** The items each IPU holds, by IPU. */
+  readonly items: MemoryItem[][];
+  /** The streaming memory each IPU uses, by IPU and kind. */
+  readonly streamed: Array<Record<StreamedKind, number>>;
+}
 
-  // Weights and constants: on every IPU that reads them (through views too), with the stages that read them.
+/** A parameter whose value lives off chip, and the stages that read it. */
+interface OffChipWeight {
+  readonly id: ValueId;
+  readonly bytes: number;
+  readonly stages: ReadonlySet<number>;
+}
+
+/** The largest optimizer state and accumulator each IPU streams in to update one weight. */
+interface LargestStreamed {
+  readonly optimizer: number[];
+  readonly accumulator: number[];
+}
+
+function planState(request: MemoryRequest): PlanState {
+  const { graph, placement } = request;
+  const valueCount = graph.values.length;
+  const ownBytes = request.valueBytes ?? ((id: ValueId) => valueBytes(graph, id));
+  const ipuCount = placement.ipusPerReplica;
+  return {
+    request,
+    graph,
+    storage: request.storage ?? ON_CHIP_STORAGE,
+    ipuCount,
+    bytesOf: (id) => ownBytes(id >= valueCount ? id - valueCount : id),
+    ipuOfNode: (node) => placement.stages[placement.nodeStages[node]!]!.ipu,
+    items: Array.from({ length: ipuCount }, () => []),
+    streamed: Array.from({ length: ipuCount }, () => Object.fromEntries(STREAMED.map((k) => [k, 0])) as Record<StreamedKind, number>),
+  };
+}
+
+/** Each parameter and constant nodes read (through views too), with the IPUs and stages that read it. */
+function residentReaders(state: PlanState): Map<ValueId, { ipus: Set<number>; stages: Set<number> }> {
+  const { graph } = state;
+  const { placement } = state.request;
   const readers = new Map<ValueId, { ipus: Set<number>; stages: Set<number> }>();
   const residentRoots = (id: ValueId): ValueId[] => {
     const source = graph.values[id]!.source;
@@ -173,103 +203,135 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     for (const id of node.inputs) {
       for (const root of residentRoots(id)) {
         const r = readers.get(root) ?? { ipus: new Set(), stages: new Set() };
-        r.ipus.add(ipuOfNode(node.id));
+        r.ipus.add(state.ipuOfNode(node.id));
         r.stages.add(placement.nodeStages[node.id]!);
         readers.set(root, r);
       }
     }
   }
-  // Parameters may live off chip; constants are part of the program and stay on chip.
+  return readers;
+}
+
+/** The optimizer state and gradient accumulator of trained weight `name` (`elements` of `bytes`) on `ipu`: on chip, or streamed. */
+function addTrainedState(state: PlanState, ipu: number, name: string, elements: number, bytes: number, largest: LargestStreamed): void {
+  const { request, storage, items, streamed } = state;
+  const R = storage.replicationFactor;
+  const perElement = bytes / Math.max(1, elements);
+  const stateBytes = request.optimizerSlots.reduce((sum, slot) => sum + elements * bytesPerState(slot.precision, perElement), 0);
+  if (stateBytes > 0) {
+    const shard = stateBytes * shardFraction(storage.optimizer, elements, R);
+    if (isOffChip(storage.optimizer, elements)) {
+      streamed[ipu]!['optimizer state'] += shard;
+      largest.optimizer[ipu] = Math.max(largest.optimizer[ipu]!, shard);
+    } else {
+      items[ipu]!.push({ kind: 'optimizer state', name, bytes: shard });
+    }
+  }
+  if (request.gradientAccumulation > 1 && request.separateAccumulator !== false) {
+    const accumulator = elements * bytesPerState(request.accumulatorPrecision ?? 'parameter', perElement);
+    if (isOffChip(storage.accumulator, elements)) {
+      streamed[ipu]!['gradient accumulators'] += accumulator;
+      largest.accumulator[ipu] = Math.max(largest.accumulator[ipu]!, accumulator);
+    } else {
+      items[ipu]!.push({ kind: 'gradient accumulators', name, bytes: accumulator });
+    }
+  }
+}
+
+/**
+ * Weights and constants on every IPU that reads them, with the optimizer state
+ * and accumulators of trained weights. Parameters may live off chip; constants
+ * are part of the program and stay on chip. Returns the weights off chip.
+ */
+function addResidentTensors(state: PlanState, largest: LargestStreamed): OffChipWeight[] {
+  const { request, graph, storage, items, streamed } = state;
+  const phasedLiveness = request.placement.phased?.liveness ?? 'AlwaysLive';
   const broadcastConstants = backwardFillConstants(graph);
   const weightOffChip = (id: ValueId, elements: number) =>
     graph.values[id]!.source.kind === 'param' && (phasedLiveness === 'OffChipAfterEachPhase' || isOffChip(storage.weight, elements));
-  const offChipWeights: Array<{ id: ValueId; bytes: number; stages: Set<number> }> = [];
-  const largestStreamed = { optimizer: new Array<number>(ipuCount).fill(0), accumulator: new Array<number>(ipuCount).fill(0) };
-  for (const [id, { ipus, stages }] of readers) {
+  const offChipWeights: OffChipWeight[] = [];
+  for (const [id, { ipus, stages }] of residentReaders(state)) {
     if (broadcastConstants.has(id)) continue;
     const value = graph.values[id]!;
     const source = value.source;
     const elements = sizeOf(value.shape);
-    const bytes = bytesOf(id);
+    const bytes = state.bytesOf(id);
     const name = source.kind === 'param' ? (request.weightNames?.get(source.name) ?? source.name) : `constant %${id} ${value.dtype}[${value.shape.join(',')}]`;
     for (const ipu of ipus) {
-      if (weightOffChip(id, elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, R);
+      if (weightOffChip(id, elements)) streamed[ipu]!.weights += bytes * shardFraction(storage.weight, elements, storage.replicationFactor);
       else items[ipu]!.push({ kind: 'weights', name, bytes });
       if (source.kind !== 'param' || !request.training || !request.trainedWeights.has(source.name)) continue;
-      const perElement = bytes / Math.max(1, elements);
-      const stateBytes = request.optimizerSlots.reduce((sum, slot) => sum + elements * bytesPerState(slot.precision, perElement), 0);
-      if (stateBytes > 0) {
-        const shard = stateBytes * shardFraction(storage.optimizer, elements, R);
-        if (isOffChip(storage.optimizer, elements)) {
-          streamed[ipu]!['optimizer state'] += shard;
-          largestStreamed.optimizer[ipu] = Math.max(largestStreamed.optimizer[ipu]!, shard);
-        } else {
-          items[ipu]!.push({ kind: 'optimizer state', name, bytes: shard });
-        }
-      }
-      if (request.gradientAccumulation > 1 && request.separateAccumulator !== false) {
-        const accumulator = elements * bytesPerState(request.accumulatorPrecision ?? 'parameter', perElement);
-        if (isOffChip(storage.accumulator, elements)) {
-          streamed[ipu]!['gradient accumulators'] += accumulator;
-          largestStreamed.accumulator[ipu] = Math.max(largestStreamed.accumulator[ipu]!, accumulator);
-        } else {
-          items[ipu]!.push({ kind: 'gradient accumulators', name, bytes: accumulator });
-        }
-      }
+      addTrainedState(state, ipu, name, elements, bytes, largest);
     }
     if (weightOffChip(id, elements)) offChipWeights.push({ id, bytes, stages });
   }
-  for (let ipu = 0; ipu < ipuCount; ipu++) {
-    if (largestStreamed.optimizer[ipu]! > 0)
-      items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largestStreamed.optimizer[ipu]! });
-    if (largestStreamed.accumulator[ipu]! > 0) {
-      items[ipu]!.push({ kind: 'gradient accumulators', name: 'accumulator being updated (streamed)', bytes: largestStreamed.accumulator[ipu]! });
+  return offChipWeights;
+}
+
+/** On chip, the state and accumulator of the weight being updated, when they are streamed. */
+function addStreamedUpdates(state: PlanState, largest: LargestStreamed): void {
+  for (let ipu = 0; ipu < state.ipuCount; ipu++) {
+    if (largest.optimizer[ipu]! > 0) state.items[ipu]!.push({ kind: 'optimizer state', name: 'state of the weight being updated (streamed)', bytes: largest.optimizer[ipu]! });
+    if (largest.accumulator[ipu]! > 0) {
+      state.items[ipu]!.push({ kind: 'gradient accumulators', name: 'accumulator being updated (streamed)', bytes: largest.accumulator[ipu]! });
     }
   }
-  if (offChipWeights.length > 0) {
-    // Off-chip weights are loaded for the steps that read them: on chip is the largest step's set, per IPU.
-    const onChip = new Array<number>(ipuCount).fill(0);
-    for (const step of schedule.steps) {
-      const running = new Set(step.work.flatMap((w) => placement.units[w.unit]!.stages));
-      const perIpu = new Array<number>(ipuCount).fill(0);
-      for (const w of offChipWeights) {
-        for (const ipu of new Set([...w.stages].filter((s) => running.has(s)).map((s) => placement.stages[s]!.ipu))) perIpu[ipu]! += w.bytes;
-      }
-      perIpu.forEach((b, ipu) => (onChip[ipu] = Math.max(onChip[ipu]!, b)));
+}
+
+/** Off-chip weights are loaded for the steps that read them: on chip is the largest step's set, per IPU. */
+function addLargestStreamedStep(state: PlanState, offChipWeights: readonly OffChipWeight[]): void {
+  if (offChipWeights.length === 0) return;
+  const { placement, schedule } = state.request;
+  const onChip = new Array<number>(state.ipuCount).fill(0);
+  for (const step of schedule.steps) {
+    const running = new Set(step.work.flatMap((w) => placement.units[w.unit]!.stages));
+    const perIpu = new Array<number>(state.ipuCount).fill(0);
+    for (const w of offChipWeights) {
+      for (const ipu of new Set([...w.stages].filter((s) => running.has(s)).map((s) => placement.stages[s]!.ipu))) perIpu[ipu]! += w.bytes;
     }
-    onChip.forEach((bytes, ipu) => bytes > 0 && items[ipu]!.push({ kind: 'weights', name: 'weights of the largest step (streamed)', bytes }));
+    perIpu.forEach((b, ipu) => (onChip[ipu] = Math.max(onChip[ipu]!, b)));
   }
+  onChip.forEach((bytes, ipu) => bytes > 0 && state.items[ipu]!.push({ kind: 'weights', name: 'weights of the largest step (streamed)', bytes }));
+}
 
-  const { peaks, offChipStash } = activationPeaks(request, storage, bytesOf);
-  offChipStash.forEach((bytes, ipu) => (streamed[ipu]!.activations += bytes));
-
-  const ipus: IpuMemoryUse[] = items.map((list, ipu) => {
-    const peak = peaks[ipu]!;
-    if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
-    if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
-    if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
-    const kernels = new Set<string>();
-    for (const node of graph.nodes) if (ipuOfNode(node.id) === ipu) addCodeKernels(graph, node, kernels);
-    const code = kernels.size * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
-    list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
-    const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
-    const used = Object.values(byKind).reduce((a, b) => a + b, 0);
-    const streamingBytes = Object.values(streamed[ipu]!).reduce((a, b) => a + b, 0);
-    return {
-      ipu,
-      capacity,
-      used,
-      byKind,
-      items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes),
-      peak,
-      streaming: { bytes: streamingBytes, byKind: streamed[ipu]! },
-    };
-  });
+/** What IPU `ipu` holds: its items so far, its activations and temporary memory at its peak, and its code and exchange buffers. */
+function ipuMemoryUse(state: PlanState, ipu: number, peak: MemoryPeak): IpuMemoryUse {
+  const { graph, storage } = state;
+  const { spec } = state.request;
+  const list = state.items[ipu]!;
+  if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
+  if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
+  if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
+  const kernels = new Set<string>();
+  for (const node of graph.nodes) if (state.ipuOfNode(node.id) === ipu) addCodeKernels(graph, node, kernels);
+  const code = kernels.size * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
+  list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
+  const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
+  const used = Object.values(byKind).reduce((a, b) => a + b, 0);
+  const streamingBytes = Object.values(state.streamed[ipu]!).reduce((a, b) => a + b, 0);
   return {
-    ipus,
-    streamingCapacity: spec.streamingMemoryCapacity,
-    fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= spec.streamingMemoryCapacity),
+    ipu,
+    capacity: (spec.tiles - storage.ioTiles) * spec.memoryPerTile,
+    used,
+    byKind,
+    items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes),
+    peak,
+    streaming: { bytes: streamingBytes, byKind: state.streamed[ipu]! },
   };
+}
+
+/** Computes what each IPU of a replica holds. */
+export function memoryPlan(request: MemoryRequest): MemoryPlan {
+  const state = planState(request);
+  const largest: LargestStreamed = { optimizer: new Array<number>(state.ipuCount).fill(0), accumulator: new Array<number>(state.ipuCount).fill(0) };
+  const offChipWeights = addResidentTensors(state, largest);
+  addStreamedUpdates(state, largest);
+  addLargestStreamedStep(state, offChipWeights);
+  const { peaks, offChipStash } = activationPeaks(request, state.storage, state.bytesOf);
+  offChipStash.forEach((bytes, ipu) => (state.streamed[ipu]!.activations += bytes));
+  const ipus = state.items.map((_, ipu) => ipuMemoryUse(state, ipu, peaks[ipu]!));
+  const streamingCapacity = request.spec.streamingMemoryCapacity;
+  return { ipus, streamingCapacity, fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= streamingCapacity) };
 }
 
 /**

@@ -203,18 +203,15 @@ export function hostSyncSeconds(spec: IpuTargetSpec): number {
   return 2 * spec.syncHopLatency;
 }
 
-/** Simulates one call. */
-export function simulateTimeline(request: TimelineRequest): Timeline {
-  const { graph, placement, schedule, spec } = request;
-  const storage = request.storage ?? ON_CHIP_STORAGE;
-  const R = request.replicationFactor;
-  const ipuCount = placement.ipusPerReplica;
-  const ipuOfNode = (node: number) => placement.stages[placement.nodeStages[node]!]!.ipu;
-  const seconds = (cycles: number) => cycles / spec.clockHz;
-  const unitNodes = placement.units.map(() => [] as number[]);
-  graph.nodes.forEach((n) => unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));
+/** The IPU of each node of the request's graph. */
+function nodeIpu(placement: Placement): (node: number) => number {
+  return (node) => placement.stages[placement.nodeStages[node]!]!.ipu;
+}
 
-  // Seconds each node spends receiving values from other IPUs (its first reader on an IPU pays for the copy).
+/** Seconds each node spends receiving values from other IPUs (its first reader on an IPU pays for the copy). */
+function copySecondsOfNodes(request: TimelineRequest): number[] {
+  const { graph, spec } = request;
+  const ipuOfNode = nodeIpu(request.placement);
   const copySeconds = new Array<number>(graph.nodes.length).fill(0);
   const copied = new Set<string>();
   for (const node of graph.nodes) {
@@ -226,69 +223,116 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
       copySeconds[node.id]! += valueBytes(graph, id) / linkBandwidth(spec, ipuOfNode(source.node), ipu);
     }
   }
+  return copySeconds;
+}
 
-  const segments: TimelineSegment[] = [];
-  // Seconds of each kind on each IPU, summed as segments are laid out.
-  const totals = Array.from({ length: ipuCount }, () => new Map<SegmentKind, number>());
-  // The stretches being summed to be repeated, innermost last.
-  const stretches: Stretch[] = [];
-  const account = (ipu: number, kind: SegmentKind, seconds: number) => {
-    totals[ipu]!.set(kind, (totals[ipu]!.get(kind) ?? 0) + seconds);
-    for (const stretch of stretches) stretch.totals[ipu]!.set(kind, (stretch.totals[ipu]!.get(kind) ?? 0) + seconds);
-  };
-  const push = (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => {
-    if (length <= 0) return;
-    segments.push({ ipu, kind, start, end: start + length, label });
-    account(ipu, kind, length);
-  };
-  // The streaming transfers of each step.
-  const transfersOfStep = new Map<number, StreamingTransfer[]>();
-  for (const tr of request.transfers) {
-    const ofStep = transfersOfStep.get(tr.step);
+/** The streaming transfers of each step, by step. */
+function transfersByStep(transfers: readonly StreamingTransfer[]): Map<number, StreamingTransfer[]> {
+  const byStep = new Map<number, StreamingTransfer[]>();
+  for (const tr of transfers) {
+    const ofStep = byStep.get(tr.step);
     if (ofStep) ofStep.push(tr);
-    else transfersOfStep.set(tr.step, [tr]);
+    else byStep.set(tr.step, [tr]);
   }
-  const allIpus = Array.from({ length: ipuCount }, (_, i) => i);
-  const overlapHost = storage.ioTiles > 0;
-  let now = 0;
-  let scheduleTime = 0;
-  let scheduleBusy = 0;
-  const repeated: RepeatedStretch[] = [];
-  const addBusy = (seconds: number) => {
-    scheduleBusy += seconds;
-    for (const stretch of stretches) stretch.scheduleBusy += seconds;
-  };
-  /** Moves the clock on by `time`, of which `length` is schedule steps' length. */
-  const advance = (time: number, length: number) => {
-    now += time;
-    scheduleTime += length;
-    for (const stretch of stretches) {
-      stretch.time += time;
-      stretch.scheduleTime += length;
-    }
-  };
+  return byStep;
+}
 
-  // Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them.
+/** True if a host transfer is made in the steps (per micro-batch under `SinglePipeline` without I/O tiles), not before or after them. */
+function steppedTransfer(request: TimelineRequest, storage: TensorStorage): (tr: HostTransfer) => boolean {
   const single = request.syncPattern === 'SinglePipeline';
-  const stepped = (tr: HostTransfer) => single && !overlapHost && tr.perMicroBatch;
-  const hostSeconds = (direction: HostTransfer['direction']) =>
-    allIpus.map(
-      (ipu) =>
-        request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) /
-        spec.hostLinkBandwidth,
-    );
-  const hostIn = hostSeconds('in');
-  const hostOut = hostSeconds('out');
-  for (const ipu of allIpus) push(ipu, 'host', now, hostIn[ipu]!, 'host → device');
-  if (!overlapHost) now += Math.max(...hostIn);
+  const overlapHost = storage.ioTiles > 0;
+  return (tr) => single && !overlapHost && tr.perMicroBatch;
+}
 
-  const syncTime = ipuCount * R > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
-  const work = (nodes: readonly number[], ipu: number, acc: StepWork) => {
+/** Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them. */
+function hostSecondsOutsideSteps(request: TimelineRequest, storage: TensorStorage, direction: HostTransfer['direction']): number[] {
+  const single = request.syncPattern === 'SinglePipeline';
+  const stepped = steppedTransfer(request, storage);
+  return Array.from(
+    { length: request.placement.ipusPerReplica },
+    (_, ipu) =>
+      request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) /
+      request.spec.hostLinkBandwidth,
+  );
+}
+
+/** What each IPU does in each schedule step; steps with the same units (the steady state of a pipeline) take the same time. */
+class StepTimings {
+  private readonly unitNodes: number[][];
+  private readonly copySeconds: number[];
+  private readonly ipuOfNode: (node: number) => number;
+  private readonly transfersOfStep: Map<number, StreamingTransfer[]>;
+  private readonly stepped: (tr: HostTransfer) => boolean;
+  private readonly allIpus: number[];
+  private readonly stepCosts = new Map<string, StepWork[]>();
+
+  constructor(
+    private readonly request: TimelineRequest,
+    storage: TensorStorage,
+  ) {
+    const { graph, placement } = request;
+    this.unitNodes = placement.units.map(() => [] as number[]);
+    graph.nodes.forEach((n) => this.unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));
+    this.copySeconds = copySecondsOfNodes(request);
+    this.ipuOfNode = nodeIpu(placement);
+    this.transfersOfStep = transfersByStep(request.transfers);
+    this.stepped = steppedTransfer(request, storage);
+    this.allIpus = Array.from({ length: placement.ipusPerReplica }, (_, i) => i);
+  }
+
+  /** The timing of `step`, the `t`-th of the schedule. */
+  of(step: ScheduleStep, t: number): StepTiming {
+    const costs = this.costs(step);
+    const ipuCount = this.allIpus.length;
+    const { spec } = this.request;
+    const streamIn = new Array<number>(ipuCount).fill(0);
+    const streamOut = new Array<number>(ipuCount).fill(0);
+    const overlapping = new Array<boolean>(ipuCount).fill(true);
+    for (const tr of this.transfersOfStep.get(t) ?? []) {
+      const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
+      if (tr.when === 'before') streamIn[tr.ipu]! += s;
+      else streamOut[tr.ipu]! += s;
+      if (!tr.overlapsCompute) overlapping[tr.ipu] = false;
+    }
+    const busy = this.allIpus.map((ipu) => {
+      const c = costs[ipu]!;
+      const working = c.hostIn + c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost + c.hostOut;
+      const streaming = streamIn[ipu]! + streamOut[ipu]!;
+      return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
+    });
+    return { costs, streamIn, streamOut, overlapping, busy, length: Math.max(...busy) };
+  }
+
+  private costs(step: ScheduleStep): StepWork[] {
+    const signature = step.work.map((w) => w.unit).join(',');
+    const known = this.stepCosts.get(signature);
+    if (known) return known;
+    const { request } = this;
+    const costs = this.allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0, hostIn: 0, hostOut: 0 }));
+    for (const w of step.work) {
+      for (const ipu of this.allIpus) {
+        this.addWork(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
+        this.addWork(this.unitNodes[w.unit]!, ipu, costs[ipu]!);
+      }
+      for (const tr of request.hostTransfers) {
+        if (tr.unit !== w.unit || !this.stepped(tr)) continue;
+        const share = tr.bytes / (request.scheduleRuns * request.schedule.microBatches) / request.spec.hostLinkBandwidth;
+        costs[tr.ipu]![tr.direction === 'in' ? 'hostIn' : 'hostOut'] += share;
+      }
+    }
+    this.stepCosts.set(signature, costs);
+    return costs;
+  }
+
+  /** Adds to `acc` the work of those of `nodes` that run on `ipu`. */
+  private addWork(nodes: readonly number[], ipu: number, acc: StepWork): void {
+    const { spec } = this.request;
+    const seconds = (cycles: number) => cycles / spec.clockHz;
     for (const nodeId of nodes) {
-      if (ipuOfNode(nodeId) !== ipu) continue;
-      const cost = request.nodeCosts[nodeId]!;
+      if (this.ipuOfNode(nodeId) !== ipu) continue;
+      const cost = this.request.nodeCosts[nodeId]!;
       acc.compute += seconds(cost.compute);
-      acc.exchange += seconds(cost.exchange) + copySeconds[nodeId]!;
+      acc.exchange += seconds(cost.exchange) + this.copySeconds[nodeId]!;
       acc.sync += seconds(cost.sync);
       if (cost.host) {
         acc.toHost += seconds(cost.host.toHost);
@@ -296,157 +340,204 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
         acc.fromHost += seconds(cost.host.fromHost);
       }
     }
-  };
-  // Steps with the same units (the steady state of a pipeline) take the same time.
-  const stepCosts = new Map<string, StepWork[]>();
-  const timing = (step: ScheduleStep, t: number): StepTiming => {
-    const signature = step.work.map((w) => w.unit).join(',');
-    let costs = stepCosts.get(signature);
-    if (!costs) {
-      costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0, hostIn: 0, hostOut: 0 }));
-      for (const w of step.work) {
-        for (const ipu of allIpus) {
-          work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
-          work(unitNodes[w.unit]!, ipu, costs[ipu]!);
-        }
-        for (const tr of request.hostTransfers) {
-          if (tr.unit !== w.unit || !stepped(tr)) continue;
-          const share = tr.bytes / (request.scheduleRuns * schedule.microBatches) / spec.hostLinkBandwidth;
-          costs[tr.ipu]![tr.direction === 'in' ? 'hostIn' : 'hostOut'] += share;
-        }
-      }
-      stepCosts.set(signature, costs);
+  }
+}
+
+/**
+ * The timeline as it is laid out: its segments, the clock, and each IPU's
+ * seconds by kind, summed also into the stretches being summed to be
+ * repeated.
+ */
+class TimelineLayout {
+  readonly segments: TimelineSegment[] = [];
+  /** Seconds of each kind on each IPU, summed as segments are laid out. */
+  readonly totals: Array<Map<SegmentKind, number>>;
+  readonly repeated: RepeatedStretch[] = [];
+  /** The stretches being summed to be repeated, innermost last. */
+  private readonly stretches: Stretch[] = [];
+  now = 0;
+  scheduleTime = 0;
+  scheduleBusy = 0;
+
+  constructor(private readonly ipuCount: number) {
+    this.totals = Array.from({ length: ipuCount }, () => new Map<SegmentKind, number>());
+  }
+
+  /** Lays out a segment of `length` seconds (none when it is empty). */
+  push(ipu: number, kind: SegmentKind, start: number, length: number, label: string): void {
+    if (length <= 0) return;
+    this.segments.push({ ipu, kind, start, end: start + length, label });
+    this.account(ipu, kind, length);
+  }
+
+  /** Counts `seconds` of schedule steps' busy time. */
+  addBusy(seconds: number): void {
+    this.scheduleBusy += seconds;
+    for (const stretch of this.stretches) stretch.scheduleBusy += seconds;
+  }
+
+  /** Moves the clock on by `time`, of which `length` is schedule steps' length. */
+  advance(time: number, length: number): void {
+    this.now += time;
+    this.scheduleTime += length;
+    for (const stretch of this.stretches) {
+      stretch.time += time;
+      stretch.scheduleTime += length;
     }
-    const streamIn = new Array<number>(ipuCount).fill(0);
-    const streamOut = new Array<number>(ipuCount).fill(0);
-    const overlapping = new Array<boolean>(ipuCount).fill(true);
-    for (const tr of transfersOfStep.get(t) ?? []) {
-      const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
-      if (tr.when === 'before') streamIn[tr.ipu]! += s;
-      else streamOut[tr.ipu]! += s;
-      if (!tr.overlapsCompute) overlapping[tr.ipu] = false;
-    }
-    const busy = allIpus.map((ipu) => {
-      const c = costs[ipu]!;
-      const working = c.hostIn + c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost + c.hostOut;
-      const streaming = streamIn[ipu]! + streamOut[ipu]!;
-      return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
-    });
-    return { costs, streamIn, streamOut, overlapping, busy, length: Math.max(...busy) };
-  };
-  const layOut = (step: ScheduleStep, t: number) => {
-    const { costs, streamIn, streamOut, overlapping, busy, length } = timing(step, t);
-    const labels = allIpus.map(() => [] as string[]);
-    for (const w of step.work) {
-      const unit = placement.units[w.unit]!;
-      unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`));
-    }
-    for (const ipu of allIpus) {
-      const c = costs[ipu]!;
-      let at = now;
-      if (!overlapping[ipu]) {
-        push(ipu, 'streaming', at, streamIn[ipu]!, 'load');
-        at += streamIn[ipu]!;
-      } else {
-        push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
-      }
-      push(ipu, 'host', at, c.hostIn, 'host → device');
-      at += c.hostIn;
-      push(ipu, 'exchange', at, c.exchange, 'exchange');
-      at += c.exchange;
-      push(ipu, 'compute', at, c.compute, labels[ipu]!.join(' '));
-      at += c.compute;
-      push(ipu, 'sync', at, c.sync, 'tile syncs');
-      at += c.sync;
-      push(ipu, 'host', at, c.toHost, 'device → host (CPU op)');
-      at += c.toHost;
-      push(ipu, 'sync', at, c.hostSync, 'host sync (CPU op)');
-      at += c.hostSync;
-      push(ipu, 'host', at, c.fromHost, 'host → device (CPU op)');
-      at += c.fromHost;
-      push(ipu, 'host', at, c.hostOut, 'device → host');
-      at += c.hostOut;
-      if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
-      push(ipu, 'sync', now + length, syncTime, 'sync');
-      addBusy(busy[ipu]!);
-    }
-    advance(length + syncTime, length);
-  };
+  }
+
   /** Starts summing a stretch to repeat. */
-  const begin = (): Stretch => {
-    const stretch = { time: 0, scheduleTime: 0, scheduleBusy: 0, totals: allIpus.map(() => new Map<SegmentKind, number>()) };
-    stretches.push(stretch);
+  begin(): Stretch {
+    const stretch = { time: 0, scheduleTime: 0, scheduleBusy: 0, totals: Array.from({ length: this.ipuCount }, () => new Map<SegmentKind, number>()) };
+    this.stretches.push(stretch);
     return stretch;
-  };
+  }
+
   /** Ends `stretch` (the innermost) and repeats it `times` more times without laying it out again: the same time, the same work. */
-  const repeat = (stretch: Stretch, times: number, what: string) => {
-    stretches.pop();
+  repeat(stretch: Stretch, times: number, what: string): void {
+    this.stretches.pop();
     if (times <= 0) return;
-    const start = now;
-    allIpus.forEach((ipu) => {
-      for (const [kind, seconds] of stretch.totals[ipu]!) account(ipu, kind, times * seconds);
-    });
-    addBusy(times * stretch.scheduleBusy);
-    advance(times * stretch.time, times * stretch.scheduleTime);
-    repeated.push({ start, end: now, times, what });
-  };
-  // The steps a listed schedule leaves out (see Schedule.listedMicroBatches) repeat the last steady-state step of a
-  // pipeline, or the steps of the last listed micro-batch.
+    const start = this.now;
+    for (let ipu = 0; ipu < this.ipuCount; ipu++) {
+      for (const [kind, seconds] of stretch.totals[ipu]!) this.account(ipu, kind, times * seconds);
+    }
+    this.addBusy(times * stretch.scheduleBusy);
+    this.advance(times * stretch.time, times * stretch.scheduleTime);
+    this.repeated.push({ start, end: this.now, times, what });
+  }
+
+  /** Seconds of `kind` on `ipu` so far. */
+  total(ipu: number, kind: SegmentKind): number {
+    return this.totals[ipu]!.get(kind) ?? 0;
+  }
+
+  private account(ipu: number, kind: SegmentKind, seconds: number): void {
+    this.totals[ipu]!.set(kind, (this.totals[ipu]!.get(kind) ?? 0) + seconds);
+    for (const stretch of this.stretches) stretch.totals[ipu]!.set(kind, (stretch.totals[ipu]!.get(kind) ?? 0) + seconds);
+  }
+}
+
+/** The labels of the work each IPU runs in `step` (`F1:3`: the forward part of stage 1 on micro-batch 3). */
+function stepLabels(placement: Placement, step: ScheduleStep): string[][] {
+  const labels = Array.from({ length: placement.ipusPerReplica }, () => [] as string[]);
+  for (const w of step.work) {
+    const unit = placement.units[w.unit]!;
+    unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`));
+  }
+  return labels;
+}
+
+/** Lays out one schedule step on each IPU: streaming, host transfers, exchange, compute, syncs, CPU ops, then the IPUs' sync. */
+function layOutStep(layout: TimelineLayout, timing: StepTiming, labels: readonly string[][], syncTime: number): void {
+  const { costs, streamIn, streamOut, overlapping, busy, length } = timing;
+  const now = layout.now;
+  for (let ipu = 0; ipu < costs.length; ipu++) {
+    const c = costs[ipu]!;
+    let at = now;
+    const lay = (kind: SegmentKind, seconds: number, label: string) => {
+      layout.push(ipu, kind, at, seconds, label);
+      at += seconds;
+    };
+    if (!overlapping[ipu]) lay('streaming', streamIn[ipu]!, 'load');
+    else layout.push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
+    lay('host', c.hostIn, 'host → device');
+    lay('exchange', c.exchange, 'exchange');
+    lay('compute', c.compute, labels[ipu]!.join(' '));
+    lay('sync', c.sync, 'tile syncs');
+    lay('host', c.toHost, 'device → host (CPU op)');
+    lay('sync', c.hostSync, 'host sync (CPU op)');
+    lay('host', c.fromHost, 'host → device (CPU op)');
+    lay('host', c.hostOut, 'device → host');
+    if (!overlapping[ipu]) layout.push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
+    layout.push(ipu, 'sync', now + length, syncTime, 'sync');
+    layout.addBusy(busy[ipu]!);
+  }
+  layout.advance(length + syncTime, length);
+}
+
+/**
+ * Lays out one run of the schedule, then (training) the weight update. The
+ * steps a listed schedule leaves out (see Schedule.listedMicroBatches) repeat
+ * the last steady-state step of a pipeline, or the steps of the last listed
+ * micro-batch.
+ */
+function layOutRun(request: TimelineRequest, storage: TensorStorage, layout: TimelineLayout, timings: StepTimings): void {
+  const { schedule, placement, spec } = request;
+  const syncTime = placement.ipusPerReplica * request.replicationFactor > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
   const listed = schedule.listedMicroBatches ?? schedule.microBatches;
   const lastSteady = schedule.steps.reduce((last, step, t) => (step.ramp === 'steady' ? t : last), -1);
   const repeatAfter = listed < schedule.microBatches ? (schedule.pipelineStages ? lastSteady : schedule.steps.length - 1) : -1;
   const repeatFrom = repeatAfter < 0 || schedule.pipelineStages ? repeatAfter : schedule.steps.findIndex((step) => step.work.some((w) => w.microBatch === listed - 1));
-  const layOutRun = () => {
-    let period: Stretch | undefined;
-    schedule.steps.forEach((step, t) => {
-      if (t === repeatFrom) period = begin();
-      layOut(step, t);
-      if (t === repeatAfter && period) {
-        const what = schedule.pipelineStages ? 'the steady-state step' : 'the steps of a micro-batch';
-        repeat(period, schedule.microBatches - listed, `${what}, for micro-batches ${listed} to ${schedule.microBatches - 1}`);
-      }
-    });
-    if (request.training) advance(weightUpdate(request, storage, now, push), 0);
-  };
-  // Runs after the first are laid out too when the timeline stays small; else they repeat the first.
-  if (request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK) {
-    for (let run = 0; run < request.scheduleRuns; run++) layOutRun();
-  } else {
-    const firstRun = begin();
-    layOutRun();
-    repeat(firstRun, request.scheduleRuns - 1, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
-  }
-  // With I/O tiles the host transfers run alongside the schedule; without, after it.
-  const scheduleEnd = now;
-  for (const ipu of allIpus) {
-    const outAt = overlapHost ? Math.max(hostIn[ipu]!, scheduleEnd - hostOut[ipu]!) : scheduleEnd;
-    push(ipu, 'host', outAt, hostOut[ipu]!, 'device → host');
-    now = Math.max(now, outAt + hostOut[ipu]!);
-  }
+  let period: Stretch | undefined;
+  schedule.steps.forEach((step, t) => {
+    if (t === repeatFrom) period = layout.begin();
+    layOutStep(layout, timings.of(step, t), stepLabels(placement, step), syncTime);
+    if (t === repeatAfter && period) {
+      const what = schedule.pipelineStages ? 'the steady-state step' : 'the steps of a micro-batch';
+      layout.repeat(period, schedule.microBatches - listed, `${what}, for micro-batches ${listed} to ${schedule.microBatches - 1}`);
+    }
+  });
+  if (request.training)
+    layout.advance(
+      weightUpdate(request, storage, layout.now, (...args) => layout.push(...args)),
+      0,
+    );
+}
 
-  const duration = now;
-  const total = (ipu: number, kind: SegmentKind) => totals[ipu]!.get(kind) ?? 0;
-  const ipus: IpuActivity[] = allIpus.map((ipu) => {
+/** What each IPU did over the call of length `duration`. */
+function ipuActivities(layout: TimelineLayout, ipuCount: number, duration: number): IpuActivity[] {
+  return Array.from({ length: ipuCount }, (_, ipu) => {
+    const total = (kind: SegmentKind) => layout.total(ipu, kind);
     const activity = {
-      compute: total(ipu, 'compute'),
-      exchange: total(ipu, 'exchange'),
-      streaming: total(ipu, 'streaming'),
-      sync: total(ipu, 'sync'),
-      host: total(ipu, 'host'),
-      collective: total(ipu, 'all-reduce') + total(ipu, 'update'),
+      compute: total('compute'),
+      exchange: total('exchange'),
+      streaming: total('streaming'),
+      sync: total('sync'),
+      host: total('host'),
+      collective: total('all-reduce') + total('update'),
     };
     const busyTime = Object.values(activity).reduce((a, b) => a + b, 0);
     return { ipu, ...activity, idle: Math.max(0, duration - busyTime), utilization: duration > 0 ? activity.compute / duration : 0 };
   });
-  const scheduleCapacity = scheduleTime * ipuCount;
+}
+
+/** Simulates one call. */
+export function simulateTimeline(request: TimelineRequest): Timeline {
+  const { placement, schedule, spec } = request;
+  const storage = request.storage ?? ON_CHIP_STORAGE;
+  const ipuCount = placement.ipusPerReplica;
+  const layout = new TimelineLayout(ipuCount);
+  const timings = new StepTimings(request, storage);
+  const overlapHost = storage.ioTiles > 0;
+  const hostIn = hostSecondsOutsideSteps(request, storage, 'in');
+  const hostOut = hostSecondsOutsideSteps(request, storage, 'out');
+  for (let ipu = 0; ipu < ipuCount; ipu++) layout.push(ipu, 'host', layout.now, hostIn[ipu]!, 'host → device');
+  if (!overlapHost) layout.now += Math.max(...hostIn);
+  // Runs after the first are laid out too when the timeline stays small; else they repeat the first.
+  if (request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK) {
+    for (let run = 0; run < request.scheduleRuns; run++) layOutRun(request, storage, layout, timings);
+  } else {
+    const firstRun = layout.begin();
+    layOutRun(request, storage, layout, timings);
+    layout.repeat(firstRun, request.scheduleRuns - 1, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
+  }
+  // With I/O tiles the host transfers run alongside the schedule; without, after it.
+  const scheduleEnd = layout.now;
+  for (let ipu = 0; ipu < ipuCount; ipu++) {
+    const outAt = overlapHost ? Math.max(hostIn[ipu]!, scheduleEnd - hostOut[ipu]!) : scheduleEnd;
+    layout.push(ipu, 'host', outAt, hostOut[ipu]!, 'device → host');
+    layout.now = Math.max(layout.now, outAt + hostOut[ipu]!);
+  }
+  const duration = layout.now;
+  const scheduleCapacity = layout.scheduleTime * ipuCount;
   return {
-    segments,
+    segments: layout.segments,
     duration,
     cycles: Math.round(duration * spec.clockHz),
-    ipus,
+    ipus: ipuActivities(layout, ipuCount, duration),
     throughput: duration > 0 ? request.samplesPerCall / duration : 0,
-    bubbleFraction: scheduleCapacity > 0 ? 1 - scheduleBusy / scheduleCapacity : 0,
-    ...(repeated.length > 0 ? { repeated } : {}),
+    bubbleFraction: scheduleCapacity > 0 ? 1 - layout.scheduleBusy / scheduleCapacity : 0,
+    ...(layout.repeated.length > 0 ? { repeated: layout.repeated } : {}),
   };
 }
 

@@ -272,47 +272,50 @@ function isPowerOfTwo(n: number): boolean {
   return n > 0 && (n & (n - 1)) === 0;
 }
 
-/** Places the traced graph according to the strategy; an error names the block, stage and rule broken. */
-export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
-  const { strategy } = request;
-  const phased = strategy.type === 'SerialPhasedExecution' || strategy.type === 'ParallelPhasedExecution';
-  const blocks = modelBlocks(graph, phased);
-  const assignment = phased
-    ? phasedStages(strategy as PhasedExecutionData, blocks)
-    : (strategy as StagedExecutionData).stages.length > 0
-      ? explicitStages(strategy as StagedExecutionData, blocks)
-      : autoStages(strategy as StagedExecutionData, blocks);
+/** The stage id, IPU and (phased) phase of each block, as the strategy assigns them. */
+function assignStages(strategy: ExecutionStrategyData, phased: boolean, blocks: ModelBlock[]): StageAssignment {
+  if (phased) return phasedStages(strategy as PhasedExecutionData, blocks);
+  const staged = strategy as StagedExecutionData;
+  return staged.stages.length > 0 ? explicitStages(staged, blocks) : autoStages(staged, blocks);
+}
 
-  if (strategy.type === 'PipelinedExecution') {
-    let previous: { block: string; stageId: number; ipu: number } | undefined;
-    for (const block of blocks) {
-      const a = assignment.byBlock.get(block.id)!;
-      if (previous && a.stageId < previous.stageId) {
-        throw placementError(
-          `PipelinedExecution: block '${block.id}' on IPU ${a.ipu} gets stage ${a.stageId}, but it runs after block '${previous.block}' on IPU ${previous.ipu} with stage ${previous.stageId}; ` +
-            'stage ids must ascend in the order the model runs (use AutoStage.AutoIncrement, or explicit Stages)',
-          block.id,
-        );
-      }
-      previous = { block: block.id, ...a };
+/** In a pipeline, stage ids ascend in the order the model runs its blocks. */
+function checkPipelineOrder(blocks: readonly ModelBlock[], assignment: StageAssignment): void {
+  let previous: { block: string; stageId: number; ipu: number } | undefined;
+  for (const block of blocks) {
+    const a = assignment.byBlock.get(block.id)!;
+    if (previous && a.stageId < previous.stageId) {
+      throw placementError(
+        `PipelinedExecution: block '${block.id}' on IPU ${a.ipu} gets stage ${a.stageId}, but it runs after block '${previous.block}' on IPU ${previous.ipu} with stage ${previous.stageId}; ` +
+          'stage ids must ascend in the order the model runs (use AutoStage.AutoIncrement, or explicit Stages)',
+        block.id,
+      );
     }
+    previous = { block: block.id, ...a };
   }
-  if (phased) {
-    let previous: { block: string; phase: number } | undefined;
-    for (const block of blocks) {
-      const phase = assignment.byBlock.get(block.id)!.phase!;
-      if (previous && phase < previous.phase) {
-        throw placementError(
-          `${strategy.type}: block '${block.id}' is in phase ${phase} but runs after block '${previous.block}' of phase ${previous.phase}; phases must follow the model's order`,
-          block.id,
-        );
-      }
-      previous = { block: block.id, phase };
-    }
-  }
+}
 
-  // Stages in model order: blocks with the same stage id form one stage; in a pipeline,
-  // consecutive stages on the same IPU merge. A phased block spanning IPUs is in one stage per IPU.
+/** In a phased strategy, phases follow the order the model runs its blocks. */
+function checkPhaseOrder(strategyType: string, blocks: readonly ModelBlock[], assignment: StageAssignment): void {
+  let previous: { block: string; phase: number } | undefined;
+  for (const block of blocks) {
+    const phase = assignment.byBlock.get(block.id)!.phase!;
+    if (previous && phase < previous.phase) {
+      throw placementError(
+        `${strategyType}: block '${block.id}' is in phase ${phase} but runs after block '${previous.block}' of phase ${previous.phase}; phases must follow the model's order`,
+        block.id,
+      );
+    }
+    previous = { block: block.id, phase };
+  }
+}
+
+/**
+ * The stages in model order: blocks with the same stage id form one stage; in
+ * a pipeline, consecutive stages on the same IPU merge. A phased block spanning
+ * IPUs is in one stage per IPU; phased stages are ordered by stage id.
+ */
+function modelOrderStages(strategyType: string, phased: boolean, blocks: readonly ModelBlock[], assignment: StageAssignment): PlacedStage[] {
   const stages: Array<{ stageId: number; ipu: number; blocks: string[]; phase?: number }> = [];
   const byStageId = new Map<number, number>();
   for (const block of blocks) {
@@ -320,7 +323,7 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
     for (const a of parts) {
       let index = byStageId.get(a.stageId);
       const last = stages[stages.length - 1];
-      if (index === undefined && strategy.type === 'PipelinedExecution' && last && last.ipu === a.ipu) index = stages.length - 1;
+      if (index === undefined && strategyType === 'PipelinedExecution' && last && last.ipu === a.ipu) index = stages.length - 1;
       if (index === undefined) {
         index = stages.length;
         stages.push({ stageId: a.stageId, ipu: a.ipu, blocks: [], ...(a.phase !== undefined ? { phase: a.phase } : {}) });
@@ -330,39 +333,57 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
     }
   }
   if (phased) stages.sort((x, y) => x.stageId - y.stageId);
-  const placedStages: PlacedStage[] = stages.map((s, index) => ({ index, ...s }));
-  // The stage of each block on each IPU it is on; a node's IPU picks its block's part (its first, when it names none).
+  return stages.map((s, index) => ({ index, ...s }));
+}
+
+/**
+ * The stage of a block's part on an IPU: the block's part on `ipu`, else its
+ * part on its first IPU, else its first part (a node that names no IPU).
+ */
+function blockStageLookup(stages: readonly PlacedStage[], assignment: StageAssignment): (block: string, ipu: number | undefined) => number | undefined {
   const blockParts = new Map<string, Map<number, number>>();
-  for (const stage of placedStages) {
+  for (const stage of stages) {
     for (const block of stage.blocks) {
       if (!blockParts.has(block)) blockParts.set(block, new Map());
       blockParts.get(block)!.set(stage.ipu, stage.index);
     }
   }
-  const stageOfBlock = (block: string, ipu: number | undefined): number | undefined => {
+  return (block, ipu) => {
     const parts = blockParts.get(block);
     if (!parts) return undefined;
     return (ipu === undefined ? undefined : parts.get(ipu)) ?? parts.get(assignment.byBlock.get(block)!.ipu) ?? parts.values().next().value;
   };
+}
 
-  // Stages that run together: each stage alone, or the stages of a phase.
+/** The stages that run together, by index: each stage alone, or the stages of a phase. */
+function stageGroups(stages: readonly PlacedStage[], phased: boolean): number[][] {
   const groups: number[][] = [];
-  for (const stage of placedStages) {
+  for (const stage of stages) {
     const last = groups[groups.length - 1];
-    if (phased && last && placedStages[last[0]!]!.phase === stage.phase) last.push(stage.index);
+    if (phased && last && stages[last[0]!]!.phase === stage.phase) last.push(stage.index);
     else groups.push([stage.index]);
   }
-  const groupOfStage = new Map<number, number>();
-  groups.forEach((members, g) => members.forEach((stage) => groupOfStage.set(stage, g)));
-  const unitOfGroup = (pass: Pass, group: number) => (pass === 'forward' ? group : 2 * groups.length - 1 - group);
-  const units: PlacedUnit[] = [
+  return groups;
+}
+
+/** The units: the forward part of each group in order, then the backward parts in reverse. */
+function passUnits(groups: readonly number[][], stages: readonly PlacedStage[]): PlacedUnit[] {
+  return [
     ...groups.map((g) => ['forward', g] as const),
     ...groups
       .slice()
       .reverse()
       .map((g) => ['backward', g] as const),
-  ].map(([pass, members]) => ({ pass, stages: members, ipus: members.map((m) => placedStages[m]!.ipu) }));
-  const { nodeUnits, nodeStages } = assignUnits(graph, {
+  ].map(([pass, members]) => ({ pass, stages: members, ipus: members.map((m) => stages[m]!.ipu) }));
+}
+
+/** The unit and stage of each node of `graph`. */
+function placeNodes(graph: Graph, stages: readonly PlacedStage[], groups: readonly number[][], units: readonly PlacedUnit[], assignment: StageAssignment) {
+  const stageOfBlock = blockStageLookup(stages, assignment);
+  const groupOfStage = new Map<number, number>();
+  groups.forEach((members, g) => members.forEach((stage) => groupOfStage.set(stage, g)));
+  const unitOfGroup = (pass: Pass, group: number) => (pass === 'forward' ? group : 2 * groups.length - 1 - group);
+  return assignUnits(graph, {
     forwardStage: (node) =>
       node.annotations.pass === 'forward' && !node.annotations.loss
         ? stageOfBlock(node.annotations.block ?? UNANNOTATED_BLOCK, node.annotations.block === undefined ? undefined : node.annotations.ipu)!
@@ -370,41 +391,56 @@ export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
     blockStage: (node) => (node.annotations.block === undefined ? undefined : stageOfBlock(node.annotations.block, node.annotations.ipu)),
     unitOf: (pass, stage) => unitOfGroup(pass, groupOfStage.get(stage)!),
     firstStageOf: (unit) => units[unit]!.stages[0]!,
-    lastForwardStage: placedStages.length - 1,
+    lastForwardStage: stages.length - 1,
     forwardUnits: groups.length,
   });
+}
 
-  const ipusPerReplica = Math.max(...placedStages.map((s) => s.ipu)) + 1;
+/** IPUs reserved in all: a power of two, the model's own count when it is one, else rounded up when `autoRoundNumIPUs` allows, else an error. */
+function reservedIpus(ipusPerReplica: number, request: PlacementRequest): number {
   const total = ipusPerReplica * request.replicationFactor;
-  let ipusReserved = total;
-  if (!isPowerOfTwo(total)) {
-    if (!request.autoRoundNumIPUs) {
-      throw placementError(
-        `the model uses ${total} IPU(s) (${ipusPerReplica} per replica × ${request.replicationFactor} replica(s)), and IPUs are reserved in powers of two: ` +
-          `place the model on ${nextPowerOfTwo(total) / request.replicationFactor} IPU(s) per replica, or set opts.autoRoundNumIPUs(true) to reserve ${nextPowerOfTwo(total)}`,
-      );
-    }
-    ipusReserved = nextPowerOfTwo(total);
+  if (isPowerOfTwo(total)) return total;
+  if (!request.autoRoundNumIPUs) {
+    throw placementError(
+      `the model uses ${total} IPU(s) (${ipusPerReplica} per replica × ${request.replicationFactor} replica(s)), and IPUs are reserved in powers of two: ` +
+        `place the model on ${nextPowerOfTwo(total) / request.replicationFactor} IPU(s) per replica, or set opts.autoRoundNumIPUs(true) to reserve ${nextPowerOfTwo(total)}`,
+    );
   }
-  const phasedData = phased ? (strategy as PhasedExecutionData) : undefined;
+  return nextPowerOfTwo(total);
+}
+
+/** What a phased placement records of its strategy. */
+function phasedSummary(data: PhasedExecutionData): NonNullable<Placement['phased']> {
+  return {
+    phases: data.phases.length,
+    separateBackwardPhase: data.separateBackwardPhase,
+    liveness: data.tensorsLiveness,
+    parallel: data.type === 'ParallelPhasedExecution',
+  };
+}
+
+/** Places the traced graph according to the strategy; an error names the block, stage and rule broken. */
+export function placeGraph(graph: Graph, request: PlacementRequest): Placement {
+  const { strategy } = request;
+  const phased = strategy.type === 'SerialPhasedExecution' || strategy.type === 'ParallelPhasedExecution';
+  const blocks = modelBlocks(graph, phased);
+  const assignment = assignStages(strategy, phased, blocks);
+  if (strategy.type === 'PipelinedExecution') checkPipelineOrder(blocks, assignment);
+  if (phased) checkPhaseOrder(strategy.type, blocks, assignment);
+  const stages = modelOrderStages(strategy.type, phased, blocks, assignment);
+  const groups = stageGroups(stages, phased);
+  const units = passUnits(groups, stages);
+  const { nodeUnits, nodeStages } = placeNodes(graph, stages, groups, units, assignment);
+  const ipusPerReplica = Math.max(...stages.map((s) => s.ipu)) + 1;
   return {
     strategy: strategy.type,
-    stages: placedStages,
+    stages,
     units,
     nodeUnits,
     nodeStages,
     ipusPerReplica,
-    ipusReserved,
-    ...(phasedData
-      ? {
-          phased: {
-            phases: phasedData.phases.length,
-            separateBackwardPhase: phasedData.separateBackwardPhase,
-            liveness: phasedData.tensorsLiveness,
-            parallel: phasedData.type === 'ParallelPhasedExecution',
-          },
-        }
-      : {}),
+    ipusReserved: reservedIpus(ipusPerReplica, request),
+    ...(phased ? { phased: phasedSummary(strategy as PhasedExecutionData) } : {}),
   };
 }
 

@@ -537,163 +537,203 @@ export class KernelRecorder {
     );
   }
 
+  /** Installs the recorder's hooks on the engine, tensors, variables and `Math.random`; returns the function removing them. */
   private install(): () => void {
+    const unhook = [
+      enterModelTrace(),
+      this.hookRunKernel(),
+      this.hookClone(),
+      this.hookTapeNodes(),
+      this.hookMakeTensor(),
+      this.hookMathRandom(),
+      this.hookAssign(),
+      this.hookReads(),
+    ];
+    return () => {
+      for (const undo of unhook.reverse()) undo();
+    };
+  }
+
+  /** Records each kernel the model runs (not those kernels run, nor those the recorder runs itself). */
+  private hookRunKernel(): () => void {
     const eng = this.eng;
     const recorder = this;
-    const orig = {
-      assign: tf.Variable.prototype.assign,
-      dataSync: tf.Tensor.prototype.dataSync,
-      data: tf.Tensor.prototype.data,
-      random: Math.random,
-    };
-
-    const unhook: Array<() => void> = [enterModelTrace()];
-    unhook.push(
-      hookEngine(
-        'runKernel',
-        (runKernel) =>
-          function (kernelName, inputs, attrs) {
-            if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return runKernel.call(eng, kernelName, inputs, attrs);
-            recorder.nestedKernelDepth++;
-            let out: tf.Tensor | tf.Tensor[];
-            try {
-              out = runKernel.call(eng, kernelName, inputs, attrs);
-            } finally {
-              recorder.nestedKernelDepth--;
-            }
-            recorder.recordKernel(kernelName, inputs, attrs, out);
-            recorder.afterKernel?.();
-            return out;
-          },
-      ),
+    return hookEngine(
+      'runKernel',
+      (runKernel) =>
+        function (kernelName, inputs, attrs) {
+          if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return runKernel.call(eng, kernelName, inputs, attrs);
+          recorder.nestedKernelDepth++;
+          let out: tf.Tensor | tf.Tensor[];
+          try {
+            out = runKernel.call(eng, kernelName, inputs, attrs);
+          } finally {
+            recorder.nestedKernelDepth--;
+          }
+          recorder.recordKernel(kernelName, inputs, attrs, out);
+          recorder.afterKernel?.();
+          return out;
+        },
     );
+  }
 
-    unhook.push(
-      hookEngine(
-        'clone',
-        (clone) =>
-          function (x) {
-            const y = clone.call(eng, x);
-            const id = recorder.valueOf.get(x.id);
-            if (id !== undefined) recorder.valueOf.set(y.id, id);
-            else recorder.pendingAliases.push({ clone: y.id, original: x });
-            return y;
-          },
-      ),
+  /** A clone is the value it clones (or, when that is not yet known, an alias resolved when it is). */
+  private hookClone(): () => void {
+    const eng = this.eng;
+    const recorder = this;
+    return hookEngine(
+      'clone',
+      (clone) =>
+        function (x) {
+          const y = clone.call(eng, x);
+          const id = recorder.valueOf.get(x.id);
+          if (id !== undefined) recorder.valueOf.set(y.id, id);
+          else recorder.pendingAliases.push({ clone: y.id, original: x });
+          return y;
+        },
     );
+  }
 
-    unhook.push(
-      hookEngine(
-        'addTapeNode',
-        (addTapeNode) =>
-          function (kernelName, inputs, outputs, gradientsFunc, saved, attrs) {
-            addTapeNode.call(eng, kernelName, inputs, outputs, gradientsFunc, saved, attrs);
-            const tape = eng.state.activeTape;
-            const node: TapeNode | undefined = tape?.[tape.length - 1];
-            const gradient = node?.gradient;
-            if (!node || !gradient) return;
-            const inBackwardOf = <T>(fn: () => T): T => {
-              const saved = { pass: recorder.pass, gradOf: recorder.gradOf };
-              recorder.pass = 'backward';
-              const forward = outputs[0] ? recorder.producerNode(outputs[0]) : undefined;
-              if (forward !== undefined) recorder.gradOf = forward;
+  /** The kernels a gradient function runs are recorded in the backward pass, as the gradient of the forward node. */
+  private hookTapeNodes(): () => void {
+    const eng = this.eng;
+    const recorder = this;
+    return hookEngine(
+      'addTapeNode',
+      (addTapeNode) =>
+        function (kernelName, inputs, outputs, gradientsFunc, saved, attrs) {
+          addTapeNode.call(eng, kernelName, inputs, outputs, gradientsFunc, saved, attrs);
+          const tape = eng.state.activeTape;
+          const node: TapeNode | undefined = tape?.[tape.length - 1];
+          const gradient = node?.gradient;
+          if (!node || !gradient) return;
+          // The forward node is known once the kernel is recorded, after its tape node is added.
+          const forward = () => (outputs[0] ? recorder.producerNode(outputs[0]) : undefined);
+          node.gradient = (dys) => {
+            const thunks = recorder.inBackwardOf(forward(), () => gradient(dys));
+            const wrapped: Record<string, () => tf.Tensor> = {};
+            for (const [name, thunk] of Object.entries(thunks)) wrapped[name] = () => recorder.inBackwardOf(forward(), thunk);
+            return wrapped;
+          };
+        },
+    );
+  }
+
+  /** Runs `fn` recording in the backward pass, as the gradient of node `forward` (when known). */
+  private inBackwardOf<T>(forward: NodeId | undefined, fn: () => T): T {
+    const saved = { pass: this.pass, gradOf: this.gradOf };
+    this.pass = 'backward';
+    if (forward !== undefined) this.gradOf = forward;
+    try {
+      return fn();
+    } finally {
+      this.pass = saved.pass;
+      this.gradOf = saved.gradOf;
+    }
+  }
+
+  /** A tensor a random op makes from the last `Math.random()` of its scope is a random draw, redrawn on each run. */
+  private hookMakeTensor(): () => void {
+    const eng = this.eng;
+    const recorder = this;
+    return hookEngine(
+      'makeTensor',
+      (makeTensor) =>
+        function (values, shape, dtype, backend) {
+          const t = makeTensor.call(eng, values, shape, dtype, backend);
+          const scope = eng.state.activeScope;
+          if (recorder.internal === 0 && scope && isRandomOpScope(scope.name)) {
+            const seed = recorder.lastMathRandom;
+            if (seed && seed.scopeId === scope.id) {
+              recorder.internal++;
               try {
-                return fn();
+                recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.randomValues(t)));
               } finally {
-                recorder.pass = saved.pass;
-                recorder.gradOf = saved.gradOf;
-              }
-            };
-            node.gradient = (dys) => {
-              const thunks = inBackwardOf(() => gradient(dys));
-              const wrapped: Record<string, () => tf.Tensor> = {};
-              for (const [name, thunk] of Object.entries(thunks)) wrapped[name] = () => inBackwardOf(thunk);
-              return wrapped;
-            };
-          },
-      ),
-    );
-
-    unhook.push(
-      hookEngine(
-        'makeTensor',
-        (makeTensor) =>
-          function (values, shape, dtype, backend) {
-            const t = makeTensor.call(eng, values, shape, dtype, backend);
-            const scope = eng.state.activeScope;
-            if (recorder.internal === 0 && scope && isRandomOpScope(scope.name)) {
-              const seed = recorder.lastMathRandom;
-              if (seed && seed.scopeId === scope.id) {
-                recorder.internal++;
-                try {
-                  recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.randomValues(t)));
-                } finally {
-                  recorder.internal--;
-                }
+                recorder.internal--;
               }
             }
-            return t;
-          },
-      ),
+          }
+          return t;
+        },
     );
+  }
 
+  /** Remembers the last `Math.random()` and the scope it was drawn in (a random op's seed). */
+  private hookMathRandom(): () => void {
+    const random = Math.random;
+    const recorder = this;
     Math.random = function () {
-      const value = orig.random();
-      recorder.lastMathRandom = { value, scopeId: eng.state.activeScope?.id };
+      const value = random();
+      recorder.lastMathRandom = { value, scopeId: recorder.eng.state.activeScope?.id };
       return value;
     };
-
-    tf.Variable.prototype.assign = function (this: tf.Variable, newValue: tf.Tensor) {
-      const body = recorder.frame.body;
-      if (body && recorder.internal === 0) {
-        throw new TraceError(
-          `${body.what} assigns weight '${this.name}': a body runs on the device as a subgraph that cannot write the model's weights; ` +
-            'return the new value from the body instead',
-          this.name,
-        );
-      }
-      if (recorder.shapeOnly && recorder.internal === 0) {
-        // With shapes only, the assignment is recorded but not made: the variable keeps its values (and its backend).
-        recorder.valueFor(this);
-        const assigned = recorder.valueFor(newValue);
-        recorder.builder.addAssignment(this.name, assigned);
-        recorder.valueOf.set(this.id, assigned);
-        return;
-      }
-      if (recorder.internal === 0 && !recorder.assignedOriginals.has(this)) {
-        recorder.internal++;
-        try {
-          recorder.assignedOriginals.set(this, tf.keep(tf.clone(this)));
-        } finally {
-          recorder.internal--;
-        }
-      }
-      if (recorder.internal === 0) recorder.valueFor(this);
-      orig.assign.call(this, newValue);
-      if (recorder.internal > 0) return;
-      const value = recorder.valueFor(newValue);
-      recorder.builder.addAssignment(this.name, value);
-      recorder.valueOf.set(this.id, value);
+    return () => {
+      Math.random = random;
     };
+  }
 
+  /** Records each weight assignment (refused inside a body); with shapes only, records it without making it. */
+  private hookAssign(): () => void {
+    const assign = tf.Variable.prototype.assign;
+    const recorder = this;
+    tf.Variable.prototype.assign = function (this: tf.Variable, newValue: tf.Tensor) {
+      recorder.recordAssignment(this, newValue, assign);
+    };
+    return () => {
+      tf.Variable.prototype.assign = assign;
+    };
+  }
+
+  private recordAssignment(variable: tf.Variable, newValue: tf.Tensor, assign: tf.Variable['assign']): void {
+    const body = this.frame.body;
+    if (body && this.internal === 0) {
+      throw new TraceError(
+        `${body.what} assigns weight '${variable.name}': a body runs on the device as a subgraph that cannot write the model's weights; ` +
+          'return the new value from the body instead',
+        variable.name,
+      );
+    }
+    if (this.shapeOnly && this.internal === 0) {
+      // With shapes only, the assignment is recorded but not made: the variable keeps its values (and its backend).
+      this.valueFor(variable);
+      const assigned = this.valueFor(newValue);
+      this.builder.addAssignment(variable.name, assigned);
+      this.valueOf.set(variable.id, assigned);
+      return;
+    }
+    if (this.internal === 0 && !this.assignedOriginals.has(variable)) {
+      this.internal++;
+      try {
+        this.assignedOriginals.set(variable, tf.keep(tf.clone(variable)));
+      } finally {
+        this.internal--;
+      }
+    }
+    if (this.internal === 0) this.valueFor(variable);
+    assign.call(variable, newValue);
+    if (this.internal > 0) return;
+    const value = this.valueFor(newValue);
+    this.builder.addAssignment(variable.name, value);
+    this.valueOf.set(variable.id, value);
+  }
+
+  /** Reading the values of a tensor that depends on the model's inputs or weights is an error: the graph is static. */
+  private hookReads(): () => void {
+    const { dataSync, data } = tf.Tensor.prototype;
     const checkRead = (tensor: tf.Tensor) => {
-      if (recorder.internal === 0 && recorder.isDynamic(tensor)) throw recorder.describeReadError(tensor);
+      if (this.internal === 0 && this.isDynamic(tensor)) throw this.describeReadError(tensor);
     };
     tf.Tensor.prototype.dataSync = function (this: tf.Tensor) {
       checkRead(this);
-      return orig.dataSync.call(this);
+      return dataSync.call(this);
     } as typeof tf.Tensor.prototype.dataSync;
     tf.Tensor.prototype.data = function (this: tf.Tensor) {
       checkRead(this);
-      return orig.data.call(this);
+      return data.call(this);
     } as typeof tf.Tensor.prototype.data;
-
     return () => {
-      for (const undo of unhook.reverse()) undo();
-      Math.random = orig.random;
-      tf.Variable.prototype.assign = orig.assign;
-      tf.Tensor.prototype.dataSync = orig.dataSync;
-      tf.Tensor.prototype.data = orig.data;
+      tf.Tensor.prototype.dataSync = dataSync;
+      tf.Tensor.prototype.data = data;
     };
   }
 
