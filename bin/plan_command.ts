@@ -12,7 +12,6 @@ import { parseArgs } from 'node:util';
 import {
   AutoStage,
   BeginBlock,
-  fileSystemHandler,
   half,
   IPU_TARGETS,
   LOSS_NAMES,
@@ -22,8 +21,9 @@ import {
   PoptfjsError,
   balancedGroups,
   layerCycles,
+  loadLayersModelFile,
   plan,
-  tf,
+  type tf,
   withShapeOnlyBackend,
   type IpuTargetName,
   type PlanInput,
@@ -103,7 +103,7 @@ export async function planCommand(args: string[]): Promise<void> {
     return o;
   };
   const load = async (groups?: string[][]) => {
-    const model = await tf.loadLayersModel(fileSystemHandler(path));
+    const model = await loadLayersModelFile(path);
     if (values.float16) half(model);
     groups?.forEach((layers, ipu) => layers.forEach((name) => BeginBlock(model.getLayer(name), { ipuId: ipu })));
     return model;

@@ -35,7 +35,9 @@ commands:
   run --num-instances N --num-replicas R [...] -- <command> [args...]
                       run <command> as N instances of a data-parallel run through mpiexec,
                       as PopRun does ('poptfjs run --help')
-  help                print this text`;
+  help                print this text
+
+--verbose (with any command) prints the stack of an error, not only its message`;
 
 function packageVersion(name: string): string {
   try {
@@ -105,7 +107,11 @@ async function cache(action: string | undefined, dir: string | undefined): Promi
   }
 }
 
-const [command, ...args] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+/** `--verbose` anywhere before `--` (after it, the arguments are a command's): errors are printed with their stack. */
+const separator = argv.includes('--') ? argv.indexOf('--') : argv.length;
+const verbose = argv.slice(0, separator).includes('--verbose');
+const [command, ...args] = argv.filter((arg, i) => arg !== '--verbose' || i > separator);
 /** Runs the command given on the command line. */
 async function run(): Promise<void> {
   switch (command) {
@@ -143,7 +149,9 @@ async function run(): Promise<void> {
 try {
   await run();
 } catch (error) {
-  if (!(error instanceof PoptfjsError)) throw error;
-  console.error(`poptfjs: ${error.message}`);
+  // One line saying what is wrong; the stack only with --verbose (an error that is not poptfjs's says so).
+  if (verbose) console.error(`poptfjs: ${error instanceof Error ? error.stack : String(error)}`);
+  else if (error instanceof PoptfjsError) console.error(`poptfjs: ${error.message}`);
+  else console.error(`poptfjs: ${error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error)} (--verbose prints where it was raised)`);
   process.exitCode = 1;
 }

@@ -10,7 +10,8 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
-import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import { readFileBytes } from '../common/regular_file.js';
+import { writeFileAtomic } from './atomic_file.js';
 import type { DeviceState } from '../runtime/device_state.js';
 import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';
 import type { Executable } from '../runtime/executable.js';
