@@ -78,7 +78,7 @@ export async function planCommand(args: string[]): Promise<void> {
   const target = values.ipu ?? 'GC200';
   if (!IPU_TARGETS.includes(target as IpuTargetName)) throw cliError(`--ipu takes ${IPU_TARGETS.join(' or ')}, got '${target}'`);
   const optimizer = values.optimizer ?? 'sgd';
-  if (!(optimizer in PLAN_OPTIMIZERS)) throw cliError(`--optimizer takes one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')}, got '${optimizer}'`);
+  if (!Object.hasOwn(PLAN_OPTIMIZERS, optimizer)) throw cliError(`--optimizer takes one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')}, got '${optimizer}'`);
   if (values.loss !== undefined && !(LOSS_NAMES as readonly string[]).includes(values.loss))
     throw cliError(`--loss takes one of ${LOSS_NAMES.join(', ')}, got '${values.loss}'`);
   const training = !values.inference;

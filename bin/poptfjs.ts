@@ -98,6 +98,7 @@ async function cache(action: string | undefined, dir: string | undefined): Promi
     const kept = [
       ...(result.liveLocks > 0 ? [`${result.liveLocks} lock(s) held by running processes`] : []),
       ...(result.liveTemporaryFiles > 0 ? [`${result.liveTemporaryFiles} temporary file(s) being written`] : []),
+      ...(result.directories.length > 0 ? [`the director${result.directories.length === 1 ? 'y' : 'ies'} ${result.directories.join(', ')} (not entries)`] : []),
     ];
     const temporaries = result.temporaryFiles > 0 ? ` and ${result.temporaryFiles} temporary file(s) of interrupted writes` : '';
     const live = kept.length > 0 ? `; kept ${kept.join(' and ')}` : '';
