@@ -23,9 +23,12 @@ export const RUN_USAGE = `poptfjs run --num-instances N --num-replicas R [option
   --mpi-args "..."       more arguments for mpiexec
   --output-dir DIR       write instance i's output to DIR/instance-<i>.log
                          instead of prefixing its lines with [<i>]
+  --kill-after S         seconds an instance has to end after SIGTERM, SIGINT
+                         or SIGHUP before it is killed (default 5)
 
   The first instance to fail ends the others; poptfjs run then exits with its
-  status.`;
+  status. SIGINT and SIGTERM are passed on to the instances, and SIGHUP ends
+  the run as SIGTERM does.`;
 
 function cliError(message: string): PoptfjsError {
   return new PoptfjsError(`run: ${message}`, { type: 'cli' });
@@ -35,6 +38,12 @@ function positiveInteger(value: string | undefined, flag: string): number | unde
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < 1) throw cliError(`${flag} takes a positive integer, got '${value}'`);
   return Number(value);
+}
+
+function seconds(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 3600) throw cliError(`${flag} takes seconds from 0 to 3600, got '${value}'`);
+  return n;
 }
 
 /** Runs `poptfjs run` with the arguments after the verb and resolves to its exit status. */
@@ -65,6 +74,7 @@ export async function runCommand(args: string[]): Promise<number> {
     ...(hosts === undefined ? {} : { hosts }),
     mpiArgs: values['mpi-args'] === undefined ? [] : shellWords(values['mpi-args'], 'run: --mpi-args'),
     ...(values['output-dir'] === undefined ? {} : { outputDir: values['output-dir'] }),
+    ...(values['kill-after'] === undefined ? {} : { killAfterMs: seconds(values['kill-after'], '--kill-after') * 1000 }),
     command,
   });
 }
@@ -79,6 +89,7 @@ function parse(args: string[]) {
       host: { type: 'string' },
       'mpi-args': { type: 'string' },
       'output-dir': { type: 'string' },
+      'kill-after': { type: 'string' },
     },
   });
 }

@@ -75,50 +75,58 @@ function variant(name: string, change: (json: Record<string, unknown> & { modelT
 }
 
 describe('npx poptfjs on hostile files and flags', () => {
-  it('answers each with one line and exit status 1 within seconds, naming the file and what is wrong', async () => {
-    const cycle = variant('cycle', (j) => {
-      j.modelTopology.config.layers[1]!.inbound_nodes = [[['b', 0, 0, {}]]];
-    });
-    const units = variant('units', (j) => {
-      (j.modelTopology.config.layers[1]!.config as Record<string, unknown>).units = -3;
-    });
-    const fifoModel = join(dir, 'fifo-model');
-    mkdirSync(fifoModel);
-    execFileSync('mkfifo', [join(fifoModel, 'model.json')]);
-    const plan = ['--batch', '2', '--inference'];
-    const [cycled, fifo, config, inspectFifo, inspectZero, optimizer, tfjsError, verbose] = await Promise.all([
-      cli('plan', cycle, ...plan),
-      cli('plan', fifoModel, ...plan),
-      cli('plan', model, ...plan, '--config', join(dir, 'fifo.conf')),
-      cli('inspect', join(dir, 'fifo.poptfjs')),
-      cli('inspect', '/dev/zero'),
-      cli('plan', model, '--batch', '2', '--loss', 'meanSquaredError', '--optimizer', 'constructor'),
-      cli('plan', units, ...plan),
-      cli('plan', units, ...plan, '--verbose'),
-    ]);
-    refusedWith(cycled, `${cycle}: layers 'a' → 'b' → 'a' read each other's outputs in a cycle: no order computes them`);
-    refusedWith(fifo, `cannot read ${join(fifoModel, 'model.json')}: it is a FIFO (named pipe), not a regular file`);
-    refusedWith(config, `${join(dir, 'fifo.conf')}:1:1: cannot read the options file: it is a FIFO (named pipe), not a regular file`);
-    refusedWith(inspectFifo, `cannot read ${join(dir, 'fifo.poptfjs')}: it is a FIFO (named pipe), not a regular file`);
-    refusedWith(inspectZero, 'cannot read /dev/zero: it is a character device, not a regular file');
-    refusedWith(optimizer, "plan: --optimizer takes one of sgd, adam, adamw, rmsprop, lamb, got 'constructor'");
-    refusedWith(tfjsError, `${units}: tfjs cannot build the model it describes: Expected units to be a positive integer, but got -3.`);
-    // --verbose adds where the error was raised.
-    expect(verbose.status).toBe(1);
-    expect(verbose.stderr).toMatch(/^poptfjs: PoptfjsError: .*Expected units to be a positive integer, but got -3\.\n {4}at /);
-  }, TIMEOUT_MS + 60_000);
+  it(
+    'answers each with one line and exit status 1 within seconds, naming the file and what is wrong',
+    async () => {
+      const cycle = variant('cycle', (j) => {
+        j.modelTopology.config.layers[1]!.inbound_nodes = [[['b', 0, 0, {}]]];
+      });
+      const units = variant('units', (j) => {
+        (j.modelTopology.config.layers[1]!.config as Record<string, unknown>).units = -3;
+      });
+      const fifoModel = join(dir, 'fifo-model');
+      mkdirSync(fifoModel);
+      execFileSync('mkfifo', [join(fifoModel, 'model.json')]);
+      const plan = ['--batch', '2', '--inference'];
+      const [cycled, fifo, config, inspectFifo, inspectZero, optimizer, tfjsError, verbose] = await Promise.all([
+        cli('plan', cycle, ...plan),
+        cli('plan', fifoModel, ...plan),
+        cli('plan', model, ...plan, '--config', join(dir, 'fifo.conf')),
+        cli('inspect', join(dir, 'fifo.poptfjs')),
+        cli('inspect', '/dev/zero'),
+        cli('plan', model, '--batch', '2', '--loss', 'meanSquaredError', '--optimizer', 'constructor'),
+        cli('plan', units, ...plan),
+        cli('plan', units, ...plan, '--verbose'),
+      ]);
+      refusedWith(cycled, `${cycle}: layers 'a' → 'b' → 'a' read each other's outputs in a cycle: no order computes them`);
+      refusedWith(fifo, `cannot read ${join(fifoModel, 'model.json')}: it is a FIFO (named pipe), not a regular file`);
+      refusedWith(config, `${join(dir, 'fifo.conf')}:1:1: cannot read the options file: it is a FIFO (named pipe), not a regular file`);
+      refusedWith(inspectFifo, `cannot read ${join(dir, 'fifo.poptfjs')}: it is a FIFO (named pipe), not a regular file`);
+      refusedWith(inspectZero, 'cannot read /dev/zero: it is a character device, not a regular file');
+      refusedWith(optimizer, "plan: --optimizer takes one of sgd, adam, adamw, rmsprop, lamb, got 'constructor'");
+      refusedWith(tfjsError, `${units}: tfjs cannot build the model it describes: Expected units to be a positive integer, but got -3.`);
+      // --verbose adds where the error was raised.
+      expect(verbose.status).toBe(1);
+      expect(verbose.stderr).toMatch(/^poptfjs: PoptfjsError: .*Expected units to be a positive integer, but got -3\.\n {4}at /);
+    },
+    TIMEOUT_MS + 60_000,
+  );
 
-  it('lists and clears a cache directory holding a directory, a link to nothing and a FIFO where entries should be', async () => {
-    const ls = await cli('cache', 'ls', cache);
-    expect(ls.stderr).toBe('');
-    expect(ls.status).toBe(0);
-    expect(ls.stdout).toContain(`${'a'.repeat(64)}.poptfjs  unreadable: it is a directory, not a regular file`);
-    expect(ls.stdout).toContain(`${'b'.repeat(64)}.poptfjs  unreadable: it is a symbolic link to nothing, not a regular file`);
-    expect(ls.stdout).toContain(`${'c'.repeat(64)}.poptfjs  unreadable: it is a FIFO (named pipe), not a regular file`);
-    const clear = await cli('cache', 'clear', cache);
-    expect(clear.stderr).toBe('');
-    expect(clear.status).toBe(0);
-    expect(clear.stdout).toBe(`removed 2 entries (0 bytes) from ${cache}; kept the directory ${join(cache, `${'a'.repeat(64)}.poptfjs`)} (not entries)\n`);
-    expect(readdirSync(cache)).toEqual([`${'a'.repeat(64)}.poptfjs`]);
-  }, TIMEOUT_MS + 60_000);
+  it(
+    'lists and clears a cache directory holding a directory, a link to nothing and a FIFO where entries should be',
+    async () => {
+      const ls = await cli('cache', 'ls', cache);
+      expect(ls.stderr).toBe('');
+      expect(ls.status).toBe(0);
+      expect(ls.stdout).toContain(`${'a'.repeat(64)}.poptfjs  unreadable: it is a directory, not a regular file`);
+      expect(ls.stdout).toContain(`${'b'.repeat(64)}.poptfjs  unreadable: it is a symbolic link to nothing, not a regular file`);
+      expect(ls.stdout).toContain(`${'c'.repeat(64)}.poptfjs  unreadable: it is a FIFO (named pipe), not a regular file`);
+      const clear = await cli('cache', 'clear', cache);
+      expect(clear.stderr).toBe('');
+      expect(clear.status).toBe(0);
+      expect(clear.stdout).toBe(`removed 2 entries (0 bytes) from ${cache}; kept the directory ${join(cache, `${'a'.repeat(64)}.poptfjs`)} (not entries)\n`);
+      expect(readdirSync(cache)).toEqual([`${'a'.repeat(64)}.poptfjs`]);
+    },
+    TIMEOUT_MS + 60_000,
+  );
 });
