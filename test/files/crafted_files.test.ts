@@ -163,6 +163,25 @@ describe('crafted executables', () => {
     expect(await refusal(() => load(path))).toBe(`${path}: node #${expected}`);
   });
 
+  it("a parameter value whose shape disagrees with the file's parameter, re-hashed, is refused when read, not when a kernel meets the weight", async () => {
+    // Dense(16, relu) then Dense(4) on batches of 8: the first bias [16] declared [4, 4] passes the add-relu's shape rule,
+    // and would meet the real [8, 16] activations at run time.
+    const relu = join(dir, 'relu.poptfjs');
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 16, inputShape: [4], activation: 'relu' }), tf.layers.dense({ units: 4 })] });
+    const exporter = trainingModel(model, { loss: 'meanSquaredError' });
+    await exporter.compileAndExport(relu, tf.zeros([8, 4]), tf.zeros([8, 4]));
+    exporter.destroy();
+    let expected = '';
+    const bias = craftExecutable((m) => {
+      const value = m.executable!.graph!.values.find((v) => v.param !== undefined && v.shape.length === 1 && v.shape[0] === 16)!;
+      value.shape = [4, 4];
+      expected = `value %${value.id} of parameter '${value.param!.name}' is float32[4,4], but the parameter is float32[16]`;
+    }, relu);
+    expect(await refusal(() => load(bias))).toBe(`${bias}: ${expected}`);
+    const forward = craftExecutable((m) => (m.model!.forward_graph!.values[m.model!.forward_graph!.inputs[0]!]!.shape = [40]));
+    expect(await refusal(() => load(forward))).toBe(`${forward}: input 0 is float32[4,10] in the signature, but float32[40] in the exported model`);
+  });
+
   it('a cache entry that is crafted is discarded with a warning naming it and what is wrong, and compiled again', async () => {
     const cacheDir = join(dir, 'cache');
     const options = () => new Options().enableExecutableCaching(cacheDir);
