@@ -18,11 +18,17 @@
  * fused multiply-add peak (bench/product_flops.ts): the bound on any wasm
  * run of the model.
  * Targets: poptfjs ≤ 3× onnxruntime on every model, ≤ 1.5× on at least one.
+ *
+ * poptfjs does not depend on onnxruntime-node: `npm run bench` installs it
+ * into bench/node_modules (bench/package.json), and the table loads it from
+ * there; its API is onnxruntime-common's (a devDependency, for the types).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+import type * as Ort from 'onnxruntime-common';
 import { popart } from 'poptfjs';
 import { benchDirectory } from './bench_directory.js';
 import { fusedMultiplyAddPeak, productFlops } from './product_flops.js';
@@ -111,7 +117,7 @@ async function poptfjsSession(file: string, fused: boolean): Promise<popart.Infe
   }
 }
 
-async function measure(model: SessionModel, directory: string, ort: typeof import('onnxruntime-node'), rounds: number): Promise<SessionRow['result']> {
+async function measure(model: SessionModel, directory: string, ort: typeof Ort, rounds: number): Promise<SessionRow['result']> {
   const file = join(directory, `${model.name}.onnx`);
   const bytes = readFileSync(join(directory, `${model.name}_input.bin`));
   const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
@@ -151,11 +157,14 @@ async function measure(model: SessionModel, directory: string, ort: typeof impor
 
 /** Measures every model (`rounds` timed rounds each), or says why the table cannot be made here. */
 export async function sessionTable(rounds: number): Promise<SessionTable> {
-  let ort: typeof import('onnxruntime-node');
+  const bench = createRequire(join(benchDirectory(), 'package.json'));
+  let ort: typeof Ort;
   try {
-    ort = await import('onnxruntime-node');
+    ort = bench('onnxruntime-node') as typeof Ort;
   } catch (error) {
-    return { skipped: `onnxruntime-node cannot be loaded (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); it is a devDependency: npm install` };
+    return {
+      skipped: `onnxruntime-node cannot be loaded (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); npm run bench installs it into bench/node_modules`,
+    };
   }
   const directory = modelDirectory();
   const exportFailure = exportMissing(directory);
@@ -168,7 +177,7 @@ export async function sessionTable(rounds: number): Promise<SessionTable> {
       rows.push({ model, result: { failed: error instanceof Error ? error.message.split('\n')[0]! : String(error) } });
     }
   }
-  const version = (JSON.parse(readFileSync(join(benchDirectory(), '..', 'node_modules', 'onnxruntime-node', 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (bench('onnxruntime-node/package.json') as { version: string }).version;
   const perThread = fusedMultiplyAddPeak();
   return { rows, onnxruntime: version, peak: perThread === undefined ? undefined : { gflopsPerThread: perThread, threads: getThreadsCount() } };
 }

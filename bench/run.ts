@@ -12,7 +12,9 @@
  * table plans Graphcore's published configurations and sets their
  * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
  * runs it alone), and the host-memory table measures peak host memory
- * against micro-batch and host batch (`BENCH_ONLY=host memory`). The ONNX
+ * against micro-batch and host batch (`BENCH_ONLY=host memory`), and the
+ * plan-scaling table plans models from 12 decoder layers to GPT-3's size,
+ * each in a process of its own (`BENCH_ONLY="plan time"`). The ONNX
  * session table runs torchvision models in a poptfjs session and in
  * onnxruntime-node, side by side (`BENCH_ONLY=onnxruntime`).
  * `BENCH_ONLY="MPI instances"` runs the step of 1 instance × 2 replicas
@@ -37,6 +39,7 @@ import { distributedInstancesBenchmark } from './distributed_instances.js';
 import { describeMachine } from './machine.js';
 import { mlpTrainingBenchmark } from './mlp_training_step.js';
 import { pipelinedIpusBenchmark } from './pipelined_ipus.js';
+import { PLAN_SCALING_TITLE, planScalingMarkdown, planScalingRows, planScalingText } from './plan_scaling.js';
 import { enableRelaxedSimd } from './relaxed_simd.js';
 import { PyTorchReference } from './pytorch_reference_process.js';
 import { resnet50TrainingBenchmark } from './resnet50_training_step.js';
@@ -91,11 +94,21 @@ const hostMemory = only === undefined || HOST_MEMORY_TITLE.toLowerCase().include
 if (hostMemory) console.log(`\n${hostMemoryText(hostMemory)}`);
 const sessions = only === undefined || SESSION_TABLE_TITLE.toLowerCase().includes(only.toLowerCase()) ? await sessionTable(rounds) : undefined;
 if (sessions) console.log(`\n${sessionTableText(sessions)}`);
+const planScaling = only === undefined || PLAN_SCALING_TITLE.toLowerCase().includes(only.toLowerCase()) ? planScalingRows() : undefined;
+if (planScaling) console.log(`\n${planScalingText(planScaling)}`);
 if (only === undefined) {
   const machine = describeMachine(
     pytorch ? [{ label: 'PyTorch', value: `${pytorch.info.torch} on Python ${pytorch.info.python}, ${pytorch.info.threads} thread(s) (its own choice)` }] : [],
   );
   const path = join(benchDirectory(), 'RESULTS.md');
-  writeFileSync(path, resultsMarkdown(tables, machine, notes, [sessionTableMarkdown(sessions!), hostMemoryMarkdown(hostMemory!), calibrationMarkdown(calibration!)]));
+  writeFileSync(
+    path,
+    resultsMarkdown(tables, machine, notes, [
+      sessionTableMarkdown(sessions!),
+      hostMemoryMarkdown(hostMemory!),
+      planScalingMarkdown(planScaling!),
+      calibrationMarkdown(calibration!),
+    ]),
+  );
   console.log(`\nwritten to ${path}`);
 }

@@ -6,92 +6,56 @@
  * Options come from a config file (`--config`, read as `Options.loadFromFile`
  * reads it), then the flags. With `--ipus N` above 1 the layers are split
  * into N consecutive pipeline stages of nearly equal simulated time (from a
- * first plan on one IPU).
+ * first plan on one IPU). With `--report DIR` the reports (HTML, JSON and
+ * Chrome trace) are written there too, each file named on stderr.
  */
-import { parseArgs } from 'node:util';
 import {
   AutoStage,
   BeginBlock,
+  loadLayersModelFile,
   half,
-  IPU_TARGETS,
-  LOSS_NAMES,
   Options,
   PipelinedExecution,
-  PLAN_OPTIMIZERS,
   PoptfjsError,
   balancedGroups,
   layerCycles,
-  loadLayersModelFile,
+  lossNamesText,
   plan,
+  summaryReport,
   type tf,
   withShapeOnlyBackend,
+  writeProfileReports,
   type IpuTargetName,
   type PlanInput,
   type PlanOptimizerName,
   type PlanRequest,
 } from 'poptfjs';
-
-/** The help text of the verb. */
-export const PLAN_USAGE = `poptfjs plan <model.json | model dir> --batch B [options]
-  plans a saved tfjs layers model on simulated IPUs, without computing it:
-  memory per IPU, placement, schedule and simulated throughput
-
-  --batch B              micro-batch size (required)
-  --ipus N               IPUs per replica; above 1 the layers are split into N
-                         pipeline stages of nearly equal simulated time (default 1)
-  --replicas R           replication factor
-  --accumulation G       gradient accumulation (default: the config's, at least
-                         the 2N-1 micro-batches an N-stage pipeline needs)
-  --device-iterations D  device iterations
-  --ipu GC200|Bow        the IPU to plan for (default: the config's, else GC200)
-  --config FILE          options from a file, as Options.loadFromFile reads it
-  --inference            plan inference instead of a training step
-  --loss NAME            the training loss (default the model's compiled loss)
-  --optimizer NAME       ${Object.keys(PLAN_OPTIMIZERS).join(', ')} (default sgd)
-  --float16              hold the weights and inputs in float16`;
+import { UsageError, type VerbArguments } from './cli_arguments.js';
 
 function cliError(message: string): PoptfjsError {
   return new PoptfjsError(`plan: ${message}`, { type: 'cli' });
 }
 
-function positiveInteger(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw cliError(`${flag} takes a positive integer, got '${value}'`);
-  return n;
-}
-
-/** Runs `poptfjs plan` with the arguments after the verb. */
-export async function planCommand(args: string[]): Promise<void> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    throw cliError(`${(error as Error).message}\n${PLAN_USAGE}`);
-  }
-  const { values, positionals } = parsed;
-  const path = positionals[0];
-  if (path === undefined || positionals.length > 1) throw cliError(`give one saved model (model.json or its directory)\n${PLAN_USAGE}`);
-  const batch = positiveInteger(values.batch, '--batch');
-  if (batch === undefined) throw cliError('give the micro-batch size: --batch B');
-  const ipus = positiveInteger(values.ipus, '--ipus') ?? 1;
-  const target = values.ipu ?? 'GC200';
-  if (!IPU_TARGETS.includes(target as IpuTargetName)) throw cliError(`--ipu takes ${IPU_TARGETS.join(' or ')}, got '${target}'`);
-  const optimizer = values.optimizer ?? 'sgd';
-  if (!Object.hasOwn(PLAN_OPTIMIZERS, optimizer)) throw cliError(`--optimizer takes one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')}, got '${optimizer}'`);
-  if (values.loss !== undefined && !(LOSS_NAMES as readonly string[]).includes(values.loss))
-    throw cliError(`--loss takes one of ${LOSS_NAMES.join(', ')}, got '${values.loss}'`);
-  const training = !values.inference;
+/** Runs `poptfjs plan` with its checked arguments; resolves to 0 when the model fits, 1 when it does not. */
+export async function planCommand(args: VerbArguments): Promise<number> {
+  const path = args.positionals[0]!;
+  const batch = args.integer('batch')!;
+  const ipus = args.integer('ipus') ?? 1;
+  const target = args.string('ipu');
+  const optimizer = args.string('optimizer');
+  const training = !args.boolean('inference');
+  const float16 = args.boolean('float16');
 
   const options = (groups?: string[][]): Options => {
     const o = new Options();
-    if (values.config !== undefined) o.loadFromFile(values.config);
-    if (values.ipu !== undefined) o.ipuTarget({ ...o.settings.ipuTarget, ipu: target as IpuTargetName });
-    const replicas = positiveInteger(values.replicas, '--replicas');
+    const config = args.string('config');
+    if (config !== undefined) o.loadFromFile(config);
+    if (target !== undefined) o.ipuTarget({ ...o.settings.ipuTarget, ipu: target as IpuTargetName });
+    const replicas = args.integer('replicas');
     if (replicas !== undefined) o.replicationFactor(replicas);
-    const iterations = positiveInteger(values['device-iterations'], '--device-iterations');
+    const iterations = args.integer('device-iterations');
     if (iterations !== undefined) o.deviceIterations(iterations);
-    const accumulation = positiveInteger(values.accumulation, '--accumulation');
+    const accumulation = args.integer('accumulation');
     if (groups && groups.length > 1) {
       o.setExecutionStrategy(PipelinedExecution(AutoStage.AutoIncrement));
       const depth = 2 * groups.length - 1;
@@ -104,20 +68,21 @@ export async function planCommand(args: string[]): Promise<void> {
   };
   const load = async (groups?: string[][]) => {
     const model = await loadLayersModelFile(path);
-    if (values.float16) half(model);
+    if (float16) half(model);
     groups?.forEach((layers, ipu) => layers.forEach((name) => BeginBlock(model.getLayer(name), { ipuId: ipu })));
     return model;
   };
-  const describe = await describeModel(() => load(), batch, values.float16 === true);
-  describe.loss = values.loss ?? describe.loss;
-  if (training && describe.loss === undefined) throw cliError(`training needs a loss: give --loss (one of ${LOSS_NAMES.join(', ')}) or plan --inference`);
+  const describe = await describeModel(() => load(), batch, float16);
+  describe.loss = args.string('loss') ?? describe.loss;
+  if (training && describe.loss === undefined) throw new UsageError(`plan: training needs a loss: give --loss (${lossNamesText()}) or plan --inference`);
   if (training && describe.output === undefined)
     throw cliError('training a model with several outputs needs its own loss; plan it with plan() in a program, or plan --inference');
   const request = (o: Options): PlanRequest => ({
     options: o,
     training,
     inputs: describe.inputs,
-    ...(training ? { loss: describe.loss!, target: describe.output!, optimizer: optimizer as PlanOptimizerName } : {}),
+    ...(training ? { loss: describe.loss!, target: describe.output! } : {}),
+    ...(training && optimizer !== undefined ? { optimizer: optimizer as PlanOptimizerName } : {}),
   });
   let groups: string[][] | undefined;
   if (ipus > 1) {
@@ -126,12 +91,18 @@ export async function planCommand(args: string[]): Promise<void> {
     groups = balancedGroups(describe.layers, (name) => cycles.get(name) ?? 0, ipus);
   }
   const planned = await plan(() => load(groups), request(options(groups)));
-  console.log(planned.summary());
+  // The plan's summary with the simulated execution of a call: planning computes it whether or not profiling is on.
+  console.log(summaryReport(planned.executable, true));
   console.log(
     `\n${planned.fits ? 'fits' : 'does NOT fit'} on ${planned.memory.ipus.length} IPU(s) per replica; ` +
       `${planned.throughput.toFixed(1)} samples/s, ${planned.samplesPerCall} samples a call in ${(planned.timeline.duration * 1e3).toFixed(3)} ms (simulated)`,
   );
-  if (!planned.fits) process.exitCode = 3;
+  const reports = args.string('report');
+  if (reports !== undefined) {
+    const written = writeProfileReports(reports, planned.executable);
+    for (const file of [written.html, written.json, written.trace]) console.error(`poptfjs plan: wrote ${file}`);
+  }
+  return planned.fits ? 0 : 1;
 }
 
 /** What `plan` needs to know of a saved model: its inputs and output for one micro-batch, its compiled loss, its layers. */
@@ -155,25 +126,5 @@ async function describeModel(load: () => Promise<tf.LayersModel>, batch: number,
     };
     model.dispose();
     return description;
-  });
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      batch: { type: 'string' },
-      ipus: { type: 'string' },
-      replicas: { type: 'string' },
-      accumulation: { type: 'string' },
-      'device-iterations': { type: 'string' },
-      ipu: { type: 'string' },
-      config: { type: 'string' },
-      inference: { type: 'boolean' },
-      loss: { type: 'string' },
-      optimizer: { type: 'string' },
-      float16: { type: 'boolean' },
-    },
   });
 }

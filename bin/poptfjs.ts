@@ -1,158 +1,107 @@
 #!/usr/bin/env node
 /**
- * The poptfjs command-line tool.
+ * The poptfjs command-line tool: `poptfjs <verb> [args]` (see {@link VERBS}).
  *
- *   poptfjs env                 the versions and the tfjs backend poptfjs runs on here
- *   poptfjs inspect <file>      what an exported executable or a checkpoint holds
- *   poptfjs cache ls [dir]      the entries of an executable cache directory
- *   poptfjs cache clear [dir]   removes them
- *   poptfjs plan <model.json>   plans a saved model on simulated IPUs, without computing it
- *   poptfjs run ... -- <cmd>    runs <cmd> as several instances of a data-parallel run over MPI
- *   poptfjs help                this text
+ * The command line is checked against the verb's declaration before the verb
+ * loads tfjs. Exit status: 0 when the verb did what it was asked, 1 when it
+ * failed (an error it names; `plan`: the model does not fit), 2 for a command
+ * line that does not fit the verb. `--help` or `-h` after any verb prints its
+ * help, `--version` the version.
  */
-import { createRequire } from 'node:module';
 import { PoptfjsError } from '../lib/common/errors.js';
-import { RUN_USAGE, runCommand } from './run_command.js';
+import { POPTFJS_VERSION } from '../lib/files/poptfjs_version.js';
+import { asksForHelp, parseVerbArguments, UsageError, usageLine, verbHelp, type VerbArguments, type VerbSpec } from './cli_arguments.js';
+import { CACHE_CLEAR_VERB, CACHE_LS_VERB, CACHE_VERBS, ENV_VERB, INSPECT_VERB, PLAN_VERB, RUN_VERB, VERBS } from './verbs.js';
 
-const require = createRequire(import.meta.url);
+/** The help of `poptfjs` itself. */
+function mainHelp(): string {
+  const width = 'help [command]'.length + 2;
+  return [
+    'usage: poptfjs <command> [args]',
+    '',
+    'commands:',
+    ...VERBS.map((v) => `  ${v.name.padEnd(width)}${v.summary.split('\n')[0]}`),
+    `  ${'help [command]'.padEnd(width)}print this help, or the command's ('poptfjs <command> --help' too)`,
+    '',
+    `  ${'--version'.padEnd(width)}print the version of poptfjs`,
+    `  ${'--verbose'.padEnd(width)}with any command: print an error with its stack, not only its message`,
+    '',
+    'Exit status: 0 done, 1 failed, 2 a command line that does not fit the command.',
+  ].join('\n');
+}
 
-/** The library, loaded only by the commands that use it: `run` starts without loading tfjs. */
-const library = () => import('poptfjs');
+/** The help of `poptfjs cache`: its subverbs. */
+function cacheHelp(): string {
+  return ['usage: poptfjs cache <ls|clear> [dir]', '', ...CACHE_VERBS.map((v) => `  ${usageLine(v).padEnd(32)}${v.summary}`)].join('\n');
+}
 
-const USAGE = `usage: poptfjs <command>
+/** How each verb runs, loaded only once its arguments are checked. */
+const RUNNERS = new Map<VerbSpec, (args: VerbArguments) => Promise<number>>([
+  [ENV_VERB, async () => (await import('./env_command.js')).envCommand()],
+  [INSPECT_VERB, async (args) => (await import('./inspect_command.js')).inspectCommand(args)],
+  [CACHE_LS_VERB, async (args) => (await import('./cache_command.js')).cacheLsCommand(args)],
+  [CACHE_CLEAR_VERB, async (args) => (await import('./cache_command.js')).cacheClearCommand(args)],
+  [PLAN_VERB, async (args) => (await import('./plan_command.js')).planCommand(args)],
+  [RUN_VERB, async (args) => (await import('./run_command.js')).runCommand(args)],
+]);
 
-commands:
-  env                 print the poptfjs and tfjs versions and the backend poptfjs runs on
-  inspect <file>      print what an exported executable or a checkpoint holds
-                      (version, signature, options, strategy, placement, sizes), without running it
-  cache ls [dir]      list the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
-                      and the temporary files of interrupted writes left in it
-  cache clear [dir]   remove the entries of an executable cache directory (default: $POPTFJS_CACHE_DIR)
-                      and the temporary files of interrupted writes
-  plan <model.json> --batch B [--ipus N] [--replicas R] [--config FILE] ...
-                      plan a saved tfjs layers model on simulated IPUs without computing it:
-                      memory per IPU, placement and simulated throughput ('poptfjs plan --help')
-  run --num-instances N --num-replicas R [...] -- <command> [args...]
-                      run <command> as N instances of a data-parallel run through mpiexec,
-                      as PopRun does ('poptfjs run --help')
-  help                print this text
+/** What a command line asks for: a verb to run with the words after it, or a help text to print. */
+type Request = { verb: VerbSpec; rest: readonly string[] } | { help: string };
 
---verbose (with any command) prints the stack of an error, not only its message`;
+/** What `words` (the command line after `poptfjs`) ask for; a {@link UsageError} when they name no verb. */
+function request(words: readonly string[]): Request {
+  const [first, second] = words;
+  if (first === undefined) throw new UsageError(`give a command\n${mainHelp()}`);
+  if (first === 'help') return words.length === 1 ? { help: mainHelp() } : helpOf(request(words.slice(1)));
+  if (asksForHelp([first])) return { help: mainHelp() };
+  if (first === 'cache') {
+    const sub = CACHE_VERBS.find((v) => v.name === `cache ${second}`);
+    if (sub) return { verb: sub, rest: words.slice(2) };
+    if (second !== undefined && asksForHelp([second])) return { help: cacheHelp() };
+    throw new UsageError(`cache: expected ls or clear, got ${second === undefined ? 'nothing' : `'${second}'`}\n${cacheHelp()}`);
+  }
+  const verb = VERBS.find((v) => v.name === first);
+  if (!verb) throw new UsageError(`unknown command '${first}'\n${mainHelp()}`);
+  return { verb, rest: words.slice(1) };
+}
 
-function packageVersion(name: string): string {
+/** `poptfjs help <words>`: the help of the verb the words name. */
+function helpOf(found: Request): Request {
+  return 'help' in found ? found : { help: verbHelp(found.verb) };
+}
+
+/** Runs the command line `argv` (after `poptfjs`) and resolves to the exit status. */
+async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === '--version') {
+    console.log(POPTFJS_VERSION);
+    return 0;
+  }
+  const found = argv[0] === 'help' && argv[1] === 'cache' && argv.length === 2 ? { help: cacheHelp() } : request(argv);
+  if ('help' in found || asksForHelp(found.rest)) {
+    console.log('help' in found ? found.help : verbHelp(found.verb));
+    return 0;
+  }
+  const { verb, rest } = found;
+  let args: VerbArguments;
   try {
-    return (require(`${name}/package.json`) as { version: string }).version;
-  } catch {
-    return 'not installed';
+    args = parseVerbArguments(verb, rest);
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`${verb.name}: ${error.message}\n(see 'poptfjs ${verb.name} --help')`);
+    throw error;
   }
-}
-
-async function env(): Promise<void> {
-  const { currentBackend, tf } = await library();
-  const rows: Array<[string, string]> = [
-    ['poptfjs', packageVersion('poptfjs')],
-    ['@tensorflow/tfjs', tf.version.tfjs],
-    ['@tensorflow/tfjs-node', packageVersion('@tensorflow/tfjs-node')],
-    ['backend', currentBackend()],
-    ['node', process.versions.node],
-  ];
-  for (const [k, v] of rows) console.log(`${k.padEnd(22)} ${v}`);
-}
-
-async function inspect(file: string | undefined): Promise<void> {
-  if (file === undefined) throw new PoptfjsError('inspect: give the file to inspect: poptfjs inspect <file>', { type: 'cli' });
-  const { describePoptfjsFile } = await library();
-  console.log(describePoptfjsFile(file));
-}
-
-function cacheDirectory(dir: string | undefined, what: string): string {
-  const chosen = dir ?? process.env.POPTFJS_CACHE_DIR;
-  if (chosen === undefined || chosen === '') {
-    throw new PoptfjsError(`cache ${what}: give the cache directory (poptfjs cache ${what} <dir>) or set POPTFJS_CACHE_DIR`, { type: 'cli' });
-  }
-  return chosen;
-}
-
-async function cache(action: string | undefined, dir: string | undefined): Promise<void> {
-  const { clearExecutableCache, listCacheTemporaryFiles, listExecutableCache } = await library();
-  if (action === 'ls') {
-    const directory = cacheDirectory(dir, 'ls');
-    const entries = listExecutableCache(directory);
-    for (const e of entries) {
-      const what = 'error' in e.contents ? `unreadable: ${e.contents.error}` : `'${e.contents.modelName}' ${e.contents.kind} (${e.contents.backend})`;
-      console.log(`${new Date(e.modifiedUnixMs).toISOString()}  ${String(e.bytes).padStart(10)} B  ${e.file}  ${what}`);
-    }
-    console.log(`${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, ${entries.reduce((n, e) => n + e.bytes, 0)} bytes in ${directory}`);
-    const temporaries = listCacheTemporaryFiles(directory);
-    for (const t of temporaries) {
-      const writer = t.writerRuns ? `being written by process ${t.writerPid}` : `left by process ${t.writerPid}, which no longer runs (an interrupted write)`;
-      console.log(`${String(t.bytes).padStart(10)} B  ${t.file}  temporary file ${writer}`);
-    }
-    if (temporaries.length > 0) {
-      const bytes = temporaries.reduce((n, t) => n + t.bytes, 0);
-      console.log(`${temporaries.length} temporary file(s), ${bytes} bytes; 'poptfjs cache clear' removes those of interrupted writes`);
-    }
-  } else if (action === 'clear') {
-    const directory = cacheDirectory(dir, 'clear');
-    const result = clearExecutableCache(directory);
-    const kept = [
-      ...(result.liveLocks > 0 ? [`${result.liveLocks} lock(s) held by running processes`] : []),
-      ...(result.liveTemporaryFiles > 0 ? [`${result.liveTemporaryFiles} temporary file(s) being written`] : []),
-      ...(result.directories.length > 0 ? [`the director${result.directories.length === 1 ? 'y' : 'ies'} ${result.directories.join(', ')} (not entries)`] : []),
-    ];
-    const temporaries = result.temporaryFiles > 0 ? ` and ${result.temporaryFiles} temporary file(s) of interrupted writes` : '';
-    const live = kept.length > 0 ? `; kept ${kept.join(' and ')}` : '';
-    console.log(`removed ${result.entries} entr${result.entries === 1 ? 'y' : 'ies'}${temporaries} (${result.bytes} bytes) from ${directory}${live}`);
-  } else {
-    throw new PoptfjsError(`cache: expected 'ls' or 'clear', got ${action === undefined ? 'nothing' : `'${action}'`}`, { type: 'cli' });
-  }
+  return RUNNERS.get(verb)!(args);
 }
 
 const argv = process.argv.slice(2);
-/** `--verbose` anywhere before `--` (after it, the arguments are a command's): errors are printed with their stack. */
+/** `--verbose` anywhere before `--` (after it, the words are a command's): an error is printed with its stack. */
 const separator = argv.includes('--') ? argv.indexOf('--') : argv.length;
 const verbose = argv.slice(0, separator).includes('--verbose');
-const [command, ...args] = argv.filter((arg, i) => arg !== '--verbose' || i > separator);
-/** Runs the command given on the command line. */
-async function run(): Promise<void> {
-  switch (command) {
-    case 'env':
-      await env();
-      break;
-    case 'inspect':
-      await inspect(args[0]);
-      break;
-    case 'cache':
-      await cache(args[0], args[1]);
-      break;
-    case 'plan': {
-      const { PLAN_USAGE, planCommand } = await import('./plan_command.js');
-      if (args.includes('--help') || args.includes('-h')) console.log(PLAN_USAGE);
-      else await planCommand(args);
-      break;
-    }
-    case 'run':
-      if (args[0] === '--help' || args[0] === '-h') console.log(RUN_USAGE);
-      else process.exitCode = await runCommand(args);
-      break;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(USAGE);
-      break;
-    default:
-      console.error(`poptfjs: unknown command '${command}'\n${USAGE}`);
-      process.exitCode = 2;
-  }
-}
-
 try {
-  await run();
+  process.exitCode = await main(argv.filter((word, i) => word !== '--verbose' || i > separator));
 } catch (error) {
-  // One line saying what is wrong; the stack only with --verbose (an error that is not poptfjs's says so).
+  // One line saying what is wrong; the stack only with --verbose (an error that is not poptfjs's says how to see it).
   if (verbose) console.error(`poptfjs: ${error instanceof Error ? error.stack : String(error)}`);
   else if (error instanceof PoptfjsError) console.error(`poptfjs: ${error.message}`);
   else console.error(`poptfjs: ${error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error)} (--verbose prints where it was raised)`);
-  process.exitCode = 1;
+  process.exitCode = error instanceof UsageError ? 2 : 1;
 }

@@ -1,17 +1,18 @@
 /**
  * Data-parallel training over several instances, as PopRun and PopDist run
- * it: every instance trains the same model on its share of each global batch
- * (the DataLoader splits it by the instance's index), their gradients are
- * summed over the instances with MPI after each step, and every instance
- * ends with the weights one process with all the replicas would have.
- * `popdist.Options()` sets the replicas of this instance and its place in
- * the run; the global batch is the micro-batch times every replica of the
- * run, so the data each step sees does not depend on how the replicas are
- * spread over instances.
+ * it: every instance trains the same model on its own consecutive block of
+ * the dataset (the DataLoader splits it by the instance's index, as
+ * PopTorch's does), their gradients are summed over the instances with MPI
+ * after each step, and every instance ends with the weights one process with
+ * all the replicas would have on the same global batches (each instance's
+ * next batch). `popdist.Options()` sets the replicas of this instance and its
+ * place in the run.
  *
  * Run:
  *   npx poptfjs run --num-instances 2 --num-replicas 2 -- npx tsx examples/distributed-training.ts
  *   npx tsx examples/distributed-training.ts          (alone: 1 instance of 1 replica)
+ *   npx tsx examples/distributed-training.ts --as-instances 2   (alone, reading the samples in the order
+ *                                                                2 instances read them together)
  *
  * Each instance prints its final weights' checksum (`--print-weights` also
  * prints them as JSON); instance 0 prints the loss of each epoch and the
@@ -42,7 +43,15 @@ const y = tf.tensor2d(
   Array.from({ length: samples }, (_, i) => Math.cos(0.91 * i) * 0.5),
   [samples, 1],
 );
-const loader = new DataLoader(opts, [x, y], { batchSize: 4 });
+// `--as-instances N`: one process reads the global batches N instances read together, each instance its
+// consecutive block: batch k of instance 0, then batch k of instance 1, and so on.
+const asInstances = process.argv.includes('--as-instances') ? Number(process.argv[process.argv.indexOf('--as-instances') + 1]) : 1;
+const instanceBatch = (4 * popdist.getNumTotalReplicas()) / asInstances;
+const block = instanceBatch * Math.floor(samples / (instanceBatch * asInstances));
+const order: number[] = [];
+for (let start = 0; start < block; start += instanceBatch) for (let p = 0; p < asInstances; p++) for (let i = 0; i < instanceBatch; i++) order.push(p * block + start + i);
+const [inputs, targets] = tf.tidy(() => [tf.gather(x, order), tf.gather(y, order)]);
+const loader = new DataLoader(opts, [inputs!, targets!], { batchSize: 4 });
 
 for (let epoch = 0; epoch < 2; epoch++) {
   let lossSum = 0;

@@ -45,10 +45,11 @@ export {
   PoplarUnknownRuntimeError,
   type PoptfjsErrorOptions,
 } from './common/errors.js';
-export { getLogger, setLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
+export { getLogger, setLogLevel, setPopartLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
 export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
+export { registerCustomArgParser, type CustomArgParser, type ArgumentClass } from './trace/custom_arg_parsers.js';
 export { load, type LoadArgs } from './executor/model_wrappers.js';
 export { balancedGroups, layerCycles } from './executor/layer_balance.js';
 export {
@@ -81,32 +82,45 @@ export { readCheckpointFile, type CheckpointContents } from './files/checkpoint_
 export { describePoptfjsFile } from './report/file_inspection.js';
 export { POPTFJS_VERSION } from './files/poptfjs_version.js';
 export * from './options/index.js';
-export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample } from './data/data_loader.js';
+export { DataLoader, type DataLoaderOptions, type DataLoaderDataset, type DataLoaderSample, type DataLoaderBatch, type NamedTensors } from './data/data_loader.js';
 export { AsynchronousDataAccessor, type AsynchronousDataAccessorOptions, type BatchSource } from './data/asynchronous_data_accessor.js';
 /** PopDist's API for programs run by `poptfjs run`: the run's layout and `popdist.Options()` (see `distributed/popdist.ts`). */
 export * as popdist from './distributed/popdist.js';
 export { instanceBarrier } from './distributed/instance_barrier.js';
 export { Block, BeginBlock, BlockFunction, removeBlocks, type BlockSpec } from './trace/blocks.js';
+export { moduleRepr } from './trace/module_repr.js';
 export { ParameterHandle } from './executor/parameter_handle.js';
 export { placeGraph, UNANNOTATED_BLOCK, type Placement, type PlacedStage, type PlacedUnit } from './strategy/placement.js';
 export { buildSchedule, scheduleTable, pipelineStages, type Schedule, type ScheduleStep, type ScheduledWork } from './strategy/schedule.js';
 export { planText } from './report/plan_text.js';
+export { summaryReport } from './report/summary_report.js';
+export { writeProfileReports, type ProfileReportFiles } from './report/profile_report.js';
 export { RecomputationType, planRecomputation, type RecomputationPlan } from './strategy/recomputation.js';
+export { Engine, WORKER_SCRATCH_SIZE, type EngineHost, type TextSink } from './engine/engine.js';
+export { Executable, type ExportedExecutable } from './engine/executable.js';
+export type { HostBuffer, StreamCallback } from './engine/engine_streams.js';
+export type { TimerTimePoint } from './engine/timer_time_point.js';
+export type { EngineReport } from './engine/profile_summary.js';
+export type { ProgramRun } from './engine/execution_profile.js';
+export { compileGraph, type EngineOptionFlags } from './compile/graph_compiler.js';
+export type { ModelGraph } from './compile/model_graph.js';
+export { PROGRAM_NAMES, type ProgramName, type ExecutableProgram } from './executable/program.js';
 export { DeviceManager, type DeviceInfo, type AcquireOptions, type ModelDeviceOptions } from './ipu/device_manager.js';
 export { Device, type DeviceKind } from './ipu/device.js';
 export { SimulatedErrorCode, type ErrorLocation } from './ipu/simulated_errors.js';
 export { OutOfMemoryError } from './ipu/out_of_memory_error.js';
-export { HostMemoryError, type HostMemoryContext } from './runtime/host_memory_error.js';
-export type { HostMemoryEstimate, WorkerHeapEstimate } from './runtime/host_memory_estimate.js';
+export { HostMemoryError, type HostMemoryContext } from './host_memory/host_memory_error.js';
+export type { HostMemoryEstimate, WorkerHeapEstimate } from './host_memory/host_memory_estimate.js';
 export { hostHeap, hostMemoryPeak, resetHostMemoryPeak, HOST_MEMORY_LIMIT_VARIABLE, WASM_HEAP_LIMIT, type HostHeap } from './backend/host_heap.js';
 export { GC200, BOW, IPU_TARGETS, targetSpec, ipuMemory, type IpuTargetSpec, type IpuTargetName } from './ipu/target_spec.js';
 export type { MemoryPlan, IpuMemoryUse, MemoryItem, MemoryKind } from './ipu/memory_plan.js';
 export type { Timeline, TimelineSegment, IpuActivity, SegmentKind } from './ipu/timeline.js';
 export type { HardwareAnalysis } from './ipu/hardware_analysis.js';
-export type { CompileOptions, ProgressCallback } from './executor/compile_progress.js';
+export type { CompileOptions, ProgressCallback } from './compile/compile_progress.js';
 export { isRunningOnIpu } from './trace/running_on_ipu.js';
 export { TraceError } from './trace/kernel_recorder.js';
-export { LOSS_NAMES, type LossFunction, type LossSpec } from './trace/loss_function.js';
+export type { LossFunction, LossSpec } from './trace/loss_function.js';
+export { LOSS_NAMES, LOSS_ALIASES, canonicalLossName, lossNamesText, type LossName } from './trace/loss_names.js';
 export { irText } from './ir/ir_text.js';
 export { Patterns, applyPatterns, type AppliedPatterns } from './ir/patterns/patterns.js';
 export { PATTERNS_LEVELS, type PatternsLevel, type Pattern, type PatternContext } from './ir/patterns/pattern.js';

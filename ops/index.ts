@@ -15,5 +15,6 @@ export { setAvailableMemory } from './set_available_memory.js';
 export { MultiConv, MultiConvPlanType } from './multi_conv.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';
+export { Attribute } from './attribute.js';
 export { forLoop, MAX_LOOP_ITERATIONS } from './for_loop.js';
 export { cond } from './cond.js';

@@ -4,7 +4,7 @@
  * tiles.
  */
 import { PartialsType } from '../lib/option_vocabulary/enums.js';
-import type { MultiConvPlanType as PlanType } from '../lib/ir/graph.js';
+import { DEFAULT_CYCLE_BACK_OFF, type MultiConvPlanType as PlanType } from '../lib/ir/graph.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { closeMultiConv, openMultiConv, type MultiConvSettings } from '../lib/trace/multi_conv_scope.js';
 import { argumentError } from './dynamic_offset.js';
@@ -23,8 +23,6 @@ export type MultiConvPlanType = PlanType;
 
 /** Tiles each convolution of a parallel group is given first (poplibs' default `perConvReservedTiles`). */
 export const DEFAULT_PER_CONV_RESERVED_TILES = 50;
-/** poplibs' default `cycleBackOff`, the only value the simulated planner accepts. */
-export const DEFAULT_CYCLE_BACK_OFF = 0.1;
 
 const PLAN_TYPES: readonly string[] = Object.values(MultiConvPlanType);
 const PARTIALS_TYPES: readonly string[] = Object.values(PartialsType);
@@ -52,19 +50,21 @@ const isBoolean = (x: unknown): x is boolean => typeof x === 'boolean';
  * how the simulated IPU plans them:
  *
  * - `Parallel` (the default): the group's convolutions run at the same time,
- *   each on its own share of the IPU's tiles: every convolution is given
- *   `perConvReservedTiles` tiles and the rest are shared in proportion to
- *   the convolutions' FLOPs; the group takes as long as its slowest share
- *   and holds all the shares' temporary memory at once. When the tiles cannot
- *   give every convolution one, the group is planned serially, as poplibs
- *   falls back to serial planning.
+ *   each on its own tiles, shared out as poplibs' multi-plan does: the
+ *   largest convolution (by FLOPs) takes the fewest tiles on which it runs
+ *   within its `cycleBackOff` of its fastest plan, the others keep
+ *   `perConvReservedTiles` each until they take the fewest on which they
+ *   match it, the second largest the rest; the group takes as long as its
+ *   slowest convolution and holds all their temporary memory at once. When
+ *   the tiles cannot give every convolution one, the group is planned
+ *   serially, as poplibs falls back to serial planning.
  * - `Serial`: one after another on all the tiles, as without the scope.
  *
  * `availableMemoryProportions` and `partialsTypes` set each convolution's
  * (and its backward convolutions') temporary-memory proportion and partials
  * type, one value for all or one per convolution in the order they run.
- * poplibs' `cycleBackOff` and `enableConvDithering` are not modelled and only
- * their defaults are accepted.
+ * `enableConvDithering` (where on the tiles each convolution's layout starts)
+ * is not modelled and only its default is accepted.
  *
  * Configure with the chained setters, then run the convolutions in
  * {@link MultiConv.run}, or in a block after `using _ = multiConv.enter()`.
@@ -73,7 +73,11 @@ const isBoolean = (x: unknown): x is boolean => typeof x === 'boolean';
  * convolution ran is an error when traced.
  */
 export class MultiConv implements Disposable {
-  private settings: MultiConvSettings = { planType: MultiConvPlanType.Parallel, perConvReservedTiles: DEFAULT_PER_CONV_RESERVED_TILES };
+  private settings: MultiConvSettings = {
+    planType: MultiConvPlanType.Parallel,
+    perConvReservedTiles: DEFAULT_PER_CONV_RESERVED_TILES,
+    cycleBackOff: DEFAULT_CYCLE_BACK_OFF,
+  };
   private entered = false;
 
   /**
@@ -121,21 +125,16 @@ export class MultiConv implements Disposable {
   }
 
   /**
-   * poplibs' cycle back-off: how far from its fastest plan the largest
-   * convolution may be re-planned onto fewer tiles, leaving the rest to the
-   * others (lib/poplin/ConvPlan.cpp, `getParallelMultiPlan`). The simulated
-   * planner shares the tiles in proportion to the convolutions' FLOPs
-   * instead, so only poplibs' default, 0.1, is accepted.
+   * poplibs' cycle back-off of a parallel group (default 0.1): the largest
+   * convolution is planned on the fewest tiles on which it runs within
+   * `1 + (convolutions - 1) · cycleBackOff` times its fastest plan, leaving
+   * the other tiles to the other convolutions (lib/poplin/ConvPlan.cpp,
+   * `getParallelMultiPlan`; see lib/ipu/multi_conv_plan.ts). A number from
+   * 0 to 1.
    */
   cycleBackOff(value: number): this {
     if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw argumentError(OP, `cycleBackOff must be a number between 0 and 1, got ${shown(value)}`);
-    if (value !== DEFAULT_CYCLE_BACK_OFF) {
-      throw argumentError(
-        OP,
-        `cycleBackOff ${value} is not modelled: the simulated planner shares the tiles in proportion to the convolutions' FLOPs ` +
-          `rather than re-planning the largest one within a cycle back-off, so only poplibs' default ${DEFAULT_CYCLE_BACK_OFF} is accepted`,
-      );
-    }
+    this.settings = { ...this.settings, cycleBackOff: value };
     return this;
   }
 

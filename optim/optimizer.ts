@@ -26,7 +26,7 @@ import {
 } from './optimizer_state_dict.js';
 import { splitIntoGroups, type ParamGroup, type ParamGroupSpec } from './param_groups.js';
 import type { ScalarConstants } from './scalar_constants.js';
-import { type UnknownAttributeCheck, withoutUnknownAttributes } from './unknown_attributes.js';
+import { type AttributePlace, UnexpectedAttributes, type UnknownAttributeCheck } from './unknown_attributes.js';
 import { VariableAttributes } from './variable_attributes.js';
 
 export type { OptimizerState, ParameterState } from './optimizer_state.js';
@@ -145,7 +145,7 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   readonly #shapes: OptimizerShapes;
   /** The warnings this optimizer gave, so each is given once. */
   readonly #warned = new Set<string>();
-  #unknownAttributes: UnknownAttributeCheck = 'refuse';
+  readonly #unexpected = new UnexpectedAttributes();
   #store: OptimizerStateStore | undefined;
   #hostState: OptimizerStateData | undefined;
 
@@ -211,6 +211,29 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     });
   }
 
+  /**
+   * A copy of this optimizer, as PopTorch's `copy.copy(optimizer)`: the same
+   * type over the same variables and parameter groups, with the current
+   * attribute values (checked) and variable attributes, and a copy of any
+   * state held on the host (a loaded state dict not yet on a device). It is
+   * not attached to an executor: `executor.setOptimizer(copy)` trains on with
+   * it from the state the device holds. Attributes the optimizer does not
+   * have are not copied.
+   */
+  clone(): this {
+    const settings = this.settings();
+    const Type = this.constructor as new (target: OptimizerTarget, options: unknown) => this;
+    const copyValue = (value: HyperValue): HyperValue => (Array.isArray(value) ? [...value] : value) as HyperValue;
+    const paramGroups = this.paramGroups.map((group, g) => ({
+      params: [...group.params],
+      ...Object.fromEntries(Object.entries(settings.groups[g]!).map(([key, value]) => [key, copyValue(value as HyperValue)])),
+    }));
+    const copy = new Type(this.variables, { ...settings.global, paramGroups });
+    (copy as { variableAttrs: VariableAttributes }).variableAttrs = this.variableAttrs.clone();
+    if (this.#hostState) copy.#hostState = copyOptimizerStateData(this.#hostState);
+    return copy;
+  }
+
   /** Names of the trained variables. */
   get parameterNames(): string[] {
     return this.variables.map((v) => v.name);
@@ -218,21 +241,21 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
 
   /**
    * The current values, checked (an invalid value set since construction is
-   * an error here), as a frozen copy. An attribute the optimizer does not
-   * have, added since construction to a parameter group or to the optimizer
-   * (such as `initialLr`), is an error, or ignored with a warning when the
-   * executor training with it has `Options.relaxOptimizerAttributesChecks(true)`.
+   * an error here), as a frozen copy. As in PopTorch, an attribute the
+   * optimizer does not have, added since construction to a parameter group
+   * or to the optimizer (a scheduler's `initialLr`, a `step` count, a
+   * group's `lossScaling`), is ignored: silently when it was there when an
+   * executor took the optimizer, else with one warning (one debug message
+   * when that executor has `Options.relaxOptimizerAttributesChecks(true)`).
    */
   settings(): OptimizerSettings<G, O> {
     const where = `optim.${this.type}`;
     const { group: groupShape, global: globalShape } = this.#shapes;
-    const attributes = [...Object.keys(groupShape), ...Object.keys(globalShape)];
-    const own = Object.fromEntries(
-      Object.keys(this)
-        .filter((key) => !OWN_FIELDS.has(key))
-        .map((key) => [key, undefined]),
-    );
-    this.#withoutUnknown(where, own, (key) => key in groupShape || key in globalShape, attributes);
+    const own = Object.fromEntries(this.#ownAttributeKeys().map((key) => [key, undefined]));
+    this.#unexpected.without(this.type, { kind: 'optimizer' }, own, (key) => key in groupShape || key in globalShape, [
+      ...Object.keys(groupShape),
+      ...Object.keys(globalShape),
+    ]);
     const globalValues: Record<string, unknown> = {};
     for (const key of Object.keys(globalShape)) globalValues[key] = (this as unknown as Record<string, unknown>)[key];
     const global = Object.freeze(parseHyperValues(where, globalShape, globalValues)) as unknown as O;
@@ -240,8 +263,14 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     const groups = this.paramGroups.map((group, g) => {
       const { params: _params, ...given } = group;
       const groupWhere = `${where} paramGroups[${g}]`;
-      // An optimizer attribute in a group stays an error (parseHyperValues names it): it is known, but misplaced.
-      const values = this.#withoutUnknown(groupWhere, given, (key) => key in groupShape || key in globalShape, Object.keys(groupShape));
+      const values = this.#unexpected.without(
+        this.type,
+        { kind: 'group', group: g },
+        given,
+        (key) => key in groupShape,
+        Object.keys(groupShape),
+        (key) => (key in globalShape ? `${key} is not a group attribute: it has one value for the whole optimizer (opt.${key})` : undefined),
+      );
       const checked = Object.freeze(parseHyperValues(groupWhere, groupShape, values)) as unknown as G;
       this.checkGroup(global, checked, groupWhere);
       return checked;
@@ -252,18 +281,42 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
     return Object.freeze({ type: this.type, global, groups, groupParams, groupOf });
   }
 
-  #withoutUnknown(where: string, values: Record<string, unknown>, isKnown: (key: string) => boolean, expected: readonly string[]): Record<string, unknown> {
-    return withoutUnknownAttributes(where, values, isKnown, expected, this.#unknownAttributes, (message) => this.warnOnce(message));
+  /** The own enumerable keys of this optimizer that hold values (its group accessors and attributes, and any the user added). */
+  #ownAttributeKeys(): string[] {
+    return Object.keys(this).filter((key) => !OWN_FIELDS.has(key));
   }
 
   /**
-   * @internal What {@link Optimizer.settings} does with attributes this
-   * optimizer does not have (an executor sets it from its options'
-   * `relaxOptimizerAttributesChecks`): refuse them (default) or ignore them
-   * with a warning. The constructor always refuses them.
+   * @internal An executor takes this optimizer: attributes it does not have
+   * are reported as `check` says (a warning, or a debug message under the
+   * executor's `relaxOptimizerAttributesChecks`); with `record` (the
+   * executor's first optimizer), those present now are ignored silently from
+   * now on, as PopTorch records the attributes of the optimizer a model is
+   * wrapped with.
    */
-  checkUnknownAttributes(check: UnknownAttributeCheck): void {
-    this.#unknownAttributes = check;
+  checkUnknownAttributes(check: UnknownAttributeCheck, record = true): void {
+    const { group: groupShape, global: globalShape } = this.#shapes;
+    const present: Array<{ place: AttributePlace; key: string }> = [];
+    for (const key of this.#ownAttributeKeys()) if (!(key in groupShape || key in globalShape)) present.push({ place: { kind: 'optimizer' }, key });
+    this.paramGroups.forEach((group, g) => {
+      for (const key of Object.keys(group)) if (key !== 'params' && !(key in groupShape)) present.push({ place: { kind: 'group', group: g }, key });
+    });
+    this.#unexpected.takenBy(check, record, present);
+  }
+
+  /**
+   * @internal Warns, once, when this optimizer is an instance of a subclass
+   * of a built-in one (`class MySGD extends optim.SGD`), as PopTorch warns
+   * that such subclasses are unlikely to behave as intended.
+   */
+  warnIfSubclassed(): void {
+    const own = this.constructor as { name: string };
+    const builtIn = Object.getPrototypeOf(own) as { name: string } | null;
+    if (builtIn === Optimizer || builtIn === null) return;
+    this.warnOnce(
+      `Optimizer \`${own.name}\` subclassed from optim.${this.type} is unlikely to behave as intended: poptfjs knows it as an optim.${this.type} ` +
+        `(its attributes, state dict and exported executables are those of optim.${this.type}) and runs only the update it overrides, never other methods it adds`,
+    );
   }
 
   /** Checks rules between the optimizer attributes; throws (or warns about a value it ignores) with `where`. */

@@ -26,8 +26,6 @@ export const positiveOrInfinity = (defaultValue: number) => z.union([z.number().
 const decayRate = z.number().min(0).lt(1);
 /** Adam's `(beta1, beta2)`, each in [0, 1). */
 export const betas = (defaultValue: [number, number]) => z.tuple([decayRate, decayRate]).default(defaultValue);
-/** A smoothing constant in [0, 1]. */
-export const unitInterval = (defaultValue: number) => z.number().min(0).max(1).default(defaultValue);
 /** A flag. */
 export const flag = (defaultValue: boolean) => z.boolean().default(defaultValue);
 /** `'float32'` or `'float16'`. */

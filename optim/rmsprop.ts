@@ -12,13 +12,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Optimizer, type OptimizerOptions, type OptimizerSettings, type OptimizerTarget, type ParameterResult, type ParameterUpdate, type StateSlot } from './optimizer.js';
-import { accumType, flag, type HyperValues, nonNegative, optimizerError, positive, unitInterval } from './optimizer_options.js';
+import { accumType, flag, type HyperValues, nonNegative, optimizerError, positive } from './optimizer_options.js';
 
 const GROUP = {
   /** Learning rate (default 1e-2). */
   lr: nonNegative(1e-2),
-  /** Smoothing constant of the square average (default 0.99). */
-  alpha: unitInterval(0.99),
+  /** Smoothing constant of the square average (default 0.99): a number >= 0, not capped at 1, as torch and PopTorch take it. */
+  alpha: nonNegative(0.99),
   /** Added to the denominator (default 1e-8). */
   eps: nonNegative(1e-8),
   /** L2 penalty added to the gradient (default 0). */

@@ -53,6 +53,13 @@ export class VariableAttributes {
     this.#variable.add(attr);
   }
 
+  /** A copy that changes independently of this one. */
+  clone(): VariableAttributes {
+    const copy = new VariableAttributes([], this.#allowed);
+    for (const name of this.#variable) copy.#variable.add(name);
+    return copy;
+  }
+
   /** The variable attributes. */
   variableNames(): string[] {
     return this.#allowed.filter((a) => this.#variable.has(a));

@@ -3,9 +3,10 @@
  *
  * tfjs routes every op through `Engine.runKernel`, saves tensors for the
  * backward pass with `Engine.clone`, records the tape with
- * `Engine.addTapeNode`, and creates tensors without a kernel with
- * `Engine.makeTensor`. These members are not in tfjs's public typings; this
- * file is the one place that names them.
+ * `Engine.addTapeNode`, creates tensors without a kernel with
+ * `Engine.makeTensor`, and runs each op in a scope of its name
+ * (`Engine.startScope` / `endScope`). These members are not in tfjs's public
+ * typings; this file is the one place that names them.
  */
 import * as tf from '@tensorflow/tfjs';
 
@@ -47,12 +48,37 @@ export interface EngineInternals {
   addTapeNode(kernelName: string, inputs: Record<string, tf.Tensor>, outputs: tf.Tensor[], gradientsFunc: unknown, saved: tf.Tensor[], attrs: Record<string, unknown>): void;
   makeTensor(values: unknown, shape: number[], dtype: tf.DataType, backend?: tf.KernelBackend): tf.Tensor;
   makeTensorFromTensorInfo(info: tf.TensorInfo, backend?: tf.KernelBackend): tf.Tensor;
+  /** Enters a scope: `tidy`'s (name undefined), or an op's, named `<op>__op`. */
+  startScope(name?: string): void;
+  /** Leaves the innermost scope, keeping `result`'s tensors. */
+  endScope(result?: unknown): void;
   gradients(f: () => tf.Tensor, xs: tf.Tensor[], dy?: tf.Tensor, allowNoGradients?: boolean): { value: tf.Tensor; grads: Array<tf.Tensor | undefined> };
 }
 
 /** The global tfjs engine, with its internal members typed. */
 export function engine(): EngineInternals {
   return tf.engine() as unknown as EngineInternals;
+}
+
+/** The engine's members poptfjs replaces while it records or plans. */
+export type HookedEngineMethod = 'runKernel' | 'clone' | 'addTapeNode' | 'makeTensor' | 'startScope' | 'endScope';
+
+/**
+ * Replaces the engine's `name` with `make(previous)` and returns the
+ * function that puts `previous` back: as the engine's own member if it was
+ * one (another hook, installed before), else by deleting the replacement so
+ * the prototype's method shows again. Hooks must be undone in the reverse
+ * order of their installation.
+ */
+export function hookEngine<K extends HookedEngineMethod>(name: K, make: (previous: EngineInternals[K]) => EngineInternals[K]): () => void {
+  const eng = engine();
+  const own = Object.hasOwn(eng, name);
+  const previous = eng[name];
+  eng[name] = make(previous);
+  return () => {
+    if (own) eng[name] = previous;
+    else delete (eng as Partial<EngineInternals>)[name];
+  };
 }
 
 /** The kernel function of `kernelName` on the active backend, or undefined if the backend lacks it. */

@@ -1,14 +1,14 @@
 /**
  * poptfjs's environment variables, and the names PopTorch, PopART and Poplar
- * give the same settings: `POPTORCH_LOG_LEVEL` (then `POPART_LOG_LEVEL`),
- * `POPTORCH_CACHE_DIR`, `POPTORCH_WAIT_FOR_IPU`, `POPTORCH_IPU_MODEL` and
- * `POPLAR_ENGINE_OPTIONS` are read when poptfjs's own name is unset, so a
- * PopTorch user's environment works as it is.
+ * give the same settings: `POPTORCH_CACHE_DIR`, `POPTORCH_WAIT_FOR_IPU`,
+ * `POPTORCH_IPU_MODEL` and `POPLAR_ENGINE_OPTIONS` are read when poptfjs's
+ * own name is unset, so a PopTorch user's environment works as it is. (The
+ * log levels, `POPTORCH_LOG_LEVEL` and `POPART_LOG_LEVEL`, each set one side
+ * of the loggers: see common/log.ts.)
  */
 
 /** The other names of each of poptfjs's variables, in the order they are read. */
 export const ENVIRONMENT_ALIASES: Readonly<Record<string, readonly string[]>> = {
-  POPTFJS_LOG_LEVEL: ['POPTORCH_LOG_LEVEL', 'POPART_LOG_LEVEL'],
   POPTFJS_CACHE_DIR: ['POPTORCH_CACHE_DIR'],
   POPTFJS_WAIT_FOR_IPU: ['POPTORCH_WAIT_FOR_IPU'],
   POPTFJS_IPU_MODEL: ['POPTORCH_IPU_MODEL'],

@@ -102,23 +102,44 @@ export class PoplarException extends PoptfjsError {
   }
 }
 
+/** One of the errors a failed run reports (an entry of Poplar's `runtime_error::errors`). */
+export interface RuntimeErrorEntry {
+  /** The kind of error (a simulated one's `SimulatedErrorCode`). */
+  readonly code: string;
+  /** True for an error planted with `insertSimulatedError`. */
+  readonly isSimulated: boolean;
+  /** Where it happened: the location it was planted at (the same object). */
+  readonly location: object;
+}
+
+/** The options of the runtime errors: those of every error, and the errors the run reported. */
+export interface PoplarRuntimeErrorOptions extends PoptfjsErrorOptions {
+  /** The errors the run reported (Poplar's `runtime_error::errors`). */
+  errors?: readonly RuntimeErrorEntry[];
+}
+
 /** Poplar's `runtime_error`: an error while a program runs on the device. */
 export class PoplarRuntimeError extends PoplarException {
-  constructor(message: string, options: PoptfjsErrorOptions = {}) {
-    super(message, { type: 'poplar_runtime_error', ...options });
+  /** The errors the run reported, as Poplar's `runtime_error::errors` (empty when it reported none by location). */
+  readonly errors: readonly RuntimeErrorEntry[];
+
+  constructor(message: string, options: PoplarRuntimeErrorOptions = {}) {
+    const { errors, ...rest } = options;
+    super(message, { type: 'poplar_runtime_error', ...rest });
+    this.errors = errors ?? [];
   }
 }
 
 /** Poplar's `application_runtime_error`: a run failed because of the program (a bug in the user code or the framework). */
 export class PoplarApplicationRuntimeError extends PoplarRuntimeError {
-  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+  constructor(message: string, options: PoplarRuntimeErrorOptions = {}) {
     super(message, { type: 'poplar_application_runtime_error', ...options });
   }
 }
 
 /** Poplar's `system_runtime_error`: a run failed because of the system (the IPUs, their links, the host). */
 export class PoplarSystemRuntimeError extends PoplarRuntimeError {
-  constructor(message: string, options: PoptfjsErrorOptions = {}) {
+  constructor(message: string, options: PoplarRuntimeErrorOptions = {}) {
     super(message, { type: 'poplar_system_runtime_error', ...options });
   }
 }
@@ -149,7 +170,7 @@ export class RecoverableError extends PoplarSystemRuntimeError {
   /** What must be done before the device can be used again. */
   readonly recoveryAction: RecoveryAction;
 
-  constructor(message: string, recoveryAction: RecoveryAction, options: { location?: ErrorLocation; cause?: unknown } = {}) {
+  constructor(message: string, recoveryAction: RecoveryAction, options: { location?: ErrorLocation; cause?: unknown; errors?: readonly RuntimeErrorEntry[] } = {}) {
     super(message, { type: 'poplar_recoverable_runtime_error', ...options });
     this.recoveryAction = recoveryAction;
   }
@@ -157,7 +178,7 @@ export class RecoverableError extends PoplarSystemRuntimeError {
 
 /** A persistent device fault: the device must be taken out of operation (PopART's `poplar_unrecoverable_runtime_error`). */
 export class UnrecoverableError extends PoplarSystemRuntimeError {
-  constructor(message: string, options: { location?: ErrorLocation } = {}) {
+  constructor(message: string, options: { location?: ErrorLocation; errors?: readonly RuntimeErrorEntry[] } = {}) {
     super(message, { type: 'poplar_unrecoverable_runtime_error', ...options });
   }
 }

@@ -3,9 +3,13 @@
  * `<ISO timestamp> poptfjs:<module> <pid>.<thread> <level initial>: <message>`.
  *
  * Each module (`poptfjs`, `session`, `ir`, `devicex`, ...) has its own level.
- * The default level is WARN; `POPTFJS_LOG_LEVEL` changes it (PopTorch's
- * `POPTORCH_LOG_LEVEL`, then PopART's `POPART_LOG_LEVEL`, are honoured as
- * aliases when it is not set) and `POPTFJS_LOG_DEST` sends the lines to `stderr` (default), `stdout`
+ * As in PopTorch, the modules are PopTorch's (the front end: `poptfjs`,
+ * `trace`, `options`, `data`, ...) or PopART's (`session`, `ir`, `devicex`,
+ * `transform`, `pattern`, `builder`, `op`, `ces`), each side at WARN by
+ * default: `POPTORCH_LOG_LEVEL` and `setLogLevel` set PopTorch's,
+ * `POPART_LOG_LEVEL` and `setPopartLogLevel` PopART's, and
+ * `POPTFJS_LOG_LEVEL` (and the root logger's `setLevel`) both.
+ * `POPTFJS_LOG_DEST` sends the lines to `stderr` (default), `stdout`
  * or a file. While an executor whose options set `logDir` compiles or runs,
  * its lines are also appended to the file `poptfjs.log` in that directory
  * ({@link withLogFile}).
@@ -14,7 +18,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { appendFileSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
-import { environmentSetting } from './environment.js';
 
 /** Log levels from the most to the least verbose. */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERR', 'CRITICAL', 'OFF'] as const;
@@ -24,11 +27,21 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** The modules that log, as in PopART. Any other name is accepted too. */
 export const LOG_MODULES = ['poptfjs', 'session', 'ir', 'devicex', 'transform', 'pattern', 'builder', 'op', 'ces', 'trace', 'options', 'data'] as const;
 
+/** PopART's modules (its `logging::Module`), whose level `POPART_LOG_LEVEL` and {@link setPopartLogLevel} set; the others are PopTorch's. */
+export const POPART_LOG_MODULES: ReadonlySet<string> = new Set(['session', 'ir', 'devicex', 'transform', 'pattern', 'builder', 'op', 'ces']);
+
+/** Which of PopTorch's two logging sides a module is on. */
+type LogSide = 'poptorch' | 'popart';
+
+function sideOf(module: string): LogSide {
+  return POPART_LOG_MODULES.has(module) ? 'popart' : 'poptorch';
+}
+
 const ROOT_MODULE = 'poptfjs';
 
 function parseLevel(level: string, source: string): LogLevel {
   const upper = level.trim().toUpperCase();
-  const alias = upper === 'ERROR' ? 'ERR' : upper === 'WARNING' ? 'WARN' : upper === 'TRACE_ALL' ? 'TRACE' : upper;
+  const alias = upper === 'ERROR' ? 'ERR' : upper === 'WARNING' ? 'WARN' : upper === 'TRACE_ALL' ? 'TRACE' : upper === 'DEBUG_IR' ? 'DEBUG' : upper;
   if ((LOG_LEVELS as readonly string[]).includes(alias)) return alias as LogLevel;
   throw new globalThis.Error(`${source}: unknown log level '${level}'; expected one of ${LOG_LEVELS.join(', ')}`);
 }
@@ -63,7 +76,7 @@ export class Logger {
     private readonly registry: LoggerRegistry,
   ) {}
 
-  /** Sets this module's level; on the root logger (`getLogger()`), sets every module's. */
+  /** Sets this module's level; on the root logger (`getLogger()`), sets every module's, PopTorch's and PopART's. */
   setLevel(level: LogLevel | string): void {
     const parsed = parseLevel(level, `setLevel(${JSON.stringify(level)})`);
     if (this.module === ROOT_MODULE) this.registry.setAll(parsed);
@@ -72,7 +85,7 @@ export class Logger {
 
   /** This module's effective level. */
   getLevel(): LogLevel {
-    return this.level ?? this.registry.defaultLevel;
+    return this.level ?? this.registry.defaults[sideOf(this.module)];
   }
 
   /** @internal Forget a module-specific level. */
@@ -139,7 +152,8 @@ export class Logger {
 }
 
 class LoggerRegistry {
-  defaultLevel: LogLevel = 'WARN';
+  /** The level of the modules of each side that have none of their own. */
+  readonly defaults: Record<LogSide, LogLevel> = { poptorch: 'WARN', popart: 'WARN' };
   private readonly loggers = new Map<string, Logger>();
   private sink: Sink = sinkFor(undefined);
 
@@ -148,8 +162,13 @@ class LoggerRegistry {
   }
 
   configureFromEnv(env: NodeJS.ProcessEnv): void {
-    const level = environmentSetting('POPTFJS_LOG_LEVEL', env);
-    this.defaultLevel = level ? parseLevel(level.value, level.variable) : 'WARN';
+    const read = (variable: string) => {
+      const value = env[variable];
+      return value === undefined || value === '' ? undefined : parseLevel(value, variable);
+    };
+    const both = read('POPTFJS_LOG_LEVEL');
+    this.defaults.poptorch = both ?? read('POPTORCH_LOG_LEVEL') ?? 'WARN';
+    this.defaults.popart = both ?? read('POPART_LOG_LEVEL') ?? 'WARN';
     this.sink = sinkFor(env.POPTFJS_LOG_DEST);
   }
 
@@ -162,9 +181,10 @@ class LoggerRegistry {
     return logger;
   }
 
-  setAll(level: LogLevel): void {
-    this.defaultLevel = level;
-    for (const logger of this.loggers.values()) logger.clearLevel();
+  /** Sets the level of every module of `sides`, forgetting their own levels. */
+  setAll(level: LogLevel, sides: readonly LogSide[] = ['poptorch', 'popart']): void {
+    for (const side of sides) this.defaults[side] = level;
+    for (const logger of this.loggers.values()) if (sides.includes(sideOf(logger.module))) logger.clearLevel();
   }
 
   setDestination(dest: string): void {
@@ -200,9 +220,37 @@ export function getLogger(module: string = ROOT_MODULE): Logger {
   return registry.get(module);
 }
 
-/** Sets the level of every module, like PopTorch's `setLogLevel`. */
-export function setLogLevel(level: LogLevel | string): void {
-  registry.setAll(parseLevel(level, `setLogLevel(${JSON.stringify(level)})`));
+/** PopTorch's legacy integer levels (`setLogLevel(1)` is DEBUG). */
+const LEGACY_LEVELS: Readonly<Record<number, LogLevel>> = { 0: 'TRACE', 1: 'DEBUG', 2: 'INFO', 3: 'WARN', 4: 'ERR', 6: 'OFF' };
+
+/**
+ * Sets the level of PopTorch's modules (poptfjs's front end: all but
+ * PopART's), as PopTorch's `setLogLevel` does: a level name, or one of
+ * PopTorch's legacy integers (0 TRACE, 1 DEBUG, 2 INFO, 3 WARN, 4 ERR, 6 OFF).
+ */
+export function setLogLevel(level: LogLevel | string | number): void {
+  if (typeof level === 'number') {
+    const named = LEGACY_LEVELS[level];
+    if (named === undefined) throw new globalThis.Error(`setLogLevel: Invalid log level integer ${level}; expected 0 (TRACE) to 4 (ERR), or 6 (OFF)`);
+    registry.setAll(named, ['poptorch']);
+    return;
+  }
+  const upper = typeof level === 'string' ? level.trim().toUpperCase() : '';
+  if (!(LOG_LEVELS as readonly string[]).includes(upper) && !['ERROR', 'WARNING', 'TRACE_ALL', 'DEBUG_IR'].includes(upper)) {
+    throw new globalThis.Error(`setLogLevel: Unknown log level: ${String(level)}. Valid values are CRITICAL, DEBUG, ERR, INFO, OFF, TRACE and WARN`);
+  }
+  registry.setAll(parseLevel(level as string, 'setLogLevel'), ['poptorch']);
+}
+
+/** The level names PopTorch's `setPopartLogLevel` takes. */
+const POPART_LEVEL_NAMES = ['TRACE', 'TRACE_ALL', 'DEBUG', 'DEBUG_IR', 'INFO', 'WARN', 'ERR', 'OFF'];
+
+/** Sets the level of PopART's modules (`session`, `ir`, `devicex`, ...), as PopTorch's `setPopartLogLevel` does: a level name only. */
+export function setPopartLogLevel(level: string): void {
+  if (typeof level !== 'string' || !POPART_LEVEL_NAMES.includes(level)) {
+    throw new globalThis.Error(`setPopartLogLevel: Level must be one of ${POPART_LEVEL_NAMES.join(', ')}, got ${typeof level === 'string' ? `'${level}'` : String(level)}`);
+  }
+  registry.setAll(parseLevel(level, 'setPopartLogLevel'), ['popart']);
 }
 
 /** Sends log lines to `stderr`, `stdout` or the file at the given path. */
@@ -219,8 +267,9 @@ export function withLogFile<T>(file: string | undefined, fn: () => T): T {
   return file === undefined ? fn() : logFiles.run(file, fn);
 }
 
-/** Re-reads `POPTFJS_LOG_LEVEL` (or `POPTORCH_LOG_LEVEL`, `POPART_LOG_LEVEL`) and `POPTFJS_LOG_DEST` (levels set in code are reset). */
+/** Re-reads `POPTFJS_LOG_LEVEL` (or `POPTORCH_LOG_LEVEL` and `POPART_LOG_LEVEL`) and `POPTFJS_LOG_DEST` (levels set in code are reset). */
 export function configureLoggingFromEnv(env: NodeJS.ProcessEnv = process.env): void {
   registry.configureFromEnv(env);
-  registry.setAll(registry.defaultLevel);
+  registry.setAll(registry.defaults.poptorch, ['poptorch']);
+  registry.setAll(registry.defaults.popart, ['popart']);
 }

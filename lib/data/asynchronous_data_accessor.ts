@@ -4,8 +4,11 @@
  * buffer, so the loader's asynchronous work (a `tf.data` pipeline reading
  * files, a generator awaiting I/O) goes on while the model runs.
  */
-import type * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs';
 import { checkArgument, positiveInteger } from '../option_vocabulary/argument_rules.js';
+import { Options } from '../options/options.js';
+import { batchTensors, type DataLoaderBatch, type DataLoaderSample, type NamedTensors } from './batch_structure.js';
+import { DataLoader } from './data_loader.js';
 
 /** How an {@link AsynchronousDataAccessor} prefetches. */
 export interface AsynchronousDataAccessorOptions {
@@ -14,11 +17,16 @@ export interface AsynchronousDataAccessorOptions {
 }
 
 /** What an accessor reads: a `DataLoader`, or any async iterable of batches (one epoch per iteration). */
-export type BatchSource = AsyncIterable<tf.Tensor[]> & { readonly length?: number | undefined };
+export type BatchSource<B extends DataLoaderBatch = tf.Tensor[]> = AsyncIterable<B> & { readonly length?: number | undefined };
+
+/** The samples of `dataset` one by one, as a `DataLoader` without batching reads them (a `tf.data.Dataset`'s elements as they are). */
+function samplesOf(dataset: readonly tf.Tensor[] | NamedTensors | tf.data.Dataset<DataLoaderSample>): BatchSource<DataLoaderBatch> {
+  return new DataLoader(new Options({ fromEnvironment: false }), dataset as readonly tf.Tensor[], { batchSize: null }) as BatchSource<DataLoaderBatch>;
+}
 
 /** One epoch's prefetching: the batches read ahead, and how the producer ended. */
-class Prefetch {
-  readonly #buffered: tf.Tensor[][] = [];
+class Prefetch<B extends DataLoaderBatch> {
+  readonly #buffered: B[] = [];
   readonly #capacity: number;
   #ended = false;
   #failure: { error: unknown } | undefined;
@@ -26,12 +34,12 @@ class Prefetch {
   /** Wakes the consumer waiting for a batch, or the producer waiting for room. */
   #wake: (() => void) | undefined;
 
-  constructor(source: BatchSource, capacity: number) {
+  constructor(source: BatchSource<B>, capacity: number) {
     this.#capacity = capacity;
     void this.#produce(source[Symbol.asyncIterator]());
   }
 
-  async #produce(iterator: AsyncIterator<tf.Tensor[]>): Promise<void> {
+  async #produce(iterator: AsyncIterator<B>): Promise<void> {
     try {
       for (;;) {
         while (this.#buffered.length >= this.#capacity && !this.#stopped) await this.#sleep();
@@ -39,7 +47,7 @@ class Prefetch {
         const { value, done } = await iterator.next();
         if (done) break;
         if (this.#stopped) {
-          for (const tensor of value) tensor.dispose();
+          tf.dispose(batchTensors(value));
           break;
         }
         this.#buffered.push(value);
@@ -65,7 +73,7 @@ class Prefetch {
   }
 
   /** The next batch in order; after the last, `undefined`; a producer's error is thrown once the batches before it are taken. */
-  async next(): Promise<tf.Tensor[] | undefined> {
+  async next(): Promise<B | undefined> {
     for (;;) {
       const batch = this.#buffered.shift();
       if (batch) {
@@ -88,7 +96,7 @@ class Prefetch {
   stop(): void {
     this.#stopped = true;
     this.#failure = undefined;
-    for (const batch of this.#buffered.splice(0)) for (const tensor of batch) tensor.dispose();
+    for (const batch of this.#buffered.splice(0)) tf.dispose(batchTensors(batch));
     this.#notify();
   }
 }
@@ -101,26 +109,35 @@ class Prefetch {
  * the consumer after the batches read before it. `terminate()` stops the
  * reading and disposes the batches read ahead; starting another epoch ends
  * the one running the same way. The caller owns the batches it takes.
+ *
+ * As PopTorch's accessor takes any dataset, the source may also be a
+ * dataset (columns of tensors, or a `tf.data.Dataset`): it then hands out
+ * the samples one by one, as a `DataLoader` with `batchSize: null` reads
+ * them, and its length is the number of samples.
  */
-export class AsynchronousDataAccessor implements AsyncIterable<tf.Tensor[]> {
+export class AsynchronousDataAccessor<B extends DataLoaderBatch = tf.Tensor[]> implements AsyncIterable<B> {
   /** The batches read ahead at most. */
   readonly bufferSize: number;
-  /** Batches per epoch: the source's. */
+  /** Batches per epoch: the source's (samples, for a dataset). */
   readonly length: number | undefined;
-  readonly #source: BatchSource;
-  #running: Prefetch | undefined;
+  readonly #source: BatchSource<B>;
+  #running: Prefetch<B> | undefined;
 
-  constructor(source: BatchSource, options: AsynchronousDataAccessorOptions = {}) {
-    if (typeof (source as Partial<BatchSource> | null)?.[Symbol.asyncIterator] !== 'function') {
-      throw new TypeError('AsynchronousDataAccessor: the source must be a DataLoader or another async iterable of batches');
+  constructor(source: BatchSource | readonly tf.Tensor[] | tf.data.Dataset<tf.Tensor | tf.Tensor[]>, options?: AsynchronousDataAccessorOptions);
+  constructor(source: BatchSource<B> | B | tf.data.Dataset<B>, options?: AsynchronousDataAccessorOptions);
+  constructor(source: BatchSource<B> | B | tf.data.Dataset<DataLoaderSample>, options: AsynchronousDataAccessorOptions = {}) {
+    const iterable = typeof (source as Partial<BatchSource<B>> | null)?.[Symbol.asyncIterator] === 'function';
+    const dataset = source instanceof tf.data.Dataset || Array.isArray(source) || (typeof source === 'object' && source !== null && !iterable);
+    if (!iterable && !dataset) {
+      throw new TypeError('AsynchronousDataAccessor: the source must be a DataLoader, another async iterable of batches, or a dataset (tensors, or a tf.data.Dataset)');
     }
-    this.#source = source;
-    this.length = source.length;
+    this.#source = iterable ? (source as BatchSource<B>) : (samplesOf(source as readonly tf.Tensor[]) as unknown as BatchSource<B>);
+    this.length = this.#source.length;
     this.bufferSize = checkArgument(positiveInteger, options.bufferSize ?? 3, 'AsynchronousDataAccessor: bufferSize');
   }
 
   /** Starts an epoch, ending any running one. */
-  [Symbol.asyncIterator](): AsyncIterator<tf.Tensor[]> {
+  [Symbol.asyncIterator](): AsyncIterator<B> {
     this.terminate();
     const prefetch = new Prefetch(this.#source, this.bufferSize);
     this.#running = prefetch;

@@ -11,9 +11,8 @@
  * instance 0 loaded) still arrives whole.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { DeviceState, OptimizerStateSnapshot } from '../runtime/device_state.js';
-import { deviceStateTensors } from '../runtime/device_state.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { DeviceState, OptimizerStateSnapshot } from '../executable/device_state.js';
+import { deviceStateTensors } from '../executable/device_state.js';
 import type { MpiCommunicator } from './mpi_communicator.js';
 
 /** A tensor's shape and dtype. */
@@ -69,8 +68,14 @@ function stateFrom(layout: StateLayout, data: Uint8Array, randomState: DeviceSta
   return { weights, optimizerStates, lossScale: layout.lossScale, iterations: layout.iterations, randomState };
 }
 
+/** What holds a device state: an engine (or its loaded executable) exports and imports it. */
+export interface DeviceStateHolder {
+  exportState(options: { weights: boolean }): DeviceState<tf.Tensor>;
+  importState(state: DeviceState<tf.Tensor>): void;
+}
+
 /** Gives every instance instance 0's weights and optimizer state (every instance calls it). */
-export async function broadcastDeviceState(loaded: LoadedExecutable, world: MpiCommunicator): Promise<void> {
+export async function broadcastDeviceState(loaded: DeviceStateHolder, world: MpiCommunicator): Promise<void> {
   const state = loaded.exportState({ weights: true });
   const tensors = deviceStateTensors(state);
   try {

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 
 /** The anchored tensors of the last call, by short name. */
 export class CallAnchors {

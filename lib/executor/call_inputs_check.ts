@@ -5,8 +5,8 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { batchFormula, hostBatchSize, microBatchesPerCall } from '../runtime/batch_plan.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
+import { batchFormula, hostBatchSize, microBatchesPerCall } from '../executable/batch_plan.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import { inputNames } from './nested_arguments.js';
 
 /** A signature as messages show it: `input 0: float32[4,2], input 1: ...`. */

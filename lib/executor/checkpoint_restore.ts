@@ -10,13 +10,13 @@ import { getLogger } from '../common/log.js';
 import type { CheckpointContents } from '../files/checkpoint_file.js';
 import { describeOptimizer, optimizerConfig } from '../files/optimizer_config.js';
 import { tensorFromData } from '../files/tensor_data_conversion.js';
-import { hostBatchSize, microBatchesPerCall } from '../runtime/batch_plan.js';
-import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
+import { hostBatchSize, microBatchesPerCall } from '../executable/batch_plan.js';
+import { deviceStateTensors, mapDeviceState } from '../executable/device_state.js';
 import type { WrappableModel } from '../trace/model_function.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { checkDeclaredInputs } from './declared_inputs_check.js';
 import type { Compiled } from './executable_install.js';
-import { matchModel } from './model_matching.js';
+import { matchModel } from '../files/model_matching.js';
 
 const log = getLogger('poptfjs');
 
@@ -57,7 +57,7 @@ export function restoreCheckpoint(path: string, checkpoint: CheckpointContents, 
   }
   const state = mapDeviceState(checkpoint.deviceState, tensorFromData, (n) => names.get(n) ?? n);
   try {
-    compiled.loaded.importState(state);
+    compiled.engine.importState(state);
   } catch (error) {
     tf.dispose(deviceStateTensors(state));
     throw error instanceof PoptfjsError ? new PoptfjsError(`${path}: ${error.message}`, { type: 'file', location: path, cause: error }) : error;

@@ -8,7 +8,7 @@ import { getLogger } from '../common/log.js';
 import type { ExecutableSource } from '../files/executable_cache.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import { writeProfileReports } from '../report/profile_report.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { describeSignature } from './call_inputs_check.js';
 
 const log = getLogger('poptfjs');

@@ -6,7 +6,7 @@
  * patterns: see `checkStepHostMemory`.)
  */
 import { hostHeap } from '../backend/host_heap.js';
-import { causedByOutOfMemory, hostOutOfMemory } from '../runtime/host_memory_error.js';
+import { causedByOutOfMemory, hostOutOfMemory } from '../host_memory/host_memory_error.js';
 import type { TracedModel } from '../trace/trace_model.js';
 import { traceExecutorModel, type ExecutorTraceRequest } from './executor_trace.js';
 import { hostMemoryContext, traceMemoryGuard, type HostMemoryCheckRequest } from './host_memory_check.js';

@@ -11,7 +11,7 @@ import { hostHeap } from '../backend/host_heap.js';
 import { PoptfjsError } from '../common/errors.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { declaredBytes } from '../proto/declared_tensor.js';
-import type { TensorSignature } from '../runtime/executable.js';
+import type { TensorSignature } from '../executable/executable.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 
 function describe(s: TensorSignature): string {

@@ -41,7 +41,7 @@ export class DeviceWeights {
   /** Loads the host model's weights on the device. */
   load(compiled: Compiled): void {
     const state = wrappedModelState(this.model);
-    compiled.loaded.loadWeights(compiled.variables);
+    compiled.engine.writeHostWeights(compiled.variables);
     this.loadedHostVersion = state.hostVersion;
     if (state.newestOnDevice === this.holder) state.newestOnDevice = undefined;
   }
@@ -55,7 +55,7 @@ export class DeviceWeights {
   /** Writes the device weights (and buffers) into the host model's variables, a new host version. */
   copyToHost(compiled: Compiled): void {
     markHostWeightsCurrent(this.holder);
-    compiled.loaded.storeWeights(compiled.variables);
+    compiled.engine.readHostWeights(compiled.variables);
     const state = wrappedModelState(this.model);
     state.hostVersion++;
     this.loadedHostVersion = state.hostVersion;

@@ -8,10 +8,10 @@ import type { Optimizer } from '../../optim/optimizer.js';
 import type { Graph } from '../ir/graph.js';
 import type { Options } from '../options/options.js';
 import type { CheckpointContents } from '../files/checkpoint_file.js';
-import { deviceStateTensors, mapDeviceState } from '../runtime/device_state.js';
-import type { Executable } from '../runtime/executable.js';
+import { deviceStateTensors, mapDeviceState } from '../executable/device_state.js';
+import type { Executable } from '../executable/executable.js';
 import type { ExecutableFileContents } from '../files/executable_file.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Engine } from '../engine/engine.js';
 import { optimizerConfig } from '../files/optimizer_config.js';
 import type { ParameterSpec } from '../files/parameter_spec.js';
 import { tensorDataOf } from '../files/tensor_data_conversion.js';
@@ -56,7 +56,7 @@ export interface ExportSource {
   readonly trace: ModelTraceRecord;
   readonly options: Options;
   readonly optimizer: Optimizer | undefined;
-  readonly loaded: LoadedExecutable;
+  readonly engine: Engine;
   /** Host variables by parameter name (holding the newest weights). */
   readonly variables: ReadonlyMap<string, tf.Variable>;
 }
@@ -72,7 +72,7 @@ export function executableFileContents(source: ExportSource, exportModel: boolea
     createdUnixMs: Date.now(),
   };
   if (!exportModel) return base;
-  const state = source.loaded.exportState({ weights: false });
+  const state = source.engine.exportState({ weights: false });
   try {
     return {
       ...base,
@@ -92,7 +92,7 @@ export function executableFileContents(source: ExportSource, exportModel: boolea
 /** The contents of a checkpoint of the compiled state. */
 export function checkpointContents(source: ExportSource): CheckpointContents {
   const { executable } = source;
-  const state = source.loaded.exportState({ weights: true });
+  const state = source.engine.exportState({ weights: true });
   try {
     return {
       modelName: executable.modelName,

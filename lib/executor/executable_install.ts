@@ -1,20 +1,20 @@
 /**
  * How a compiled executable becomes an executor's: named as `opts.modelName`
- * says, checked against `Options.updatableNamedBuffers`, loaded on a device
- * acquired for it with the host weights and the optimizer's initial state,
- * and, in a multi-instance run, with the gradients all-reduced across the
- * instances. A failure releases the device again.
+ * says, checked against `Options.updatableNamedBuffers`, loaded on an engine
+ * on a device acquired for it with the host weights and the optimizer's
+ * initial state, and, in a multi-instance run, with the gradients
+ * all-reduced across the instances. A failure releases the device again.
  */
 import type * as tf from '@tensorflow/tfjs';
 import { instanceRun, type InstanceRun } from '../distributed/instance_run.js';
 import { MpiInstanceGradients } from '../distributed/mpi_instance_gradients.js';
 import { withEngineOptions } from '../options/engine_options.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { Executable } from '../runtime/executable.js';
-import { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Executable } from '../executable/executable.js';
 import { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import type { Optimizer } from '../../optim/optimizer.js';
-import { DeviceBinding } from './device_binding.js';
+import { acquireModelDevice } from '../engine/device_binding.js';
+import { Engine } from '../engine/engine.js';
 import type { ModelTraceRecord } from './executable_export.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 import { checkUpdatableBuffers } from './updatable_buffers_check.js';
@@ -22,7 +22,8 @@ import { checkUpdatableBuffers } from './updatable_buffers_check.js';
 /** Compiled state of an executor. */
 export interface Compiled {
   readonly executable: Executable;
-  readonly loaded: LoadedExecutable;
+  /** The engine the executable runs on, loaded on the executor's device. */
+  readonly engine: Engine;
   readonly variables: ReadonlyMap<string, tf.Variable>;
   /** The model as traced, to export it. */
   readonly trace: ModelTraceRecord;
@@ -40,10 +41,9 @@ export interface InstallRequest {
   readonly optimizer: Optimizer | undefined;
 }
 
-/** An installed executable, with the device it is bound to. */
+/** An installed executable. */
 export interface Installed {
   readonly compiled: Compiled;
-  readonly binding: DeviceBinding;
   /** This process's place in a multi-instance run, if it is one. */
   readonly instances: InstanceRun | undefined;
   /** The optimizer attribute values the model was compiled with. */
@@ -51,9 +51,9 @@ export interface Installed {
 }
 
 /**
- * Loads a compiled executable on the device with the weights of
- * `variables`, and makes it the executor's (named as `opts.modelName`
- * says, a run-time option, when it is set).
+ * Loads a compiled executable on an engine on the executor's device with
+ * the weights of `variables`, and makes it the executor's (named as
+ * `opts.modelName` says, a run-time option, when it is set).
  */
 export function installExecutable(request: InstallRequest): Installed {
   const { variables, trace, training, optimizer } = request;
@@ -61,24 +61,33 @@ export function installExecutable(request: InstallRequest): Installed {
   const executable = settings.modelName !== undefined ? { ...request.executable, modelName: settings.modelName } : request.executable;
   checkUpdatableBuffers(executable.graph, settings.updatableNamedBuffers);
   const run = instanceRun(settings.distributed);
-  const binding = DeviceBinding.acquire(executable, settings);
-  const instances = training && run ? { instances: new MpiInstanceGradients(run.world) } : {};
-  let loaded: LoadedExecutable;
+  const device = acquireModelDevice(executable, settings);
+  const engine = new Engine(
+    executable,
+    {},
+    {
+      optimizer,
+      seed: settings.randomSeed,
+      parallelIpus: settings.parallelIpus,
+      instances: training && run ? new MpiInstanceGradients(run.world) : undefined,
+      connectionType: settings.connectionType,
+      hostWeights: variables,
+    },
+  );
   try {
-    loaded = new LoadedExecutable(executable, optimizer, settings.randomSeed, { parallelIpus: settings.parallelIpus, ...instances });
+    engine.load(device);
   } catch (error) {
-    binding.device.detach();
+    device.detach();
     throw error;
   }
   let compiledOptimizer: CompiledOptimizerAttributes | undefined;
   try {
-    loaded.loadWeights(variables);
-    optimizer?.attachStateStore(loaded, initialOptimizerState(optimizer, executable, loaded.lossScale));
+    optimizer?.attachStateStore(engine, initialOptimizerState(optimizer, executable, engine.lossScale));
     compiledOptimizer = optimizer ? new CompiledOptimizerAttributes(optimizer) : undefined;
   } catch (error) {
-    loaded.dispose();
-    binding.device.detach();
+    engine.destroy();
+    device.detach();
     throw error;
   }
-  return { compiled: { executable, loaded, variables, trace }, binding, instances: run, compiledOptimizer };
+  return { compiled: { executable, engine, variables, trace }, instances: run, compiledOptimizer };
 }

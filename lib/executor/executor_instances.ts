@@ -10,8 +10,8 @@ import { broadcastDeviceState } from '../distributed/device_state_broadcast.js';
 import type { InstanceRun } from '../distributed/instance_run.js';
 import type { Device } from '../ipu/device.js';
 import { hostNetworkBandwidth, instanceAllReduce, type InstanceAllReduce } from '../ipu/host_network.js';
-import type { Executable } from '../runtime/executable.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Executable } from '../executable/executable.js';
+import type { Engine } from '../engine/engine.js';
 
 const log = getLogger('poptfjs');
 
@@ -30,9 +30,9 @@ export class ExecutorInstances {
   }
 
   /** Before a training step: the first step (and the first after a fault) starts every instance from instance 0's device state. */
-  async beforeStep(loaded: LoadedExecutable, training: boolean): Promise<void> {
+  async beforeStep(engine: Engine, training: boolean): Promise<void> {
     if (training && this.run && !this.synced) {
-      await broadcastDeviceState(loaded, this.run.world);
+      await broadcastDeviceState(engine, this.run.world);
       this.synced = true;
     }
   }

@@ -4,26 +4,38 @@
  * unknown attributes are treated, its state reset after a fault, and the
  * checks and state hand-over when `setOptimizer` replaces it.
  */
+import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { Executable } from '../runtime/executable.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
+import type { Executable } from '../executable/executable.js';
+import type { Engine } from '../engine/engine.js';
 import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';
 import type { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
 import { Optimizer } from '../../optim/optimizer.js';
-import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
+import { isTfjsOptimizer, tfjsOptimizerEquivalent, type OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { UnknownAttributeCheck } from '../../optim/unknown_attributes.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import type { ExecutionSettings } from './graph_compiler.js';
+import type { ExecutionSettings } from '../compile/execution_settings.js';
 import { initialOptimizerState } from './initial_optimizer_state.js';
 
 const log = getLogger('poptfjs');
 
-/** What an executor's optimizer does with attributes it does not have: `relaxOptimizerAttributesChecks` ignores them with a warning. */
+/** How an executor's optimizer reports attributes it does not have (and ignores): a warning, or a debug message under `relaxOptimizerAttributesChecks`. */
 export function unknownAttributeCheck(settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): UnknownAttributeCheck {
-  return settings.relaxOptimizerAttributesChecks ? 'warn' : 'refuse';
+  return settings.relaxOptimizerAttributesChecks ? 'debug' : 'warn';
+}
+
+/**
+ * A training executor takes `optimizer` (the one it was given): the
+ * attributes the optimizer does not have are reported as the options say
+ * (those present now ignored silently), and a subclass of a built-in
+ * optimizer is warned about, as PopTorch warns.
+ */
+export function takeOptimizer(optimizer: Optimizer | undefined, settings: Pick<OptionsSettings, 'relaxOptimizerAttributesChecks'>): void {
+  optimizer?.checkUnknownAttributes(unknownAttributeCheck(settings));
+  optimizer?.warnIfSubclassed();
 }
 
 /**
@@ -57,31 +69,53 @@ export function optimizerReduction(optimizer: Optimizer | undefined, execution: 
 }
 
 /** Starts the optimizer state on the device afresh, as after compiling (a fault lost it); without an optimizer, discards it. */
-export function resetOptimizerState(loaded: LoadedExecutable, executable: Executable, optimizer: Optimizer | undefined): void {
-  if (optimizer) loaded.writeOptimizerState(initialOptimizerState(optimizer, executable, loaded.lossScale));
-  else loaded.discardOptimizerState();
+export function resetOptimizerState(engine: Engine, executable: Executable, optimizer: Optimizer | undefined): void {
+  if (optimizer) engine.writeOptimizerState(initialOptimizerState(optimizer, executable, engine.lossScale));
+  else engine.discardOptimizerState();
+}
+
+/**
+ * The poptfjs optimizer `setOptimizer(given)` installs: `given` itself, or
+ * for a tfjs optimizer (`tf.train.adam(5e-4)`), its poptfjs equivalent over
+ * the variables the executor's optimizer trains (`current`), or over the
+ * layers model before the first compilation, as PopTorch's `setOptimizer`
+ * takes a torch optimizer. A function model's variables are known once it is
+ * traced: before that, a tfjs optimizer is an error saying so.
+ */
+export function replacementOptimizer(given: Optimizer | tf.Optimizer, current: Optimizer | undefined, model: WrappableModel): Optimizer {
+  if (!isTfjsOptimizer(given)) return given;
+  const build = tfjsOptimizerEquivalent(given, 'setOptimizer');
+  if (current) return build(current.variables);
+  if (isLayersModel(model)) return build(model);
+  throw new PoptfjsError(
+    "setOptimizer: a tfjs optimizer trains the variables of the model's optimizer, which a function model has once it is compiled; compile the model first, or pass a poptfjs optimizer over the variables (new optim.Adam([w1, w2], { lr }))",
+    { type: 'executor' },
+  );
 }
 
 /**
  * Checks that `optimizer` may replace a training executor's (`training`):
- * a poptfjs optimizer whose attributes are known (as `check` says), which
- * after compilation (`compiled`) changes only variable attributes.
+ * a poptfjs optimizer, which after compilation (`compiled`) changes only
+ * variable attributes. Its attributes it does not have are reported as
+ * `check` says, those added since the executor took its first optimizer
+ * included.
  */
 export function checkReplacementOptimizer(training: boolean, optimizer: Optimizer, check: UnknownAttributeCheck, compiled: CompiledOptimizerAttributes | undefined): void {
   if (!training) throw new PoptfjsError('setOptimizer: an inference model has no optimizer', { type: 'executor' });
   if (!(optimizer instanceof Optimizer)) {
     throw new PoptfjsError('setOptimizer: expected a poptfjs optimizer (e.g. new optim.SGD(model, { lr }))', { type: 'executor' });
   }
-  optimizer.checkUnknownAttributes(check);
+  optimizer.checkUnknownAttributes(check, false);
+  optimizer.warnIfSubclassed();
   if (compiled) compiled.check(optimizer);
   else optimizer.settings();
 }
 
-/** Makes the loaded executable (if any) train with `next` from its next call on, handing it the device's optimizer state `previous` held. */
-export function switchOptimizer(loaded: LoadedExecutable | undefined, previous: Optimizer | undefined, next: Optimizer): void {
-  if (loaded && next !== previous) previous?.detachStateStore(loaded);
-  if (loaded) {
-    loaded.setOptimizer(next);
-    next.attachStateStore(loaded);
+/** Makes the engine (if any) train with `next` from its next call on, handing it the device's optimizer state `previous` held. */
+export function switchOptimizer(engine: Engine | undefined, previous: Optimizer | undefined, next: Optimizer): void {
+  if (engine && next !== previous) previous?.detachStateStore(engine);
+  if (engine) {
+    engine.setOptimizer(next);
+    next.attachStateStore(engine);
   }
 }

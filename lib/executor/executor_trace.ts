@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import type { ReplicaGrouping } from '../executable/replica_grouping.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelInputCount, type WrappableModel } from '../trace/model_function.js';
 import type { TracedModel } from '../trace/trace_model.js';

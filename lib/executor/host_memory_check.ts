@@ -13,9 +13,9 @@ import type * as tf from '@tensorflow/tfjs';
 import { hostHeap } from '../backend/host_heap.js';
 import type { Graph } from '../ir/graph.js';
 import type { OptionsSettings } from '../options/options_settings.js';
-import type { BatchFactors } from '../runtime/batch_plan.js';
-import { checkHostMemory, guardHostMemory, type HostMemoryContext } from '../runtime/host_memory_error.js';
-import { estimateHostMemory, type HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import { checkHostMemory, guardHostMemory, type HostMemoryContext } from '../host_memory/host_memory_error.js';
+import { estimateHostMemory, type HostMemoryEstimate } from '../host_memory/host_memory_estimate.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule } from '../strategy/schedule.js';
 

@@ -6,8 +6,8 @@
  * group of a split one (key `name#group`, with one replica's slice shape).
  */
 import { paramValues } from '../ir/graph.js';
-import type { Executable } from '../runtime/executable.js';
-import { replicaGroups } from '../runtime/replica_grouping.js';
+import type { Executable } from '../executable/executable.js';
+import { replicaGroups } from '../executable/replica_grouping.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import type { OptimizerStateData, OptimizerStateRecord } from '../../optim/optimizer_state.js';
 

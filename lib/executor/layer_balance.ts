@@ -5,36 +5,13 @@
  * a saved model that has no Block annotations.
  */
 import { PoptfjsError } from '../common/errors.js';
-import type { Graph, Node } from '../ir/graph.js';
-import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
-import { kernelCost, kernelCycles } from '../ipu/kernel_cycles.js';
-import { ampMacsPerCycle } from '../ipu/target_spec.js';
-import type { Executable } from '../runtime/executable.js';
+import { layerCosts } from '../report/layer_costs.js';
+import type { Executable } from '../executable/executable.js';
 
-/** The layer a node belongs to: its own, or for a backward node, its forward node's. */
-function layerOf(graph: Graph, node: Node): string | undefined {
-  if (node.annotations.layer !== undefined) return node.annotations.layer;
-  return node.annotations.gradOf === undefined ? undefined : graph.nodes[node.annotations.gradOf]?.annotations.layer;
-}
-
-/** Simulated cycles of each layer's kernels (forward and backward) on one IPU of the executable's target. */
+/** Simulated cycles of each layer's kernels (forward and backward, one micro-batch) on one IPU of the executable's target. */
 export function layerCycles(executable: Executable): Map<string, number> {
-  const { graph, hardware } = executable;
-  const spec = hardware.spec;
-  const target = {
-    tiles: spec.tiles,
-    memoryPerTile: spec.memoryPerTile,
-    availableMemoryProportion: DEFAULT_AVAILABLE_MEMORY_PROPORTION,
-    macsPerCycle: ampMacsPerCycle(spec),
-    halfPartials: executable.numerics?.halfPartials ?? false,
-    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-  };
   const cycles = new Map<string, number>();
-  for (const node of graph.nodes) {
-    const layer = layerOf(graph, node);
-    if (layer === undefined) continue;
-    cycles.set(layer, (cycles.get(layer) ?? 0) + kernelCycles(kernelCost(graph, node, target)));
-  }
+  for (const l of layerCosts(executable)) cycles.set(l.name, (cycles.get(l.name) ?? 0) + l.forwardCycles + l.backwardCycles);
   return cycles;
 }
 

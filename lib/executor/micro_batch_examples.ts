@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { batchFormula, microBatchesPerCall, microBatchSize, type BatchFactors } from '../runtime/batch_plan.js';
+import { batchFormula, microBatchesPerCall, microBatchSize, type BatchFactors } from '../executable/batch_plan.js';
 import type { Structure } from '../trace/nested_values.js';
 import { tensorNames } from './nested_arguments.js';
 

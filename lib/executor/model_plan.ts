@@ -18,9 +18,10 @@ import { Options } from '../options/options.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { half } from '../precision/half.js';
 import { summaryReport } from '../report/summary_report.js';
-import { hostBatchSize } from '../runtime/batch_plan.js';
-import type { Executable } from '../runtime/executable.js';
-import { LOSS_NAMES, type LossSpec } from '../trace/loss_function.js';
+import { hostBatchSize } from '../executable/batch_plan.js';
+import type { Executable } from '../executable/executable.js';
+import type { LossSpec } from '../trace/loss_function.js';
+import { canonicalLossName, lossNamesText } from '../trace/loss_names.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
 import { Adam } from '../../optim/adam.js';
@@ -29,9 +30,10 @@ import { LAMB } from '../../optim/lamb.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { RMSprop } from '../../optim/rmsprop.js';
 import { SGD } from '../../optim/sgd.js';
-import { CompileProgress } from './compile_progress.js';
+import { CompileProgress, PLAN_STEPS, progressBar, type ProgressCallback } from '../compile/compile_progress.js';
 import { defaultOptimizerBuilder } from './default_optimizer.js';
-import { compileGraph, executionSettings } from './graph_compiler.js';
+import { executionSettings } from '../compile/execution_settings.js';
+import { compileGraph } from '../compile/graph_compiler.js';
 
 /** What an optimizer of a plan trains: the layers model, or the trainable variables of a function model. */
 export type PlanOptimizerTarget = tf.LayersModel | tf.Variable[];
@@ -75,6 +77,13 @@ export interface PlanRequest {
   readonly inputs: readonly PlanInput[];
   /** The training target, one micro-batch (with a loss). */
   readonly target?: PlanInput;
+  /**
+   * Told `(done, total, detail?)` as the plan goes: after each of its steps
+   * ({@link PLAN_STEPS}), and while the model is traced, how many kernels are
+   * traced so far. `Options.showCompilationProgressBar` draws the same on
+   * stderr.
+   */
+  readonly progress?: ProgressCallback;
 }
 
 /** What a model needs on its IPUs, and how fast it would run. */
@@ -130,8 +139,8 @@ function checkTrainingChoices(request: PlanRequest): void {
     throw planError(`unknown optimizer ${given(optimizer)}; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
   }
   const loss: unknown = request.loss;
-  if (loss !== undefined && typeof loss !== 'function' && !(typeof loss === 'string' && (LOSS_NAMES as readonly string[]).includes(loss))) {
-    throw planError(`unknown loss ${given(loss)}; expected one of ${LOSS_NAMES.join(', ')} or a function (yTrue, yPred) => tf.Tensor`);
+  if (loss !== undefined && typeof loss !== 'function' && !(typeof loss === 'string' && canonicalLossName(loss) !== undefined)) {
+    throw planError(`unknown loss ${given(loss)}; expected one of ${lossNamesText()}, or a function (yTrue, yPred) => tf.Tensor`);
   }
 }
 
@@ -140,10 +149,36 @@ function madeForPlanning(t: tf.Tensor): boolean {
   return engine().state.tensorInfo.get(t.dataId)?.backend instanceof ShapeOnlyBackend;
 }
 
+/** An input of the given shape, made by the `Fill` kernel: on the shape-only backend it has no values. */
 function exampleTensor(input: PlanInput): tf.Tensor {
   const dtype = input.dtype ?? 'float32';
-  if (dtype === 'float16') return half(tf.zeros([...input.shape], 'float32'));
-  return tf.zeros([...input.shape], dtype);
+  if (dtype === 'float16') return half(tf.fill([...input.shape], 0, 'float32'));
+  return tf.fill([...input.shape], 0, dtype);
+}
+
+/** Kernels traced between two reports of a plan's progress. */
+const KERNELS_PER_REPORT = 2000;
+
+/** The RangeError of an array too large for the host that caused `error` (or is it), if one did. */
+function hostArrayRangeError(error: unknown): RangeError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+    if (cause instanceof RangeError && /typed array length|Array buffer allocation failed|Invalid array length/.test(cause.message)) return cause;
+  }
+  return undefined;
+}
+
+/**
+ * An error of `what` (building or tracing the model) caused by an array too
+ * large for the host, as an error that says what makes values on the host
+ * while planning and what to use instead; other errors as they are.
+ */
+function hostArrayError(error: unknown, what: string): unknown {
+  const rangeError = hostArrayRangeError(error);
+  if (rangeError === undefined) return error;
+  return planError(
+    `${what} made a tensor too large for the host's memory (${rangeError.message}): while planning, random draws and layers' weights have no values, ` +
+      'but tf.zeros, tf.ones, tf.tensor and tf.buffer make their values on the host; make large constant tensors with tf.fill(shape, value), which is planned without values',
+  );
 }
 
 function optimizerFor(request: PlanRequest, model: WrappableModel, traced: TracedModel): Optimizer {
@@ -162,9 +197,13 @@ function optimizerFor(request: PlanRequest, model: WrappableModel, traced: Trace
  * Plans `build()`'s model on the simulated IPUs of `request.options`: builds
  * it on the shape-only backend, traces it on inputs of the given shapes,
  * and compiles it, returning the memory of each IPU, whether it fits, and
- * the timeline and throughput of one call. Nothing is computed, so the
- * model may be larger than the host's memory; a model that reads tensor
- * values while it is built or traced gets a clear error naming the kernel.
+ * the timeline and throughput of one call. Nothing is computed (random
+ * draws, layers' initial weights and gradients' fills have shapes and no
+ * values), so the model may be larger than the host's memory; a model that
+ * reads tensor values while it is built or traced gets a clear error naming
+ * the kernel. Its cost follows the model's graph, not its weights, nor the
+ * number of micro-batches (device iterations and gradient accumulation
+ * repeat the schedule's steady state, which is simulated once).
  */
 export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan> {
   if (typeof build !== 'function') throw planError('expected a function that builds the model, e.g. () => tf.sequential({...})');
@@ -180,11 +219,28 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
   const microBatch = inputs[0]?.shape[0] ?? 1;
   // Built and traced with shapes only; compiled after, on the usual backend, as a real compile would be
   // (patterns that fold constants or suit the backend do the same).
+  const progress = CompileProgress.over(PLAN_STEPS, request.progress, settings.showCompilationProgressBar ? progressBar(process.stderr, 'Planning', PLAN_STEPS) : undefined);
   const { traced, optimizer, name, examples, float16 } = await withShapeOnlyBackend(async () => {
-    const model = await build();
+    let model: WrappableModel;
+    try {
+      model = await build();
+    } catch (error) {
+      throw hostArrayError(error, 'build()');
+    }
     if (!isLayersModel(model) && typeof model !== 'function') throw planError(`build() must return a tf.LayersModel or a function of tensors, got ${typeof model}`);
+    progress.step();
     const tensors = [...inputs, ...(training && target ? [target] : [])].map(exampleTensor);
-    const traced = training ? traceTraining(model, request.loss, tensors) : traceInference(model, tensors);
+    let kernels = 0;
+    const afterKernel = () => {
+      if (++kernels % KERNELS_PER_REPORT === 0) progress.detail(`${kernels} kernels traced`);
+    };
+    let traced: TracedModel;
+    try {
+      traced = training ? traceTraining(model, request.loss, tensors, { afterKernel }) : traceInference(model, tensors, { afterKernel });
+    } catch (error) {
+      throw hostArrayError(error, 'the model');
+    }
+    progress.step();
     const optimizer = training ? optimizerFor(request, model, traced) : undefined;
     const float16 = float16Declarations(traced, tensors, settings.precision.runningStatisticsAlwaysFloat);
     const examples = tensors.map((x) => ({ shape: [...x.shape], dtype: x.dtype }));
@@ -197,20 +253,25 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     }
     return { traced, optimizer, name: modelName(model), examples, float16 };
   });
-  const executable = compileGraph({
-    kind: training ? 'training' : 'inference',
-    modelName: name,
-    graph: traced.graph,
-    inputSignature: examples,
-    microBatchSize: microBatch,
-    execution,
-    settings: { ...settings, allowOutOfMemory: true },
-    optimizer,
-    replicaGroupings: {},
-    progress: new CompileProgress(undefined),
-    float16,
-    weightNames: traced.weightNames,
-  });
+  const executable = compileGraph(
+    {
+      kind: training ? 'training' : 'inference',
+      modelName: name,
+      graph: traced.graph,
+      inputSignature: examples,
+      microBatchSize: microBatch,
+      execution,
+      settings: { ...settings, allowOutOfMemory: true },
+      optimizer,
+      replicaGroupings: {},
+      float16,
+      weightNames: traced.weightNames,
+      simulatedOnly: true,
+    },
+    undefined,
+    {},
+    progress,
+  );
   const { memory, timeline } = executable.hardware;
   return {
     fits: memory.fits,

@@ -12,7 +12,7 @@ import { isLayersModel, type WrappableModel } from '../trace/model_function.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { isTfjsOptimizer, tfjsOptimizerEquivalent } from '../../optim/tfjs_optimizer.js';
 import { checkInferenceAccumulation } from './inference_accumulation.js';
-import { rebuildOptimizer } from './optimizer_reconstruction.js';
+import { rebuildOptimizer } from '../files/optimizer_reconstruction.js';
 import type { NestedTensors } from '../trace/nested_values.js';
 import { PoplarExecutor, type ModelOutput } from './poplar_executor.js';
 import { optionsOfExecutableFile, restoreExportedModel, type EditOptions } from './precompiled_model.js';

@@ -8,7 +8,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import type { Executable, IoStructure } from '../runtime/executable.js';
+import type { Executable, IoStructure } from '../executable/executable.js';
 import { FlatModel } from '../trace/flat_model.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, type TensorFunction, type WrappableModel } from '../trace/model_function.js';
@@ -49,7 +49,7 @@ export function argumentStructures(args: readonly unknown[], model: WrappableMod
     checkTensorInputs(args);
     return args.map(() => ({ kind: 'tensor' }));
   }
-  return args.map((arg, i) => structureOf(arg, `input ${i}`));
+  return args.map((arg, i) => structureOf(arg, `input ${i}`, true));
 }
 
 /** The tensors of `args` in flattened order, taken as the structures say (the first call's own structures when compiling). */
@@ -87,6 +87,7 @@ export function tensorNames(structures: readonly Structure[]): string[] {
     if (s.kind === 'tensor') names.push(at);
     else if (s.kind === 'array') s.items.forEach((item, i) => visit(item, `${at}[${i}]`));
     else if (s.kind === 'object') s.entries.forEach(([k, item]) => visit(item, keyPath(at, k)));
+    else if (s.kind === 'custom') for (let i = 0; i < s.count; i++) names.push(`${at}.tensors[${i}]`);
   };
   structures.forEach((s, i) => visit(s, `input ${i}`));
   return names;

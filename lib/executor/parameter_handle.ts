@@ -4,7 +4,7 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import { CommGroupType, VariableRetrievalMode } from '../option_vocabulary/enums.js';
-import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import type { ReplicaGrouping } from '../executable/replica_grouping.js';
 
 /** A weight of a wrapped model, by its tf.Variable name. */
 export class ParameterHandle {

@@ -20,10 +20,8 @@ import type { Options } from '../options/options.js';
 import type { OptionsSettings } from '../options/options_settings.js';
 import { withEngineOptions } from '../options/engine_options.js';
 import { summaryReport } from '../report/summary_report.js';
-import type { Executable } from '../runtime/executable.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
-import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
-import type { ReplicaGrouping } from '../runtime/replica_grouping.js';
+import type { Executable } from '../executable/executable.js';
+import type { ReplicaGrouping } from '../executable/replica_grouping.js';
 import { planText } from '../report/plan_text.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
@@ -34,23 +32,25 @@ import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { PoptfjsDataType } from '../precision/half.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { bytesPerElement } from '../ir/graph.js';
-import type { HostMemoryEstimate } from '../runtime/host_memory_estimate.js';
+import type { HostMemoryEstimate } from '../host_memory/host_memory_estimate.js';
 import { CallableInstance } from './callable_instance.js';
-import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from './compile_progress.js';
-import type { DeviceBinding } from './device_binding.js';
+import { moduleRepr } from '../trace/module_repr.js';
+import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from '../compile/compile_progress.js';
+import type { DeviceBinding } from '../engine/device_binding.js';
+import type { Engine } from '../engine/engine.js';
 import { executorLogFile } from './log_file.js';
-import { executionSettings } from './graph_compiler.js';
+import { executionSettings } from '../compile/execution_settings.js';
 import { claimTraining, releaseExecutor, type WeightHolder } from './model_registry.js';
 import { hostWeightsStale, markHostWeightsCurrent } from './host_weight_access.js';
 import { ParameterHandle } from './parameter_handle.js';
 import { readCheckpointFile, writeCheckpointFile } from '../files/checkpoint_file.js';
-import { mapDeviceState } from '../runtime/device_state.js';
+import { mapDeviceState } from '../executable/device_state.js';
 import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../files/executable_file.js';
 import { parameterSpecs } from '../files/parameter_spec.js';
-import { renameExecutableParameters, renameGraphParameters } from '../runtime/parameter_renaming.js';
+import { renameExecutableParameters, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { tensorFromData } from '../files/tensor_data_conversion.js';
 import type { NestedTensors, Structure } from '../trace/nested_values.js';
-import { compileWithCache } from './cached_compile.js';
+import { compileWithCache } from '../compile/cached_compile.js';
 import { exportFilePath } from '../files/export_path.js';
 import {
   checkpointContents,
@@ -68,7 +68,16 @@ import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js
 import { traceWithinHostMemory } from './compile_trace.js';
 import { checkStepHostMemory, type HostMemoryCheckRequest } from './host_memory_check.js';
 import { microBatchExamples } from './micro_batch_examples.js';
-import { buildOptimizer, checkReplacementOptimizer, optimizerReduction, resetOptimizerState, switchOptimizer, unknownAttributeCheck } from './executor_optimizer.js';
+import {
+  buildOptimizer,
+  checkReplacementOptimizer,
+  optimizerReduction,
+  replacementOptimizer,
+  resetOptimizerState,
+  switchOptimizer,
+  takeOptimizer,
+  unknownAttributeCheck,
+} from './executor_optimizer.js';
 import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { DeviceWeights, syncHostWeights } from './device_weights.js';
@@ -120,7 +129,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The device's weights against the host model's. */
   private readonly weights: DeviceWeights;
   private compilations = 0;
-  private binding: DeviceBinding | undefined;
   private compileSeconds = 0;
   private hostMemoryEstimate: HostMemoryEstimate | undefined;
   private calls = 0;
@@ -141,10 +149,20 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.weights = new DeviceWeights(this.model, this);
     this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
     this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
-    this.optimizer?.checkUnknownAttributes(unknownAttributeCheck(this.options.settings));
+    takeOptimizer(this.optimizer, this.options.settings);
     this.loss = config.loss;
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
+  }
+
+  /** The device binding of the engine, once compiled. */
+  private get binding(): DeviceBinding | undefined {
+    return this.compiled?.engine.deviceBinding;
+  }
+
+  /** The wrapped model with its block annotations, as PopTorch's `repr` of a wrapped model (`moduleRepr`). */
+  override toString(): string {
+    return moduleRepr(this.model);
   }
 
   /** True once {@link PoplarExecutor.destroy} was called. */
@@ -165,6 +183,11 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The compiled executable (an error before compilation). */
   get executable(): Executable {
     return this.requireCompiled('executable').executable;
+  }
+
+  /** The engine the compiled model runs on (an error before compilation): its programs, streams, profile and simulated errors at the Poplar level. */
+  get engine(): Engine {
+    return this.requireCompiled('engine').engine;
   }
 
   /**
@@ -217,7 +240,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (this.training && device.pendingRecovery !== undefined) markHostWeightsCurrent(this);
     else if (this.training) this.copyWeightsToHostIfNeeded();
     device.detach();
-    this.compiled!.loaded.stopWorkerIpus();
+    this.compiled!.engine.stopWorkerIpus();
     this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';
   }
 
@@ -231,7 +254,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const device = this.binding!.device;
     if (device.isAttached) throw new PoptfjsError('attachToDevice: the device is already attached', { type: 'device' });
     device.attach();
-    if (this.reloadOnAttach === 'after-fault') resetOptimizerState(compiled.loaded, compiled.executable, this.optimizer);
+    if (this.reloadOnAttach === 'after-fault') resetOptimizerState(compiled.engine, compiled.executable, this.optimizer);
     if (this.reloadOnAttach !== undefined) this.weights.load(compiled);
     this.reloadOnAttach = undefined;
   }
@@ -263,9 +286,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `POPTFJS_ENGINE_OPTIONS`), the simulated execution.
    */
   getSummaryReport(): string {
-    const { executable, loaded } = this.requireCompiled('getSummaryReport');
+    const { executable, engine } = this.requireCompiled('getSummaryReport');
     const allReduce = this.instances.gradientAllReduce(executable, this.training);
-    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, loaded.measuredOverlap(), allReduce);
+    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, engine.measuredOverlap(), allReduce);
   }
 
   /**
@@ -274,8 +297,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * (sum of busy time / wall time). Undefined before a call, or when the
    * model runs its IPUs in-process.
    */
-  measuredOverlap(): MeasuredOverlap | undefined {
-    return this.requireCompiled('measuredOverlap').loaded.measuredOverlap();
+  measuredOverlap(): ReturnType<Engine['measuredOverlap']> {
+    return this.requireCompiled('measuredOverlap').engine.measuredOverlap();
   }
 
   /**
@@ -370,10 +393,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
         settings,
         optimizer: this.optimizer,
         replicaGroupings: this.replicaGroupings,
-        progress,
         float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
         weightNames: traced.weightNames,
       },
+      progress,
       this.options,
       parameters,
     );
@@ -417,7 +440,6 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.compiledOptimizer = installed.compiledOptimizer;
     this.weights.loadedCurrent();
     this.compiled = installed.compiled;
-    this.binding = installed.binding;
     return this.compiled;
   }
 
@@ -429,7 +451,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
       trace: compiled.trace,
       options: this.options,
       optimizer: this.optimizer,
-      loaded: compiled.loaded,
+      engine: compiled.engine,
       variables: compiled.variables,
     };
   }
@@ -504,7 +526,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     const parameters = file.parameters.map((p) => ({ ...p, name: rename(p.name) }));
     const exported = file.model!;
     const compiled = this.install(executable, renamed, { parameters, graph: renameGraphParameters(exported.forwardGraph, rename), inputCount: exported.inputCount });
-    if (file.deviceState) compiled.loaded.importState(mapDeviceState(file.deviceState, tensorFromData, rename));
+    if (file.deviceState) compiled.engine.importState(mapDeviceState(file.deviceState, tensorFromData, rename));
     log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' and its model from ${path}`);
   }
 
@@ -592,10 +614,10 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (!compiled.executable.hardware.memory.fits)
       throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
     this.weights.sync(compiled);
-    await this.instances.beforeStep(compiled.loaded, this.training);
-    let result: ReturnType<LoadedExecutable['run']>;
+    await this.instances.beforeStep(compiled.engine, this.training);
+    let result: ReturnType<Engine['runStep']>;
     try {
-      result = compiled.loaded.run(inputs, binding.observer());
+      result = compiled.engine.runStep(inputs);
     } catch (error) {
       this.instances.stepFailed(error, binding.device);
       throw error;
@@ -663,22 +685,24 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (names.length === 0) {
       throw new PoptfjsError('copyNamedBuffersToDevice: no buffers are marked as updatable; name them with Options.updatableNamedBuffers([...])', { type: 'executor' });
     }
-    compiled.loaded.loadWeights(compiled.variables, names);
+    compiled.engine.writeHostWeights(compiled.variables, names);
   }
 
   /**
    * Uses the current values of `optimizer` (the same optimizer with changed
-   * values, or another of the same type over the same parameter groups) from
-   * the next call on, without recompiling (training only). After
-   * compilation, only variable attributes may change (see
-   * `opt.variableAttrs`); a changed constant attribute is an error naming it.
+   * values, or another of the same type over the same parameter groups, or
+   * a tfjs optimizer, trained as its poptfjs equivalent) from the next call
+   * on, without recompiling (training only). After compilation, only
+   * variable attributes may change (see `opt.variableAttrs`); a changed
+   * constant attribute is an error naming it.
    */
-  setOptimizer(optimizer: Optimizer): void {
+  setOptimizer(given: Optimizer | tf.Optimizer): void {
     this.assertUsable('setOptimizer');
+    const optimizer = this.training ? replacementOptimizer(given, this.optimizer, this.model) : (given as Optimizer);
     checkReplacementOptimizer(this.training, optimizer, unknownAttributeCheck(this.options.settings), this.compiledOptimizer);
     const previous = this.optimizer;
     this.optimizer = optimizer;
-    switchOptimizer(this.compiled?.loaded, previous, optimizer);
+    switchOptimizer(this.compiled?.engine, previous, optimizer);
   }
 
   /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */
@@ -693,7 +717,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The loss scale the next training step uses: the optimizer's `lossScaling`, as moved by automatic loss scaling. */
   currentLossScale(): number {
     if (!this.training) throw new PoptfjsError('currentLossScale: an inference model has no loss scale', { type: 'executor' });
-    return this.requireCompiled('currentLossScale').loaded.lossScale;
+    return this.requireCompiled('currentLossScale').engine.lossScale;
   }
 
   /**
@@ -721,8 +745,8 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (this.destroyed) return;
     this.copyWeightsToHostIfNeeded();
     this.binding?.device.detach();
-    if (this.compiled) this.optimizer?.detachStateStore(this.compiled.loaded);
-    this.compiled?.loaded.dispose();
+    if (this.compiled) this.optimizer?.detachStateStore(this.compiled.engine);
+    this.compiled?.engine.destroy();
     this.anchored.dispose();
     this.compiled = undefined;
     this.destroyed = true;

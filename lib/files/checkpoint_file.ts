@@ -11,10 +11,10 @@
 import { PoptfjsError } from '../common/errors.js';
 import { readFileBytes } from '../common/regular_file.js';
 import { writeFileAtomic } from './atomic_file.js';
-import type { BatchFactors } from '../runtime/batch_plan.js';
-import type { DeviceState } from '../runtime/device_state.js';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import type { DeviceState } from '../executable/device_state.js';
 import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import { factorsFromMessage, factorsMessage, kindFromMessage, kindMessage, signatureFromMessage, signatureMessage } from './executable_message.js';
 import { decodeMessage, encodeMessage, Messages } from '../proto/executable_proto.js';
 import { decodeFileEnvelope, encodeFileEnvelope } from './file_envelope.js';

@@ -4,9 +4,9 @@
  * stored once and every replica points at its value.
  */
 import { PoptfjsError } from '../common/errors.js';
-import type { DeviceState, OptimizerStateSnapshot } from '../runtime/device_state.js';
+import type { DeviceState, OptimizerStateSnapshot } from '../executable/device_state.js';
 import type { DeviceStateMessage, NamedTensorMessage, ReplicaValuesMessage } from '../proto/executable_proto.js';
-import type { RandomState } from '../runtime/random_source.js';
+import type { RandomState } from '../executable/random_source.js';
 import { nameRecord } from '../common/name_record.js';
 import { sameTensorData, tensorData, tensorMessage, type TensorData } from '../proto/tensor_bytes.js';
 

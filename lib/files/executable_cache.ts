@@ -1,6 +1,6 @@
 /**
  * The executable cache: compiling a model looks up its key (see
- * lib/executor/executable_cache_key.ts) first in memory, then, when caching is enabled
+ * lib/compile/executable_cache_key.ts) first in memory, then, when caching is enabled
  * (`Options.enableExecutableCaching(dir)` or `POPTFJS_CACHE_DIR`), in the
  * cache directory; a hit loads the executable instead of compiling it.
  *
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { isTemporaryFileName, type TemporaryFile, temporaryFilesIn } from './atomic_file.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import { readExecutableFile, readExecutableFileAgain, writeExecutableFile, type DecodedExecutableFile, type ExecutableFileContents } from './executable_file.js';
 import { sweepLockLeftovers } from '../common/lock_file.js';
 import { EntryLock, entryLockHeld, removeStaleEntryLock } from './cache_entry_lock.js';

@@ -12,8 +12,9 @@ import type { CommGroupType, Liveness, VariableRetrievalMode } from '../option_v
 import type { Placement } from '../strategy/placement.js';
 import type { Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
-import type { BatchFactors } from '../runtime/batch_plan.js';
-import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, TensorSignature } from '../runtime/executable.js';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import type { Executable, ExecutableAnchor, GradientReduction, NumericalBehaviour, RemoteBufferSpec, TensorSignature } from '../executable/executable.js';
+import { paramValues, type Graph } from '../ir/graph.js';
 import {
   ExecutableKind,
   PassMessage,
@@ -29,7 +30,8 @@ import { graphFromMessage, graphMessage } from '../proto/graph_message.js';
 import { ioStructureFromJson, ioStructureJson } from './io_structure_message.js';
 import { parseLossless, stringifyLossless } from '../proto/lossless_json.js';
 import { nameRecord } from '../common/name_record.js';
-import type { ResolvedOutputMode } from '../runtime/output_collector.js';
+import type { ResolvedOutputMode } from '../executable/output_mode.js';
+import { executablePrograms, modelPrograms } from '../executable/program.js';
 
 function missing(where: string, what: string): PoptfjsError {
   return new PoptfjsError(`${where}: the executable has no ${what}`, { type: 'file' });
@@ -183,7 +185,54 @@ export function executableMessage(e: Executable): ExecutableMessage {
     synthetic_data: e.syntheticData ?? false,
     anchors: (e.anchors ?? []).map((a) => ({ name: a.name, long_name: a.longName, output_mode: a.outputMode, output_return_period: a.outputReturnPeriod })),
     ...(e.syncPattern ? { sync_pattern: e.syncPattern } : {}),
+    programs: samePrograms(
+      e.programs.map((p) => p.name),
+      modelPrograms(e.kind),
+    )
+      ? []
+      : e.programs.map((p) => p.name),
+    ...(e.engineOptions ? { engine_options_json: JSON.stringify(e.engineOptions) } : {}),
+    ...(e.remoteBuffers ? { remote_buffers_json: JSON.stringify(e.remoteBuffers) } : {}),
   };
+}
+
+function samePrograms(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+/** The remote buffers of a message: a JSON array of buffers of the graph's parameters. */
+function remoteBuffersFromJson(json: string, graph: Graph, where: string): RemoteBufferSpec[] {
+  const params = paramValues(graph);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (cause) {
+    throw new PoptfjsError(`${where}: the executable's remote buffers are not valid JSON (${(cause as Error).message})`, { type: 'file', cause });
+  }
+  const valid = (b: Partial<RemoteBufferSpec>) =>
+    typeof b.handle === 'string' &&
+    (b.kind === 'weight' || (b.kind === 'optimizerState' && typeof b.slot === 'string')) &&
+    typeof b.param === 'string' &&
+    params.has(b.param) &&
+    typeof b.sharded === 'boolean';
+  if (!Array.isArray(parsed) || !parsed.every((b) => typeof b === 'object' && b !== null && valid(b as Partial<RemoteBufferSpec>))) {
+    throw new PoptfjsError(`${where}: the executable's remote buffers are not buffers of its parameters`, { type: 'file' });
+  }
+  return parsed as RemoteBufferSpec[];
+}
+
+/** The engine options of a message: a JSON object of strings. */
+function engineOptionsFromJson(json: string, where: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (cause) {
+    throw new PoptfjsError(`${where}: the executable's engine options are not valid JSON (${(cause as Error).message})`, { type: 'file', cause });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    throw new PoptfjsError(`${where}: the executable's engine options are not an object of strings`, { type: 'file' });
+  }
+  return parsed as Record<string, string>;
 }
 
 /** An executable from its message, checked for consistency; `where` names the file in errors. */
@@ -244,6 +293,9 @@ export function executableFromMessage(m: ExecutableMessage, where: string): Exec
     ...(m.synthetic_data ? { syntheticData: true } : {}),
     ...(m.anchors.length > 0 ? { anchors: anchorsFromMessage(m.anchors, graph.roles.outputs.length - m.output_count, where) } : {}),
     ...(m.sync_pattern !== undefined ? { syncPattern: syncPatternFromMessage(m.sync_pattern, where) } : {}),
+    programs: executablePrograms(m.programs.length > 0 ? m.programs : modelPrograms(kind), kind, `${where} programs`),
+    ...(m.engine_options_json !== undefined ? { engineOptions: engineOptionsFromJson(m.engine_options_json, where) } : {}),
+    ...(m.remote_buffers_json !== undefined ? { remoteBuffers: remoteBuffersFromJson(m.remote_buffers_json, graph, where) } : {}),
   };
 }
 

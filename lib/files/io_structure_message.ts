@@ -4,7 +4,7 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import { checkedStructure, tensorCount } from '../trace/nested_values.js';
-import type { IoStructure } from '../runtime/executable.js';
+import type { IoStructure } from '../executable/executable.js';
 import { parseLossless, stringifyLossless } from '../proto/lossless_json.js';
 
 /** `structure` as the text of `io_structure_json`. */

@@ -260,6 +260,9 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
   // Held storage by micro-batch and storage key (storage made once per step under micro-batch -1).
   const keySpace = 2 * valueCount * ipuCount;
   const held = new Map<number, Held>();
+  // The same storage by micro-batch, for what a unit moves on or off chip.
+  const heldByMicroBatch = new Map<number, Set<Held>>();
+  const heldOf = (mb: number): ReadonlySet<Held> => heldByMicroBatch.get(mb) ?? new Set();
   const heldKey = (mb: number, s: Storage) => (s.perStep ? s.key : (mb + 1) * keySpace + s.key);
   // What is stashed (see isStashed) on each IPU, kept up to date as held storage changes.
   const stashedBytes = new Array<number>(ipuCount).fill(0);
@@ -285,6 +288,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
     setOnChip(h, false);
     if (h.stashedOffChip) moveStash(h, false);
     held.delete(k);
+    heldByMicroBatch.get(h.microBatch)?.delete(h);
     count(h, false);
   };
   /** Sends a stashed value to streaming memory (`off`) or brings it back. */
@@ -321,6 +325,9 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       counted: false,
     };
     held.set(k, h);
+    const ofMicroBatch = heldByMicroBatch.get(h.microBatch);
+    if (ofMicroBatch) ofMicroBatch.add(h);
+    else heldByMicroBatch.set(h.microBatch, new Set([h]));
     setOnChip(h, true);
     if (s.copyOf) for (const source of s.copyOf) read(mb, source, forward);
   };
@@ -340,7 +347,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       const unit = placement.units[work.unit]!;
       const label = `${unit.pass === 'forward' ? 'F' : 'B'}${unit.stages.join('+')}:${work.microBatch}`;
       // An off-chip stash of this micro-batch comes back for its backward pass.
-      if (unit.pass === 'backward') for (const h of held.values()) if (h.microBatch === work.microBatch) moveStash(h, false);
+      if (unit.pass === 'backward') for (const h of heldOf(work.microBatch)) moveStash(h, false);
       for (const { execution, node, ipu, inputs, outputs: made } of unitRuns[work.unit]!) {
         for (const s of inputs) hold(work.microBatch, s, execution.forward);
         const outputs = made.filter((s) => !held.has(heldKey(work.microBatch, s)));
@@ -356,7 +363,7 @@ export function activationPeaks(request: PeakRequest, storage: TensorStorage, by
       }
       // What only the backward pass still reads leaves the chip after the forward pass, when the stash lives off chip.
       if (unit.pass === 'forward') {
-        for (const h of held.values()) if (h.microBatch === work.microBatch && h.forwardReaders <= 0 && offChipStash(h)) moveStash(h, true);
+        for (const h of heldOf(work.microBatch)) if (h.forwardReaders <= 0 && offChipStash(h)) moveStash(h, true);
       }
     }
     for (const { microBatch, copy, forward } of pendingCopies) hold(microBatch, copy, forward);

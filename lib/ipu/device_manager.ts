@@ -13,7 +13,8 @@ import { ConnectionType } from '../option_vocabulary/enums.js';
 import { Device } from './device.js';
 import { getLogger } from '../common/log.js';
 import { attachedHere, ipuHolder, waitForIpus } from './ipu_locks.js';
-import { targetSpec, type IpuTargetSpec } from './target_spec.js';
+import { GC200, targetSpec, type IpuTargetSpec } from './target_spec.js';
+import { didYouMean } from '../common/name_suggestion.js';
 
 /** A device of the system, as `enumerateDevices` lists it. */
 export interface DeviceInfo {
@@ -36,6 +37,38 @@ export interface AcquireOptions {
 export interface ModelDeviceOptions extends Partial<IpuTargetSpec> {
   /** Number of IPUs (default 1). */
   readonly numIpus?: number;
+  /** PopART's name of `numIpus`. */
+  readonly numIPUs?: number;
+  /** PopART's name of `tiles`: tiles per IPU. */
+  readonly tilesPerIPU?: number;
+}
+
+/** PopART's keys of `createIpuModelDevice` where they differ from poptfjs's. */
+const POPART_DEVICE_KEYS: Readonly<Record<string, string>> = { numIPUs: 'numIpus', tilesPerIPU: 'tiles' };
+
+/**
+ * The IPU count and target figures of `options`, PopART's keys understood;
+ * an error naming an unknown key (with the key it is closest to) or a key
+ * given under both its names.
+ */
+function modelDevice(options: ModelDeviceOptions, where: string): { numIpus: number; spec: IpuTargetSpec } {
+  const known = ['numIpus', ...Object.keys(GC200)];
+  const given: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    const name = POPART_DEVICE_KEYS[key] ?? key;
+    if (!known.includes(name)) {
+      throw new PoptfjsError(
+        `${where}: '${key}' is not an option of the device${didYouMean(key, [...known, ...Object.keys(POPART_DEVICE_KEYS)])}; the options are ${known.join(', ')} (PopART's numIPUs, tilesPerIPU)`,
+        {
+          type: 'device',
+        },
+      );
+    }
+    if (name in given) throw new PoptfjsError(`${where}: '${key}' and '${name}' are the same option; give one`, { type: 'device' });
+    given[name] = value;
+  }
+  const { numIpus = 1, ...spec } = given as Partial<IpuTargetSpec> & { numIpus?: number };
+  return { numIpus, spec: targetSpec(spec, where) };
 }
 
 const log = getLogger('devicex');
@@ -164,24 +197,24 @@ export class DeviceManager {
 
   /** An IPU Model device (a software emulation: no lock) of `numIpus` IPUs with the given hardware figures. */
   createIpuModelDevice(options: ModelDeviceOptions = {}): Device {
-    const { numIpus = 1, ...spec } = options;
+    const { numIpus, spec } = modelDevice(options, 'createIpuModelDevice');
     return new Device(
       -1,
       'IpuModel',
       Array.from({ length: numIpus }, (_, i) => i),
-      targetSpec(spec, 'createIpuModelDevice'),
+      spec,
       ConnectionType.Always,
     );
   }
 
   /** An offline IPU target of `numIpus` IPUs: models can be compiled for it, not run. */
   createOfflineIpuDevice(options: ModelDeviceOptions = {}): Device {
-    const { numIpus = 1, ...spec } = options;
+    const { numIpus, spec } = modelDevice(options, 'createOfflineIpuDevice');
     return new Device(
       -1,
       'OfflineIpu',
       Array.from({ length: numIpus }, (_, i) => i),
-      targetSpec(spec, 'createOfflineIpuDevice'),
+      spec,
       ConnectionType.Never,
     );
   }

@@ -6,7 +6,7 @@
 import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
-import { buildSchedule, type Schedule } from '../strategy/schedule.js';
+import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern } from './host_io.js';
 import { kernelCost, type KernelTarget } from './kernel_cycles.js';
@@ -74,14 +74,11 @@ export interface HardwareRequest {
 
 /**
  * A schedule with the same memory peak as `schedule`, over few enough
- * micro-batches to walk quickly: a pipeline's steady state repeats the same
- * micro-batches in flight step after step, and other strategies run their
- * micro-batches one after another, so a schedule of twice the pipeline's
- * depth (plus one) holds every state the full one reaches.
+ * micro-batches to walk quickly: {@link periodicMicroBatches} hold every
+ * state the full one reaches.
  */
 function peakSchedule(schedule: Schedule, placement: Placement, training: boolean): Schedule {
-  const depth = schedule.pipelineStages?.length ?? 1;
-  const enough = 2 * depth + 1;
+  const enough = periodicMicroBatches(placement, training);
   return schedule.microBatches > enough ? buildSchedule(placement, training, enough) : schedule;
 }
 

@@ -350,10 +350,11 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
       temporaryBytes: 0,
     };
   }
-  if (MOVES.has(kernel) || kernel === 'Cast' || kernel.startsWith('poptfjs.Random')) {
+  if (MOVES.has(kernel) || kernel === 'Cast' || kernel === POPTFJS_KERNELS.float16Cast || kernel.startsWith('poptfjs.Random')) {
     const copy = Math.ceil(bytesMoved / tiles) / LOCAL_COPY_BYTES_PER_CYCLE;
     const exchange = MOVES.has(kernel) ? Math.ceil(bytesMoved / tiles) / EXCHANGE_BYTES_PER_TILE_CYCLE : 0;
-    return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (kernel === 'Cast' ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+    const casts = kernel === 'Cast' || kernel === POPTFJS_KERNELS.float16Cast;
+    return { compute: ELEMENTWISE_VERTEX_CYCLES + copy + (casts ? Math.ceil(outputElements / tiles) : 0), exchange, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
   }
   if (kernel === POPTFJS_KERNELS.dynamicSlice || kernel === POPTFJS_KERNELS.dynamicUpdate) {
     // popops' dynamic slice and update: the offset is sent to the tiles (a superstep), then the slice's elements move

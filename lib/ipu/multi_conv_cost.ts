@@ -2,19 +2,13 @@
  * The cost of `ops.MultiConv` groups planned in parallel: poplibs'
  * multi-convolution plans each convolution of a group on its own part of the
  * IPU's tiles so that they run at the same time (lib/poplin/ConvPlan.cpp,
- * `getParallelMultiPlan`).
- *
- * The simulated planner shares the tiles out as follows: each convolution is
- * given `perConvReservedTiles` tiles (poplibs' "make sure each remaining conv
- * gets at least N tiles"; when the IPU has fewer than N per convolution,
- * poplibs' max(1, tiles / convolutions)), and the remaining tiles are shared
- * in proportion to the convolutions' FLOPs (the measure poplibs orders them
- * by), whole tiles going to the largest remainders. Each convolution is then
- * planned on its share ({@link kernelCost} with that many tiles, with its own
- * memory proportion and partials type). The group lasts as long as its
- * slowest share and holds every share's temporary memory at once. If a share
- * would have no tile, the group is planned serially, as poplibs falls back to
- * serial planning when it finds no parallel plan.
+ * `getParallelMultiPlan`; how the tiles are shared: ./multi_conv_plan.ts,
+ * with the group's `perConvReservedTiles` and `cycleBackOff`). Each
+ * convolution is planned on its tiles ({@link kernelCost} with that many
+ * tiles, with its own memory proportion and partials type). The group lasts
+ * as long as its slowest convolution and holds every convolution's temporary
+ * memory at once. When there is no parallel plan, the group is planned
+ * serially, as poplibs falls back to serial planning.
  *
  * A group's forward convolutions, its data gradients and its weight
  * gradients (PopART's `MultiConv`, `MultiConvDataGrad`, `MultiConvWeightsGrad`)
@@ -24,27 +18,7 @@
 import type { Graph, Node } from '../ir/graph.js';
 import { nodeFlops } from '../ir/node_cost.js';
 import { kernelCost, kernelCycles, type KernelCost, type KernelTarget } from './kernel_cycles.js';
-
-/**
- * The tiles each convolution of a parallel group gets, by the convolutions'
- * FLOPs (in group order), or undefined when some convolution would get none.
- */
-export function multiConvTileShares(flops: readonly number[], tiles: number, perConvReservedTiles: number): number[] | undefined {
-  const count = flops.length;
-  const reserved = tiles < count * perConvReservedTiles ? Math.max(1, Math.floor(tiles / count)) : perConvReservedTiles;
-  const rest = Math.max(0, tiles - count * reserved);
-  const total = flops.reduce((a, b) => a + b, 0);
-  const exact = flops.map((f) => (total > 0 ? (rest * f) / total : rest / count));
-  const shares = exact.map((e) => reserved + Math.floor(e));
-  let left = tiles - shares.reduce((a, b) => a + b, 0);
-  const byRemainder = exact.map((e, i) => ({ i, r: e - Math.floor(e) })).sort((a, b) => b.r - a.r || a.i - b.i);
-  for (const { i } of byRemainder) {
-    if (left <= 0) break;
-    shares[i]!++;
-    left--;
-  }
-  return shares.every((s) => s > 0) && shares.reduce((a, b) => a + b, 0) <= tiles ? shares : undefined;
-}
+import { multiConvTiles } from './multi_conv_plan.js';
 
 /** Which of a group's multi-convolutions a convolution belongs to: forward, data gradient or weight gradient. */
 function role(node: Node): string {
@@ -74,10 +48,14 @@ export function withMultiConvGroups(graph: Graph, costs: readonly KernelCost[], 
     if (nodes.length < 2) continue;
     nodes.sort((a, b) => a.annotations.multiConv!.index - b.annotations.multiConv!.index || a.id - b.id);
     const target = targetOf(nodes[0]!);
-    const shares = multiConvTileShares(
+    const { perConvReservedTiles, cycleBackOff } = nodes[0]!.annotations.multiConv!;
+    const cyclesOn = (c: number, tiles: number) => kernelCycles(kernelCost(graph, nodes[c]!, { ...targetOf(nodes[c]!), tiles }));
+    const shares = multiConvTiles(
       nodes.map((n) => nodeFlops(graph, n)),
+      cyclesOn,
       target.tiles,
-      nodes[0]!.annotations.multiConv!.perConvReservedTiles,
+      perConvReservedTiles,
+      cycleBackOff,
     );
     if (!shares) continue;
     const shared = nodes.map((n, i) => kernelCost(graph, n, { ...targetOf(n), tiles: shares[i]! }));

@@ -40,12 +40,13 @@ const RECOVERY: Partial<Record<SimulatedErrorCode, RecoveryAction>> = {
   FULL_RESET: 'FULL_RESET',
 };
 
-/** The error a simulated fault raises. */
+/** The error a simulated fault raises: its `errors` hold the one simulated error, at `location` (the object planted). */
 export function simulatedFault(code: SimulatedErrorCode, location: ErrorLocation): PoptfjsError {
   const where = `${location.program} on IPU ${location.ipu}, tile ${location.tile}`;
   const action = RECOVERY[code];
-  if (action) return new RecoverableError(`simulated ${code} at ${where}: recover with ${action}`, action, { location: where });
-  return new UnrecoverableError(`simulated ${code} at ${where}: the device must be taken out of service`, { location: where });
+  const errors = [{ code, isSimulated: true, location }];
+  if (action) return new RecoverableError(`simulated ${code} at ${where}: recover with ${action}`, action, { location: where, errors });
+  return new UnrecoverableError(`simulated ${code} at ${where}: the device must be taken out of service`, { location: where, errors });
 }
 
 /** True if the two locations are the same. */

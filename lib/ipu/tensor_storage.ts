@@ -11,7 +11,10 @@
  *   the IPU-Links when the whole is needed;
  * - loaded and stored through the I/O tiles (`numIOTiles`), which overlaps
  *   the transfer with compute on the other tiles, or through the compute
- *   tiles, which stalls them.
+ *   tiles, which stalls them. Without I/O tiles, `useIOTilesToLoad` and
+ *   `useIOTilesToStore` go through the compute tiles, with a warning, as
+ *   PopART's streaming-memory inserter makes both tile sets Compute when
+ *   `numIOTiles` is 0 (willow/src/transforms/streamingmemoryopinserter.cpp).
  *
  * Tensors with fewer elements than `minElementsForOffChip` stay on chip;
  * only tensors with more than `minElementsForReplicatedTensorSharding`
@@ -19,6 +22,7 @@
  * with the reason.
  */
 import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import type { TensorLocationData, TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 
 /** Where one kind of tensor lives. */
@@ -59,6 +63,8 @@ const METHOD: Record<TensorKind, string> = {
   accumulator: 'setAccumulatorLocation',
 };
 
+const log = getLogger('devicex');
+
 function storageError(message: string): PoptfjsError {
   return new PoptfjsError(message, { type: 'options' });
 }
@@ -77,7 +83,9 @@ function rule(kind: TensorKind, data: TensorLocationData, ioTiles: number): Stor
   }
   for (const key of ['useIOTilesToLoad', 'useIOTilesToStore'] as const) {
     if (data[key] === true && ioTiles === 0) {
-      throw storageError(`${where}: ${key} needs I/O tiles; reserve them with Options.TensorLocations.numIOTiles(n) (an even number from 32 to 192)`);
+      log.warn(
+        `${where}: ${key} without I/O tiles: the ${kind}s go through the compute tiles, as PopART does when numIOTiles is 0; reserve I/O tiles with Options.TensorLocations.numIOTiles(n) (an even number from 32 to 192) to overlap the transfers`,
+      );
     }
   }
   return {
@@ -85,8 +93,8 @@ function rule(kind: TensorKind, data: TensorLocationData, ioTiles: number): Stor
     sharded,
     minElementsForOffChip: data.minElementsForOffChip ?? 0,
     minElementsForSharding: data.minElementsForReplicatedTensorSharding ?? 0,
-    loadThroughIoTiles: data.useIOTilesToLoad === true,
-    storeThroughIoTiles: data.useIOTilesToStore === true,
+    loadThroughIoTiles: data.useIOTilesToLoad === true && ioTiles > 0,
+    storeThroughIoTiles: data.useIOTilesToStore === true && ioTiles > 0,
   };
 }
 

@@ -38,7 +38,7 @@ import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
-import type { Schedule } from '../strategy/schedule.js';
+import { MAX_LISTED_WORK, type Schedule, type ScheduleStep } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import type { HostSyncPattern, HostTransfer } from './host_io.js';
 import { ELEMENTWISE_VERTEX_CYCLES, type KernelCost } from './kernel_cycles.js';
@@ -75,9 +75,29 @@ export interface IpuActivity {
   readonly utilization: number;
 }
 
+/**
+ * A stretch of a timeline that repeats what came before it instead of being
+ * laid out in segments: a pipeline's steady state or a micro-batch's steps
+ * beyond those a schedule lists, or device iterations after the first when
+ * there are many. Its time and work count in the timeline's duration and
+ * activity as if laid out.
+ */
+export interface RepeatedStretch {
+  /** Start and end, in seconds from the start of the call. */
+  readonly start: number;
+  readonly end: number;
+  /** How many times the stretch before it repeats. */
+  readonly times: number;
+  /** What repeats, e.g. `the steady-state step, for micro-batches 9 to 999999`. */
+  readonly what: string;
+}
+
 /** The simulated execution of one call. */
 export interface Timeline {
+  /** What each IPU does, in order; stretches that repeat are in {@link repeated} instead. */
   readonly segments: readonly TimelineSegment[];
+  /** Stretches not laid out in segments because they repeat what came before (absent when everything is laid out). */
+  readonly repeated?: readonly RepeatedStretch[];
   /** Seconds one call takes. */
   readonly duration: number;
   /** Cycles one call takes, at the target's clock. */
@@ -119,6 +139,24 @@ export interface TimelineRequest {
   readonly storage?: TensorStorage;
   /** What the backward pass recomputes (default: nothing). */
   readonly recomputation?: RecomputationPlan;
+}
+
+/** What one schedule step takes on each IPU: its work, its streaming before and after, its busy time, and the step's length (its busiest IPU's). */
+interface StepTiming {
+  readonly costs: readonly StepWork[];
+  readonly streamIn: readonly number[];
+  readonly streamOut: readonly number[];
+  readonly overlapping: readonly boolean[];
+  readonly busy: readonly number[];
+  readonly length: number;
+}
+
+/** What a stretch of the timeline takes, summed as it is laid out: its time, its schedule steps' length and busy time, and each IPU's seconds by kind. */
+interface Stretch {
+  time: number;
+  scheduleTime: number;
+  scheduleBusy: number;
+  readonly totals: readonly Map<SegmentKind, number>[];
 }
 
 /** IPU-Links joining the two IPUs of a card, and an IPU to the next card (poplibs' test model of the IPU-Link ladder). */
@@ -185,14 +223,45 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   }
 
   const segments: TimelineSegment[] = [];
-  const push = (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => {
-    if (length > 0) segments.push({ ipu, kind, start, end: start + length, label });
+  // Seconds of each kind on each IPU, summed as segments are laid out.
+  const totals = Array.from({ length: ipuCount }, () => new Map<SegmentKind, number>());
+  // The stretches being summed to be repeated, innermost last.
+  const stretches: Stretch[] = [];
+  const account = (ipu: number, kind: SegmentKind, seconds: number) => {
+    totals[ipu]!.set(kind, (totals[ipu]!.get(kind) ?? 0) + seconds);
+    for (const stretch of stretches) stretch.totals[ipu]!.set(kind, (stretch.totals[ipu]!.get(kind) ?? 0) + seconds);
   };
+  const push = (ipu: number, kind: SegmentKind, start: number, length: number, label: string) => {
+    if (length <= 0) return;
+    segments.push({ ipu, kind, start, end: start + length, label });
+    account(ipu, kind, length);
+  };
+  // The streaming transfers of each step.
+  const transfersOfStep = new Map<number, StreamingTransfer[]>();
+  for (const tr of request.transfers) {
+    const ofStep = transfersOfStep.get(tr.step);
+    if (ofStep) ofStep.push(tr);
+    else transfersOfStep.set(tr.step, [tr]);
+  }
   const allIpus = Array.from({ length: ipuCount }, (_, i) => i);
   const overlapHost = storage.ioTiles > 0;
   let now = 0;
   let scheduleTime = 0;
   let scheduleBusy = 0;
+  const repeated: RepeatedStretch[] = [];
+  const addBusy = (seconds: number) => {
+    scheduleBusy += seconds;
+    for (const stretch of stretches) stretch.scheduleBusy += seconds;
+  };
+  /** Moves the clock on by `time`, of which `length` is schedule steps' length. */
+  const advance = (time: number, length: number) => {
+    now += time;
+    scheduleTime += length;
+    for (const stretch of stretches) {
+      stretch.time += time;
+      stretch.scheduleTime += length;
+    }
+  };
 
   // Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them.
   const single = request.syncPattern === 'SinglePipeline';
@@ -225,80 +294,122 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   };
   // Steps with the same units (the steady state of a pipeline) take the same time.
   const stepCosts = new Map<string, StepWork[]>();
-  for (let run = 0; run < request.scheduleRuns; run++) {
-    schedule.steps.forEach((step, t) => {
-      const signature = step.work.map((w) => w.unit).join(',');
-      let costs = stepCosts.get(signature);
-      if (!costs) {
-        costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0, hostIn: 0, hostOut: 0 }));
-        for (const w of step.work) {
-          for (const ipu of allIpus) {
-            work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
-            work(unitNodes[w.unit]!, ipu, costs[ipu]!);
-          }
-          for (const tr of request.hostTransfers) {
-            if (tr.unit !== w.unit || !stepped(tr)) continue;
-            const share = tr.bytes / (request.scheduleRuns * schedule.microBatches) / spec.hostLinkBandwidth;
-            costs[tr.ipu]![tr.direction === 'in' ? 'hostIn' : 'hostOut'] += share;
-          }
-        }
-        stepCosts.set(signature, costs);
-      }
-      const labels = allIpus.map(() => [] as string[]);
+  const timing = (step: ScheduleStep, t: number): StepTiming => {
+    const signature = step.work.map((w) => w.unit).join(',');
+    let costs = stepCosts.get(signature);
+    if (!costs) {
+      costs = allIpus.map(() => ({ compute: 0, exchange: 0, sync: 0, toHost: 0, hostSync: 0, fromHost: 0, hostIn: 0, hostOut: 0 }));
       for (const w of step.work) {
-        const unit = placement.units[w.unit]!;
-        unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`));
-      }
-      const streamIn = new Array<number>(ipuCount).fill(0);
-      const streamOut = new Array<number>(ipuCount).fill(0);
-      const overlapping = new Array<boolean>(ipuCount).fill(true);
-      for (const tr of request.transfers) {
-        if (tr.step !== t) continue;
-        const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
-        if (tr.when === 'before') streamIn[tr.ipu]! += s;
-        else streamOut[tr.ipu]! += s;
-        if (!tr.overlapsCompute) overlapping[tr.ipu] = false;
-      }
-      const busy = allIpus.map((ipu) => {
-        const c = costs[ipu]!;
-        const working = c.hostIn + c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost + c.hostOut;
-        const streaming = streamIn[ipu]! + streamOut[ipu]!;
-        return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
-      });
-      const length = Math.max(...busy);
-      for (const ipu of allIpus) {
-        const c = costs[ipu]!;
-        let at = now;
-        if (!overlapping[ipu]) {
-          push(ipu, 'streaming', at, streamIn[ipu]!, 'load');
-          at += streamIn[ipu]!;
-        } else {
-          push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
+        for (const ipu of allIpus) {
+          work(request.recomputation?.unitNodes.get(w.unit) ?? [], ipu, costs[ipu]!);
+          work(unitNodes[w.unit]!, ipu, costs[ipu]!);
         }
-        push(ipu, 'host', at, c.hostIn, 'host → device');
-        at += c.hostIn;
-        push(ipu, 'exchange', at, c.exchange, 'exchange');
-        at += c.exchange;
-        push(ipu, 'compute', at, c.compute, labels[ipu]!.join(' '));
-        at += c.compute;
-        push(ipu, 'sync', at, c.sync, 'tile syncs');
-        at += c.sync;
-        push(ipu, 'host', at, c.toHost, 'device → host (CPU op)');
-        at += c.toHost;
-        push(ipu, 'sync', at, c.hostSync, 'host sync (CPU op)');
-        at += c.hostSync;
-        push(ipu, 'host', at, c.fromHost, 'host → device (CPU op)');
-        at += c.fromHost;
-        push(ipu, 'host', at, c.hostOut, 'device → host');
-        at += c.hostOut;
-        if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
-        push(ipu, 'sync', now + length, syncTime, 'sync');
-        scheduleBusy += busy[ipu]!;
+        for (const tr of request.hostTransfers) {
+          if (tr.unit !== w.unit || !stepped(tr)) continue;
+          const share = tr.bytes / (request.scheduleRuns * schedule.microBatches) / spec.hostLinkBandwidth;
+          costs[tr.ipu]![tr.direction === 'in' ? 'hostIn' : 'hostOut'] += share;
+        }
       }
-      now += length + syncTime;
-      scheduleTime += length;
+      stepCosts.set(signature, costs);
+    }
+    const streamIn = new Array<number>(ipuCount).fill(0);
+    const streamOut = new Array<number>(ipuCount).fill(0);
+    const overlapping = new Array<boolean>(ipuCount).fill(true);
+    for (const tr of transfersOfStep.get(t) ?? []) {
+      const s = tr.bytes / spec.streamingMemoryBandwidth + (tr.gatheredBytes ?? 0) / collectiveBandwidth(spec);
+      if (tr.when === 'before') streamIn[tr.ipu]! += s;
+      else streamOut[tr.ipu]! += s;
+      if (!tr.overlapsCompute) overlapping[tr.ipu] = false;
+    }
+    const busy = allIpus.map((ipu) => {
+      const c = costs[ipu]!;
+      const working = c.hostIn + c.exchange + c.compute + c.sync + c.toHost + c.hostSync + c.fromHost + c.hostOut;
+      const streaming = streamIn[ipu]! + streamOut[ipu]!;
+      return overlapping[ipu] ? Math.max(working, streaming) : working + streaming;
     });
-    if (request.training) now += weightUpdate(request, storage, now, push);
+    return { costs, streamIn, streamOut, overlapping, busy, length: Math.max(...busy) };
+  };
+  const layOut = (step: ScheduleStep, t: number) => {
+    const { costs, streamIn, streamOut, overlapping, busy, length } = timing(step, t);
+    const labels = allIpus.map(() => [] as string[]);
+    for (const w of step.work) {
+      const unit = placement.units[w.unit]!;
+      unit.stages.forEach((stage, i) => labels[unit.ipus[i]!]!.push(`${unit.pass === 'forward' ? 'F' : 'B'}${stage}:${w.microBatch}`));
+    }
+    for (const ipu of allIpus) {
+      const c = costs[ipu]!;
+      let at = now;
+      if (!overlapping[ipu]) {
+        push(ipu, 'streaming', at, streamIn[ipu]!, 'load');
+        at += streamIn[ipu]!;
+      } else {
+        push(ipu, 'streaming', at, streamIn[ipu]! + streamOut[ipu]!, 'streaming');
+      }
+      push(ipu, 'host', at, c.hostIn, 'host → device');
+      at += c.hostIn;
+      push(ipu, 'exchange', at, c.exchange, 'exchange');
+      at += c.exchange;
+      push(ipu, 'compute', at, c.compute, labels[ipu]!.join(' '));
+      at += c.compute;
+      push(ipu, 'sync', at, c.sync, 'tile syncs');
+      at += c.sync;
+      push(ipu, 'host', at, c.toHost, 'device → host (CPU op)');
+      at += c.toHost;
+      push(ipu, 'sync', at, c.hostSync, 'host sync (CPU op)');
+      at += c.hostSync;
+      push(ipu, 'host', at, c.fromHost, 'host → device (CPU op)');
+      at += c.fromHost;
+      push(ipu, 'host', at, c.hostOut, 'device → host');
+      at += c.hostOut;
+      if (!overlapping[ipu]) push(ipu, 'streaming', at, streamOut[ipu]!, 'store');
+      push(ipu, 'sync', now + length, syncTime, 'sync');
+      addBusy(busy[ipu]!);
+    }
+    advance(length + syncTime, length);
+  };
+  /** Starts summing a stretch to repeat. */
+  const begin = (): Stretch => {
+    const stretch = { time: 0, scheduleTime: 0, scheduleBusy: 0, totals: allIpus.map(() => new Map<SegmentKind, number>()) };
+    stretches.push(stretch);
+    return stretch;
+  };
+  /** Ends `stretch` (the innermost) and repeats it `times` more times without laying it out again: the same time, the same work. */
+  const repeat = (stretch: Stretch, times: number, what: string) => {
+    stretches.pop();
+    if (times <= 0) return;
+    const start = now;
+    allIpus.forEach((ipu) => {
+      for (const [kind, seconds] of stretch.totals[ipu]!) account(ipu, kind, times * seconds);
+    });
+    addBusy(times * stretch.scheduleBusy);
+    advance(times * stretch.time, times * stretch.scheduleTime);
+    repeated.push({ start, end: now, times, what });
+  };
+  // The steps a listed schedule leaves out (see Schedule.listedMicroBatches) repeat the last steady-state step of a
+  // pipeline, or the steps of the last listed micro-batch.
+  const listed = schedule.listedMicroBatches ?? schedule.microBatches;
+  const lastSteady = schedule.steps.reduce((last, step, t) => (step.ramp === 'steady' ? t : last), -1);
+  const repeatAfter = listed < schedule.microBatches ? (schedule.pipelineStages ? lastSteady : schedule.steps.length - 1) : -1;
+  const repeatFrom = repeatAfter < 0 || schedule.pipelineStages ? repeatAfter : schedule.steps.findIndex((step) => step.work.some((w) => w.microBatch === listed - 1));
+  const layOutRun = () => {
+    let period: Stretch | undefined;
+    schedule.steps.forEach((step, t) => {
+      if (t === repeatFrom) period = begin();
+      layOut(step, t);
+      if (t === repeatAfter && period) {
+        const what = schedule.pipelineStages ? 'the steady-state step' : 'the steps of a micro-batch';
+        repeat(period, schedule.microBatches - listed, `${what}, for micro-batches ${listed} to ${schedule.microBatches - 1}`);
+      }
+    });
+    if (request.training) advance(weightUpdate(request, storage, now, push), 0);
+  };
+  // Runs after the first are laid out too when the timeline stays small; else they repeat the first.
+  if (request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK) {
+    for (let run = 0; run < request.scheduleRuns; run++) layOutRun();
+  } else {
+    const firstRun = begin();
+    layOutRun();
+    repeat(firstRun, request.scheduleRuns - 1, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
   }
   // With I/O tiles the host transfers run alongside the schedule; without, after it.
   const scheduleEnd = now;
@@ -309,7 +420,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   }
 
   const duration = now;
-  const total = (ipu: number, kind: SegmentKind) => segments.filter((s) => s.ipu === ipu && s.kind === kind).reduce((a, s) => a + s.end - s.start, 0);
+  const total = (ipu: number, kind: SegmentKind) => totals[ipu]!.get(kind) ?? 0;
   const ipus: IpuActivity[] = allIpus.map((ipu) => {
     const activity = {
       compute: total(ipu, 'compute'),
@@ -330,6 +441,7 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
     ipus,
     throughput: duration > 0 ? request.samplesPerCall / duration : 0,
     bubbleFraction: scheduleCapacity > 0 ? 1 - scheduleBusy / scheduleCapacity : 0,
+    ...(repeated.length > 0 ? { repeated } : {}),
   };
 }
 

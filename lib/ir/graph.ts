@@ -70,6 +70,8 @@ export interface NodeAnnotations {
   checkpoint?: boolean;
   /** The name scopes (`ops.NameScope`) the node was traced in, joined by `/`; a backward node has its forward node's. */
   scope?: string;
+  /** The op attributes (`ops.Attribute`) set where the node was traced, by attribute and key; a backward node has its forward node's. */
+  attributes?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /**
    * The proportion of a tile's memory this matrix product or convolution may take for temporaries
    * (`ops.setAvailableMemory`), for it and its backward nodes; absent: the IPU's.
@@ -87,6 +89,9 @@ export interface NodeAnnotations {
 /** How the convolutions of an `ops.MultiConv` group are planned (poplibs' multi-convolution `planType`). */
 export type MultiConvPlanType = 'Parallel' | 'Serial';
 
+/** poplibs' default `cycleBackOff` of a parallel multi-convolution (lib/poplin/ConvPlan.cpp, `MultiPlanOptions`). */
+export const DEFAULT_CYCLE_BACK_OFF = 0.1;
+
 /** A convolution of an `ops.MultiConv` group. */
 export interface MultiConvMember {
   /** The group, numbered from 0 in the order the groups were traced. */
@@ -97,6 +102,8 @@ export interface MultiConvMember {
   readonly planType: MultiConvPlanType;
   /** Tiles each convolution of a parallel group is given before the rest are shared out. */
   readonly perConvReservedTiles: number;
+  /** How much slower than its fastest plan the largest convolution of a parallel group may run to leave tiles to the others (poplibs' `cycleBackOff`). */
+  readonly cycleBackOff: number;
 }
 
 /** A kernel call. */

@@ -41,11 +41,11 @@ export class GraphBuilder {
     inputNames: readonly string[] | null,
     inputs: readonly ValueId[],
     attrs: Record<string, AttrValue>,
-    outputs: ReadonlyArray<{ shape: readonly number[]; dtype: DataType }>,
+    outputs: ReadonlyArray<{ shape: readonly number[]; dtype: DataType; precision?: 'float16' }>,
     annotations: NodeAnnotations,
   ): ValueId[] {
     const node: NodeId = this.nodes.length;
-    const outputIds = outputs.map((o, i) => this.addValue(o.shape, o.dtype, { kind: 'node', node, output: i }));
+    const outputIds = outputs.map((o, i) => this.addValue(o.shape, o.dtype, { kind: 'node', node, output: i }, o.precision));
     this.nodes.push({ id: node, kernel, inputNames, inputs: [...inputs], attrs, outputs: outputIds, annotations });
     return outputIds;
   }

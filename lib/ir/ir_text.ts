@@ -50,6 +50,18 @@ function bodyNames(kernel: string, count: number): string[] {
   return count === 1 ? ['body'] : Array.from({ length: count }, (_, i) => `body${i}`);
 }
 
+/** Op attributes as `__outline{layer: embedding} other{a: b, c: d}`. */
+function opAttributesText(attributes: Readonly<Record<string, Readonly<Record<string, string>>>>): string {
+  return Object.entries(attributes)
+    .map(
+      ([attribute, values]) =>
+        `${attribute}{${Object.entries(values)
+          .map(([key, value]) => `${key}: ${value}`)
+          .join(', ')}}`,
+    )
+    .join(' ');
+}
+
 /** The lines of `graph`, each after `indent`; `title` heads them (`graph`, or a body's name). */
 function graphLines(graph: Graph, title: string, indent: string): string[] {
   const lines: string[] = [];
@@ -74,6 +86,7 @@ function graphLines(graph: Graph, title: string, indent: string): string[] {
       node.annotations.layer ?? '',
       node.annotations.block !== undefined ? `block ${node.annotations.block}` : '',
       node.annotations.scope !== undefined ? `scope ${node.annotations.scope}` : '',
+      node.annotations.attributes !== undefined ? `attributes ${opAttributesText(node.annotations.attributes)}` : '',
       node.annotations.availableMemoryProportion !== undefined ? `availableMemoryProportion ${node.annotations.availableMemoryProportion}` : '',
       node.annotations.partialsType !== undefined ? `partials ${node.annotations.partialsType}` : '',
       node.annotations.multiConv ? `multiConv ${node.annotations.multiConv.group}:${node.annotations.multiConv.index} ${node.annotations.multiConv.planType}` : '',

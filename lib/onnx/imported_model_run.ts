@@ -5,7 +5,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { GraphInterpreter } from '../runtime/graph_interpreter.js';
-import { RandomSource } from '../runtime/random_source.js';
+import { RandomSource } from '../executable/random_source.js';
 import type { ImportedModel, NamedValues } from './model_import.js';
 import { OnnxError } from './proto/onnx_errors.js';
 

@@ -32,7 +32,7 @@ import { OnnxError } from './proto/onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './proto/onnx_proto.js';
 import { tensorFromProto } from './proto/tensor_proto_data.js';
 import { declaredTensorMemory } from '../executor/declared_inputs_check.js';
-import { causedByOutOfMemory } from '../runtime/host_memory_error.js';
+import { causedByOutOfMemory } from '../host_memory/host_memory_error.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../common/name_record.js';
 import { declaredBytes } from '../proto/declared_tensor.js';

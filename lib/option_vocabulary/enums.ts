@@ -138,6 +138,21 @@ export const PartialsType = {
 /** A member of {@link PartialsType}. */
 export type PartialsType = (typeof PartialsType)[keyof typeof PartialsType];
 
+/**
+ * PyTorch's floating-point dtypes as PopTorch's options take them
+ * (`Precision.setPartialsType(torch.half)`): the partials type each is.
+ */
+export const TorchDtype = {
+  /** `torch.half`: 16-bit. */
+  half: 'half',
+  /** `torch.float16`: 16-bit. */
+  float16: 'half',
+  /** `torch.float`: 32-bit. */
+  float: 'float',
+  /** `torch.float32`: 32-bit. */
+  float32: 'float',
+} as const satisfies Record<string, PartialsType>;
+
 /** The tfjs backends an {@link Options.backend} call can force. */
 export const TfjsBackendName = {
   /** `@tensorflow/tfjs-node` (native TensorFlow). */
@@ -165,4 +180,6 @@ export const OPTION_ENUMS = {
   AutoStage,
   Liveness,
   HalfFloatCastingBehavior,
+  PartialsType,
+  torch: TorchDtype,
 } as const satisfies Record<string, Record<string, string>>;

@@ -20,6 +20,7 @@ import { ConfigSourceError, type SourcePosition } from './config_tokens.js';
 import { OPTION_ENUMS } from '../option_vocabulary/enums.js';
 import type { OptionSetters } from './option_setters.js';
 import { TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
+import { didYouMean } from '../common/name_suggestion.js';
 
 /** The parameter names of an allowed method, or `variadic` for methods taking any number of positional arguments. */
 type Parameters = readonly string[] | 'variadic';
@@ -138,42 +139,6 @@ class CallableValue {
 function boundMethod(target: object, label: string, method: string, parameters: Parameters): CallableValue {
   const fn = (target as Record<string, (...args: unknown[]) => unknown>)[method] as (...args: unknown[]) => unknown;
   return new CallableValue(label, parameters, (args) => fn.apply(target, args));
-}
-
-function editDistance(a: string, b: string): number {
-  const previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i += 1) {
-    let diagonal = previous[0] as number;
-    previous[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const above = previous[j] as number;
-      const cost = a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1;
-      previous[j] = Math.min(above + 1, (previous[j - 1] as number) + 1, diagonal + cost);
-      diagonal = above;
-    }
-  }
-  return previous[b.length] as number;
-}
-
-/**
- * `; did you mean X?` for the candidate closest to `name`, if one is close
- * enough. A candidate whose length differs from the name's by at least the
- * best distance so far cannot be closer (the edit distance is at least the
- * difference of lengths) and is not compared, so a huge name costs no more
- * than reading it.
- */
-function suggestion(name: string, candidates: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const candidate of candidates) {
-    if (Math.abs(name.length - candidate.length) >= bestDistance) continue;
-    const distance = editDistance(name, candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best === undefined ? '' : `; did you mean ${best}?`;
 }
 
 function normalizeKeyword(name: string): string {
@@ -302,7 +267,7 @@ class StatementRunner {
       return value;
     }
     const known = [...Object.keys(OPTIONS_METHODS), ...Object.keys(GROUP_METHODS), ...Object.keys(CONSTRUCTORS), ...Object.keys(OPTION_ENUMS)];
-    throw new ConfigSourceError(head, `unknown option or name ${head.name}${suggestion(head.name, known)}`);
+    throw new ConfigSourceError(head, `unknown option or name ${head.name}${didYouMean(head.name, known)}`);
   }
 
   #enumMember(enumSegment: NameSegment, members: readonly NameSegment[]): string {
@@ -316,7 +281,7 @@ class StatementRunner {
       );
     }
     if (!Object.hasOwn(enumeration, member.name)) {
-      throw new ConfigSourceError(member, `${enumSegment.name} has no member ${member.name}; its members are ${names.join(', ')}${suggestion(member.name, names)}`);
+      throw new ConfigSourceError(member, `${enumSegment.name} has no member ${member.name}; its members are ${names.join(', ')}${didYouMean(member.name, names)}`);
     }
     if (extra !== undefined) throw new ConfigSourceError(extra, `${enumSegment.name}.${member.name} has no attribute ${extra.name}`);
     return enumeration[member.name] as string;
@@ -331,7 +296,7 @@ class StatementRunner {
     const parameters = Object.hasOwn(table.methods, name) ? table.methods[name] : undefined;
     if (parameters === undefined) {
       const names = Object.keys(table.methods);
-      throw new ConfigSourceError(position, `unknown method ${name} of ${table.label}${suggestion(name, names)}; known methods: ${names.join(', ')}`);
+      throw new ConfigSourceError(position, `unknown method ${name} of ${table.label}${didYouMean(name, names)}; known methods: ${names.join(', ')}`);
     }
     return boundMethod(target as object, `${table.label}.${name}`, name, parameters);
   }

@@ -36,6 +36,7 @@ const BOOLEAN_OPTIONS = [
   'opt.enableMultiAccessCopies',
   'opt.limitVertexStateToLower256K',
   'opt.useAutoloader',
+  'opt.enableStreamCopyMerging',
   'target.gatewayWriteCombining',
   'target.extendedMemory',
   'autoReport.all',
@@ -63,9 +64,13 @@ const CHOICE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   'opt.internalExchangeOptimisationTarget': ['balanced', 'cycles', 'memory'],
   'target.deterministicWorkers': ['true', 'false', 'portable'],
 };
-const STRING_OPTIONS = ['debug.traceFile', 'target.saveArchive', 'autoReport.directory', 'target.maxStreamCallbackThreadsPerNumaNode'];
+const STRING_OPTIONS = ['debug.traceFile', 'debug.loweredVarDumpFile', 'target.saveArchive', 'autoReport.directory'];
+/** Options whose value is an integer or `auto`. */
+const INTEGER_OR_AUTO_OPTIONS = ['target.maxStreamCallbackThreadsPerNumaNode'];
 
-const KNOWN = [...BOOLEAN_OPTIONS, ...INTEGER_OPTIONS, ...Object.keys(CHOICE_OPTIONS), ...STRING_OPTIONS];
+/** Every engine option Poplar documents. */
+export const ENGINE_OPTION_NAMES: readonly string[] = [...BOOLEAN_OPTIONS, ...INTEGER_OPTIONS, ...Object.keys(CHOICE_OPTIONS), ...STRING_OPTIONS, ...INTEGER_OR_AUTO_OPTIONS];
+const KNOWN = ENGINE_OPTION_NAMES;
 
 /** What the engine options ask of the simulated engine. */
 export interface EngineSettings {
@@ -92,6 +97,7 @@ function checkValue(key: string, value: string, source: EngineOptionsSource): vo
   const where = `${source.name}['${key}']`;
   if (BOOLEAN_OPTIONS.includes(key) && value !== 'true' && value !== 'false') throw source.error(`${where} is '${value}'; expected "true" or "false"`);
   if (INTEGER_OPTIONS.includes(key) && !/^\d+$/.test(value)) throw source.error(`${where} is '${value}'; expected a non-negative integer`);
+  if (INTEGER_OR_AUTO_OPTIONS.includes(key) && !/^(\d+|auto)$/.test(value)) throw source.error(`${where} is '${value}'; expected a non-negative integer or "auto"`);
   const choices = CHOICE_OPTIONS[key];
   if (choices && !choices.includes(value)) throw source.error(`${where} is '${value}'; expected one of ${choices.join(', ')}`);
 }
@@ -102,10 +108,16 @@ export function engineSettings(engineOptions: Readonly<Record<string, string>>, 
     if (!KNOWN.includes(key)) throw source.error(`${source.name}: '${key}' is not a Poplar engine option; the options are ${KNOWN.join(', ')}`);
     checkValue(key, value, source);
   }
+  if (engineOptions['target.extendedMemory'] === 'true' && engineOptions['opt.enableStreamCopyMerging'] !== 'false') {
+    throw source.error(`${source.name}: 'target.extendedMemory' requires 'opt.enableStreamCopyMerging' set to "false"`);
+  }
   const on = (key: string) => engineOptions[key] === 'true';
   const report = (key: string) => (engineOptions[key] === undefined ? on('autoReport.all') : on(key));
   const graphProfile = report('autoReport.outputGraphProfile');
   const executionProfile = report('autoReport.outputExecutionProfile');
+  if ((graphProfile || executionProfile) && engineOptions['debug.retainDebugInformation'] === 'false') {
+    throw source.error(`${source.name}: 'debug.retainDebugInformation' must be "true" when profiling is enabled (autoReport.*)`);
+  }
   const seed = engineOptions['prng.seed'];
   const rounding = engineOptions['prng.enableStochasticRounding'];
   return {
@@ -117,14 +129,23 @@ export function engineSettings(engineOptions: Readonly<Record<string, string>>, 
   };
 }
 
+/** The engine options of the environment, as given, and where they came from. */
+export interface EnvironmentEngineOptions {
+  /** The variable they were read from: `POPTFJS_ENGINE_OPTIONS` or `POPLAR_ENGINE_OPTIONS`. */
+  readonly variable: string;
+  readonly options: Readonly<Record<string, string>>;
+  /** The error to raise for a bad one. */
+  readonly source: EngineOptionsSource;
+}
+
 /**
  * The engine options of the environment: `POPTFJS_ENGINE_OPTIONS`, or
  * Poplar's `POPLAR_ENGINE_OPTIONS` when that is unset, a JSON object whose
  * values are strings (booleans and numbers are read as Poplar reads them);
  * undefined when neither is set. A `ConfigFileError` for text that is not
- * such an object, an unknown option or a bad value.
+ * such an object.
  */
-export function environmentEngineSettings(env: NodeJS.ProcessEnv = process.env): EngineSettings | undefined {
+export function environmentEngineOptions(env: NodeJS.ProcessEnv = process.env): EnvironmentEngineOptions | undefined {
   const setting = environmentSetting('POPTFJS_ENGINE_OPTIONS', env);
   if (setting === undefined || setting.value.trim() === '') return undefined;
   const error = (message: string) => new ConfigFileError(setting.variable, 1, 1, message);
@@ -140,19 +161,34 @@ export function environmentEngineSettings(env: NodeJS.ProcessEnv = process.env):
     if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') throw error(`'${key}' is ${JSON.stringify(value)}; expected a string`);
     options[key] = String(value);
   }
-  return engineSettings(options, { name: setting.variable, error });
+  return { variable: setting.variable, options, source: { name: setting.variable, error } };
+}
+
+/**
+ * The settings of the environment's engine options (see
+ * {@link environmentEngineOptions}); undefined when none are set. A
+ * `ConfigFileError` for text that is not a JSON object of strings, an
+ * unknown option or a bad value.
+ */
+export function environmentEngineSettings(env: NodeJS.ProcessEnv = process.env): EngineSettings | undefined {
+  const given = environmentEngineOptions(env);
+  return given && engineSettings(given.options, given.source);
 }
 
 /**
  * An executor's settings with the environment's engine options applied over
  * them, as Poplar applies `POPLAR_ENGINE_OPTIONS` over a program's own:
- * reports (`autoReport.*`) where `Options.enableProfiling` did not say,
+ * reports (`autoReport.*`, their directory over `Options.enableProfiling`'s),
  * `debug.allowOutOfMemory`, `prng.seed` and `prng.enableStochasticRounding`.
  */
 export function withEngineOptions(settings: OptionsSettings, env: NodeJS.ProcessEnv = process.env): OptionsSettings {
   const engine = environmentEngineSettings(env);
-  if (!engine) return settings;
-  const profileDir = settings.profileDir ?? engine.reportDirectory;
+  return engine ? withEngineSettings(settings, engine) : settings;
+}
+
+/** `settings` with what `engine` asks applied over them (see {@link withEngineOptions}). */
+export function withEngineSettings(settings: OptionsSettings, engine: EngineSettings): OptionsSettings {
+  const profileDir = engine.reportDirectory ?? settings.profileDir;
   return {
     ...settings,
     ...(profileDir !== undefined ? { profileDir } : {}),

@@ -31,6 +31,8 @@ export { TrainingOptions, type TrainingSettings } from './training_options.js';
 export { PrecisionOptions, type PrecisionSettings } from './precision_options.js';
 export { TensorLocationsOptions } from './tensor_locations_options.js';
 export { DistributedOptions, type DistributedSettings } from './distributed_options.js';
+export { JitOptions } from './jit_options.js';
+export { PopartOptions, type PopartOptionValue } from './popart_options.js';
 export { type TensorLocationData, TensorLocationSettings, type TensorLocationsSettings } from '../option_vocabulary/tensor_location_settings.js';
 export { OptionsDataError, type OptionsDataPath } from '../option_vocabulary/options_data_error.js';
 export { type ExecutionStrategy, isExecutionStrategy } from '../strategy/execution_strategy.js';

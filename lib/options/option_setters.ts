@@ -10,6 +10,7 @@ import type { CommGroupType, ConnectionType, OutputMode, SyncPattern, TfjsBacken
 import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import type { RecomputationType } from '../strategy/recomputation.js';
 import type { DistributedOptions } from './distributed_options.js';
+import type { JitOptions } from './jit_options.js';
 import type { OptionsSettings } from './options_settings.js';
 import type { PrecisionOptions } from './precision_options.js';
 import type { TensorLocationsOptions } from './tensor_locations_options.js';
@@ -30,6 +31,8 @@ export interface OptionSetters {
   readonly TensorLocations: TensorLocationsOptions;
   /** The process layout of a distributed run. */
   readonly Distributed: DistributedOptions;
+  /** How the model is turned into a graph. */
+  readonly Jit: JitOptions;
   /** A read-only snapshot of every value. */
   readonly settings: OptionsSettings;
 
@@ -71,7 +74,7 @@ export interface OptionSetters {
   anchorTensor(shortName: string, longName: string, outputMode?: OutputMode | null, outputReturnPeriod?: number | null): this;
   /** The buffers copied to the device without recompiling. */
   updatableNamedBuffers(buffers: readonly string[]): this;
-  /** Whether unknown optimizer attributes are warnings instead of errors. */
+  /** Whether the optimizer attributes an optimizer does not have are reported as debug messages instead of warnings. */
   relaxOptimizerAttributesChecks(relax?: boolean): this;
   /** Shows or hides the progress bar during compilation. */
   showCompilationProgressBar(show?: boolean): this;

@@ -10,6 +10,8 @@ import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import { checkArgument, describeValue, flag, nonEmptyString, nonNegativeInteger, positiveInteger } from '../option_vocabulary/argument_rules.js';
 import { loadOptionsFile } from './config_file.js';
 import { DistributedOptions } from './distributed_options.js';
+import { JitOptions } from './jit_options.js';
+import { PopartOptions } from './popart_options.js';
 import { AutoStage, type CommGroupType, ConnectionType, OutputMode, type SyncPattern, type TfjsBackendName } from '../option_vocabulary/enums.js';
 import { frozenOptionsError } from '../option_vocabulary/frozen_options.js';
 import {
@@ -79,6 +81,10 @@ export class Options implements OptionSetters {
   readonly TensorLocations = new TensorLocationsOptions(this.#guard);
   /** The process layout of a distributed run. */
   readonly Distributed = new DistributedOptions(this.#guard);
+  /** How the model is turned into a graph (PopTorch's `opts.Jit`). */
+  readonly Jit = new JitOptions(this.#guard);
+  /** PopART's session options and patterns, as PopTorch's `opts._Popart` (mapped onto these options). */
+  readonly _Popart: PopartOptions = new PopartOptions(this);
 
   /**
    * PopTorch's defaults, then (unless `init.fromEnvironment` is false), as
@@ -347,11 +353,10 @@ export class Options implements OptionSetters {
   }
 
   /**
-   * With `relax` true, attributes an optimizer does not have (such as
-   * `initialLr`, added to a parameter group or set on the optimizer after it
-   * was built) are ignored with a warning when the executor compiles or
-   * `setOptimizer` is called; with `relax` false (default) they are errors
-   * naming the attribute. Runtime only.
+   * Attributes an optimizer does not have (such as `initialLr`, added to a
+   * parameter group or set on the optimizer after the model was wrapped) are
+   * ignored, as in PopTorch, with one warning each (`relax` false, the
+   * default) or one debug message (`relax` true). Runtime only.
    */
   relaxOptimizerAttributesChecks(relax = true): this {
     const where = this.#check('relaxOptimizerAttributesChecks');

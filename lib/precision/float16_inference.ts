@@ -22,7 +22,9 @@
  *   gradient the dtype of the value it differentiates, so the backward pass
  *   of a float16 model runs in float16 even when its loss is float32;
  * - the gradient of a float16 parameter is float16 (as in PyTorch, a
- *   parameter's gradient has the parameter's dtype).
+ *   parameter's gradient has the parameter's dtype);
+ * - the output of a float16 cast (`half(x)` of a value the model computes)
+ *   is half.
  * Half values are flagged `precision: 'float16'` in the graph; the
  * interpreter rounds them (see `withFloat16Arithmetic`).
  */
@@ -30,6 +32,7 @@ import type { Graph, Value, ValueId } from '../ir/graph.js';
 import { FILL_KERNEL, sizeOf } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../option_vocabulary/enums.js';
 import { isRandomNode } from '../trace/random_distribution.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
 
 /** What the user declared float16, and how mixed ops are cast. */
 export interface Float16Declarations {
@@ -109,7 +112,7 @@ export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph
     const gradOf = node.annotations.pass === 'backward' ? node.annotations.gradOf : undefined;
     const ofHalfNode = gradOf !== undefined && graph.nodes[gradOf]!.outputs.some((id) => half.has(id));
     const downcast = declared.casting === HalfFloatCastingBehavior.FloatDowncastToHalf || ofHalfNode;
-    const resultHalf = anyHalf && (!anyFloat || downcast);
+    const resultHalf = (anyHalf && (!anyFloat || downcast)) || node.kernel === POPTFJS_KERNELS.float16Cast;
     if (resultHalf) for (const id of node.outputs) if (isFloat(graph.values[id]!)) half.add(id);
   }
   for (const [name, id] of Object.entries(graph.roles.gradients ?? {})) {

@@ -8,7 +8,10 @@
  * bytes on the simulated device and every op with a float16 input rounds its
  * result to float16 (see `inferFloat16`); float16 inputs are rounded when
  * they enter the device; outputs computed in float16 come back marked, so
- * {@link dtypeOf} reports `'float16'` for them. On the shape-only backend
+ * {@link dtypeOf} reports `'float16'` for them. Inside a model being traced,
+ * `half(x)` of a value the model computes (an input, an activation, a random
+ * draw) is a float16 cast in its graph, run by the device each time (a random
+ * draw made float16 is drawn afresh on every run). On the shape-only backend
  * (planning with `plan()`) there are no values to round: only the marks are set.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -16,6 +19,8 @@ import { PoptfjsError } from '../common/errors.js';
 import { roundFloat16Array } from './float16.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor, markFloat16Tensor } from '../backend/float16_tensor_marks.js';
+import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
+import { currentRecorder } from '../trace/kernel_recorder.js';
 
 /** A tfjs dtype, or `'float16'` for float32 tensors that hold float16 values. */
 export type PoptfjsDataType = tf.DataType | 'float16';
@@ -57,7 +62,10 @@ function halfVariable(variable: tf.Variable): void {
  * - a variable, or a list of variables: the same for those variables
  *   (mix float16 and float32 parameters this way); returns its argument;
  * - a tensor: returns a new float16 tensor (the values rounded to nearest
- *   float16), to pass as a float16 model input.
+ *   float16), to pass as a float16 model input; inside a model, a value the
+ *   model computes becomes a float16 cast in its graph, which the device
+ *   rounds each time it runs (its gradient passes through), as PyTorch's
+ *   `x.half()` in `forward`.
  */
 export function half<T extends HalfTarget>(target: T): T {
   if (target instanceof tf.LayersModel) {
@@ -72,6 +80,9 @@ export function half<T extends HalfTarget>(target: T): T {
     if (target.dtype !== 'float32') {
       throw new PoptfjsError(`half: the tensor has dtype ${target.dtype}; only float32 tensors can be made float16`, { type: 'precision' });
     }
+    const recorder = currentRecorder();
+    if (recorder && (recorder.isDynamic(target) || recorder.isRandomDraw(target)))
+      return markFloat16(tf.engine().runKernel(POPTFJS_KERNELS.float16Cast, { x: target }) as tf.Tensor) as T;
     return markFloat16(roundedValues(target)) as T;
   }
   if (Array.isArray(target) && target.every((v) => v instanceof tf.Variable)) {

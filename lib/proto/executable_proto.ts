@@ -96,6 +96,14 @@ export interface NodeAnnotationsMessage {
   available_memory_proportion?: number;
   partials_type?: string;
   multi_conv?: MultiConvMemberMessage;
+  attributes: OpAttributeEntryMessage[];
+}
+
+/** `OpAttributeEntry`. */
+export interface OpAttributeEntryMessage {
+  attribute: string;
+  key: string;
+  value: string;
 }
 
 /** `MultiConvMember`. */
@@ -104,6 +112,7 @@ export interface MultiConvMemberMessage {
   index: number;
   plan_type: string;
   per_conv_reserved_tiles: number;
+  cycle_back_off?: number;
 }
 
 /** `Node`. */
@@ -214,6 +223,9 @@ export interface ExecutableMessage {
   synthetic_data: boolean;
   anchors: AnchorMessage[];
   sync_pattern?: string;
+  programs: string[];
+  engine_options_json?: string;
+  remote_buffers_json?: string;
 }
 
 /** `Anchor`. */

@@ -6,7 +6,17 @@
  * cannot make the interpreter fail on a missing value.
  */
 import { PoptfjsError } from '../common/errors.js';
-import { constantData, type AttrValue, type Graph, type MultiConvMember, type Node, type NodeAnnotations, type Value, type ValueSource } from '../ir/graph.js';
+import {
+  constantData,
+  DEFAULT_CYCLE_BACK_OFF,
+  type AttrValue,
+  type Graph,
+  type MultiConvMember,
+  type Node,
+  type NodeAnnotations,
+  type Value,
+  type ValueSource,
+} from '../ir/graph.js';
 import {
   PassMessage,
   type AttrEntryMessage,
@@ -84,8 +94,17 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
     ...(a.availableMemoryProportion !== undefined ? { available_memory_proportion: a.availableMemoryProportion } : {}),
     ...(a.partialsType !== undefined ? { partials_type: a.partialsType } : {}),
     ...(a.multiConv
-      ? { multi_conv: { group: a.multiConv.group, index: a.multiConv.index, plan_type: a.multiConv.planType, per_conv_reserved_tiles: a.multiConv.perConvReservedTiles } }
+      ? {
+          multi_conv: {
+            group: a.multiConv.group,
+            index: a.multiConv.index,
+            plan_type: a.multiConv.planType,
+            per_conv_reserved_tiles: a.multiConv.perConvReservedTiles,
+            cycle_back_off: a.multiConv.cycleBackOff,
+          },
+        }
       : {}),
+    attributes: Object.entries(a.attributes ?? {}).flatMap(([attribute, values]) => Object.entries(values).map(([key, value]) => ({ attribute, key, value }))),
   };
 }
 
@@ -98,7 +117,9 @@ function partialsType(type: string, where: string, at: () => string): 'float' | 
 /** The `ops.MultiConv` group of a node read from a file, checked. */
 function multiConvMember(m: MultiConvMemberMessage, where: string, at: () => string): MultiConvMember {
   if (m.plan_type !== 'Parallel' && m.plan_type !== 'Serial') throw fileError(where, `${at()} has unknown multi-convolution plan type '${m.plan_type}'`);
-  return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles };
+  const cycleBackOff = m.cycle_back_off ?? DEFAULT_CYCLE_BACK_OFF;
+  if (!(cycleBackOff >= 0 && cycleBackOff <= 1)) throw fileError(where, `${at()} has a multi-convolution cycle back-off of ${cycleBackOff}, outside [0, 1]`);
+  return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles, cycleBackOff };
 }
 
 /** The annotations of a node read from a file, whose pass is checked; `at` names the node in errors. */
@@ -114,6 +135,11 @@ function nodeAnnotations(a: NodeAnnotationsMessage, where: string, at: () => str
   if (a.available_memory_proportion !== undefined) annotations.availableMemoryProportion = a.available_memory_proportion;
   if (a.partials_type !== undefined) annotations.partialsType = partialsType(a.partials_type, where, at);
   if (a.multi_conv) annotations.multiConv = multiConvMember(a.multi_conv, where, at);
+  if (a.attributes.length > 0) {
+    const attributes: Record<string, Record<string, string>> = {};
+    for (const { attribute, key, value } of a.attributes) (attributes[attribute] ??= {})[key] = value;
+    annotations.attributes = attributes;
+  }
   return annotations;
 }
 

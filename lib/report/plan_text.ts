@@ -6,9 +6,20 @@ import { UNANNOTATED_BLOCK, type Placement } from '../strategy/placement.js';
 import { scheduleTable, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from '../ipu/streaming_transfers.js';
 
+/** True if the whole model runs on one IPU per replica, in one stage: there is no pipeline, shard or phase to speak of. */
+export function onOneIpu(placement: Placement): boolean {
+  return placement.stages.length === 1 && placement.ipusPerReplica === 1 && placement.phased === undefined;
+}
+
+/** How the model is split, in a few words: `One IPU (no pipeline)`, or the strategy with its stages and IPUs. */
+export function strategyText(placement: Placement): string {
+  if (onOneIpu(placement)) return 'One IPU (no pipeline)';
+  return `${placement.strategy}: ${placement.stages.length} stage(s) on ${placement.ipusPerReplica} IPU(s) per replica`;
+}
+
 /** The plan as text. */
 export function planText(placement: Placement, schedule: Schedule, transfers: readonly StreamingTransfer[] = []): string {
-  const lines = [`${placement.strategy}: ${placement.stages.length} stage(s) on ${placement.ipusPerReplica} IPU(s) per replica, ${placement.ipusReserved} IPU(s) reserved`];
+  const lines = [`${strategyText(placement)}, ${placement.ipusReserved} IPU(s) reserved`];
   for (const s of placement.stages) {
     const blocks = s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', ');
     lines.push(`  stage ${s.index} (id ${s.stageId}) on IPU ${s.ipu}${s.phase !== undefined ? `, phase ${s.phase}` : ''}: blocks ${blocks}`);
@@ -17,7 +28,12 @@ export function planText(placement: Placement, schedule: Schedule, transfers: re
     const p = placement.phased;
     lines.push(`  ${p.phases} forward phase(s), ${p.separateBackwardPhase ? 'separate' : 'shared'} backward phase, liveness ${p.liveness}`);
   }
-  lines.push(`schedule over ${schedule.microBatches} micro-batch(es), ${schedule.steps.length} step(s):`);
+  const listed = schedule.listedMicroBatches;
+  lines.push(
+    listed === undefined
+      ? `schedule over ${schedule.microBatches} micro-batch(es), ${schedule.steps.length} step(s):`
+      : `schedule over ${schedule.microBatches} micro-batches, the ${schedule.steps.length} step(s) of the first ${listed} listed (the others repeat them):`,
+  );
   lines.push(scheduleTable(placement, schedule));
   if (transfers.length > 0) {
     const total = (direction: 'load' | 'store', kind: 'weights' | 'activations') =>

@@ -3,20 +3,28 @@
  * each IPU (used and available, largest items), the placement and schedule,
  * and, when profiling is enabled, the simulated execution (cycles,
  * throughput, utilization, pipeline bubble). Without profiling it says
- * 'Execution profiling not enabled', as Poplar does. When the IPUs ran on
+ * 'Execution profiling not enabled', as Poplar does, and how to enable it. When the IPUs ran on
  * worker threads (`parallelIpus`), it ends with what was measured on the
  * host over the last call, next to the simulated utilization.
  */
 import { formatBytes } from '../ipu/byte_size.js';
 import type { InstanceAllReduce } from '../ipu/host_network.js';
 import { ipuMemory } from '../ipu/target_spec.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { MeasuredOverlap } from '../runtime/worker_ipus/measured_overlap.js';
-import { planText } from './plan_text.js';
+import { onOneIpu, planText } from './plan_text.js';
 
 function percent(x: number): string {
   return `${(100 * x).toFixed(1)}%`;
 }
+
+/** What the summary says in place of the simulated execution when profiling is off: that it is, and how to turn it on. */
+export const PROFILING_NOT_ENABLED = [
+  'Execution profiling not enabled: the simulated time of a call is reported once it is, with',
+  "  opts.enableProfiling('./reports') (a PopART session: engineOptions { 'autoReport.all': 'true' }), or",
+  `  POPTFJS_ENGINE_OPTIONS='{"autoReport.all":"true","autoReport.directory":"./reports"}' in the environment;`,
+  '  the HTML, JSON and Chrome trace reports are then written into ./reports.',
+].join('\n');
 
 /** The memory of each IPU as a table, one row per IPU. */
 export function memoryTable(executable: Executable): string {
@@ -39,6 +47,22 @@ export function memoryTable(executable: Executable): string {
   return lines.join('\n');
 }
 
+/**
+ * The pipeline bubble in a sentence: the share of the schedule's IPU time
+ * spent idle, why, and what makes it smaller; on one IPU, that there is none.
+ */
+export function bubbleText(executable: Executable): string {
+  const { placement, hardware } = executable;
+  if (onOneIpu(placement)) return 'pipeline bubble: none, the model runs on one IPU';
+  const idle = `pipeline bubble: ${percent(hardware.timeline.bubbleFraction)} of the schedule's IPU time idle`;
+  if (placement.strategy === 'PipelinedExecution') {
+    const more = executable.kind === 'training' ? 'gradient accumulation' : 'device iterations';
+    return `${idle}, waiting while the pipeline fills and drains; more micro-batches per step (${more}) make it smaller`;
+  }
+  if (placement.strategy === 'ShardedExecution') return `${idle}: sharded IPUs take turns, each waiting while the others compute`;
+  return `${idle}, waiting for other IPUs and for streaming memory between phases`;
+}
+
 /** The simulated execution of one call. */
 export function executionSummary(executable: Executable): string {
   const { timeline, spec } = executable.hardware;
@@ -46,7 +70,7 @@ export function executionSummary(executable: Executable): string {
     'Simulated execution of one call:',
     `  cycles: ${timeline.cycles} (${(timeline.duration * 1e3).toFixed(3)} ms at ${(spec.clockHz / 1e9).toFixed(2)} GHz)`,
     `  throughput: ${timeline.throughput.toFixed(1)} samples/s`,
-    `  pipeline bubble: ${percent(timeline.bubbleFraction)} of the schedule's IPU time idle`,
+    `  ${bubbleText(executable)}`,
     `  host I/O: ${executable.syncPattern === 'SinglePipeline' ? 'each IPU syncs with the host on its own (SinglePipeline)' : 'every IPU waits for each host transfer (Full)'}`,
     '  IPU  utilization  compute      exchange     streaming    sync         idle',
   ];
@@ -109,7 +133,7 @@ export function summaryReport(executable: Executable, profiling: boolean, measur
     `Model '${executable.modelName}' compiled for ${executable.kind}, on ${executable.placement.ipusReserved} IPU(s)`,
     memoryTable(executable),
     planText(executable.placement, executable.schedule, executable.streamingTransfers),
-    profiling ? executionSummary(executable) : 'Execution profiling not enabled',
+    profiling ? executionSummary(executable) : PROFILING_NOT_ENABLED,
     ...(measured ? [measuredOverlapSummary(executable, measured)] : []),
     ...(allReduce ? [instanceAllReduceSummary(executable, allReduce)] : []),
   ];

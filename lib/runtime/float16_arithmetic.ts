@@ -8,32 +8,13 @@ import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { paramValues, type Graph, type Node, type ValueId } from '../ir/graph.js';
 import { HalfFloatCastingBehavior } from '../option_vocabulary/enums.js';
+import type { Float16Arithmetic } from '../executable/float16_arithmetic_settings.js';
 import { describeNode } from './node_description.js';
 import type { NodeRun } from './run_feeds.js';
 import { Float16Rounding } from '../precision/float16_rounding.js';
 import { float32WeightValues } from '../precision/float16_inference.js';
 import { hasHalfPartials, runWithHalfPartials } from '../precision/half_partials.js';
 import { partialsTypeOf } from '../ir/planner_settings.js';
-
-/** The numerical behaviour of float16 (and floating-point exception) handling on the device. */
-export interface Float16Arithmetic {
-  /** Round float16 results stochastically instead of to nearest even. */
-  readonly stochasticRounding: boolean;
-  /** Raise when a node produces Inf or NaN from finite inputs. */
-  readonly floatingPointExceptions: boolean;
-  /** Keep the partial sums of float16 matmuls and convolutions in float16. */
-  readonly halfPartials: boolean;
-  /** How ops mixing float16 and float32 inputs compute (the graph's flags already follow it). */
-  readonly halfFloatCasting: HalfFloatCastingBehavior;
-}
-
-/** The arithmetic of a device without any option set: round to nearest even, float32 partials, no exceptions. */
-export const DEFAULT_FLOAT16_ARITHMETIC: Float16Arithmetic = Object.freeze({
-  stochasticRounding: false,
-  floatingPointExceptions: false,
-  halfPartials: false,
-  halfFloatCasting: HalfFloatCastingBehavior.HalfUpcastToFloat,
-});
 
 /** 'NaN', 'Inf' or undefined: what non-finite values `t` holds. */
 function nonFinite(t: tf.Tensor): 'NaN' | 'Inf' | undefined {

@@ -9,7 +9,7 @@
  * factor is the instances' replicas together: a gradient summed over the
  * instances is divided by their number too.
  */
-import type { GradientReduction } from './executable.js';
+import type { GradientReduction } from '../executable/executable.js';
 
 /**
  * What one group's accumulated gradient is divided by (loss scaling aside):

@@ -15,9 +15,10 @@ import { engine, type KernelInputs } from '../backend/tfjs_internals.js';
 import { constantData, rootValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { isRandomNode, RANDOM_KERNELS } from '../trace/random_distribution.js';
 import { weakFloatValues } from '../precision/float16_inference.js';
-import { withFloat16Arithmetic, type Float16Arithmetic } from './float16_arithmetic.js';
-import { differentiableFusedRunner } from './differentiable_fused_kernels.js';
-import type { RandomSource } from './random_source.js';
+import { withFloat16Arithmetic } from './float16_arithmetic.js';
+import type { Float16Arithmetic } from '../executable/float16_arithmetic_settings.js';
+import { differentiableFusedRunner } from '../trace/differentiable_fused_kernels.js';
+import type { RandomSource } from '../executable/random_source.js';
 import type { NodeRun, RunFeeds } from './run_feeds.js';
 import { describeNode } from './node_description.js';
 import { POPTFJS_KERNELS } from '../backend/poptfjs_kernels/kernel_names.js';
@@ -38,6 +39,8 @@ export interface InterpreterOptions {
   float16?: Float16Arithmetic;
   /** Called before each kernel runs (a check that the memory it is about to take is there). */
   beforeKernel?: (node: Node) => void;
+  /** Where print nodes (`ops.ipuPrintTensor`) print their value; default: the `op` logger. */
+  printTensor?: (node: Node, value: tf.Tensor) => void;
 }
 
 interface Step {
@@ -106,11 +109,11 @@ function directRunner(node: Node): NodeRun {
   };
 }
 
-/** A print node's runner: runs it, then prints its value (`ops.ipuPrintTensor`), each time it runs. */
-function printingRunner(node: Node, run: NodeRun): NodeRun {
+/** A print node's runner: runs it, then prints its value (`ops.ipuPrintTensor`) with `print`, each time it runs. */
+function printingRunner(node: Node, run: NodeRun, print: (node: Node, value: tf.Tensor) => void): NodeRun {
   return (inputs, feeds) => {
     const outputs = run(inputs, feeds);
-    printNodeValue(node, outputs[0]!);
+    print(node, outputs[0]!);
     return outputs;
   };
 }
@@ -301,7 +304,8 @@ export class GraphInterpreter {
     this.steps = graph.nodes.map((node) => {
       const run = this.nodeRunner(node, options);
       const computed = options.float16 ? withFloat16Arithmetic(graph, node, run, options.float16, weak) : run;
-      return { node, run: node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed) : computed, pooled: worthThePool(graph, node) };
+      const printed = node.kernel === POPTFJS_KERNELS.ipuPrintTensor ? printingRunner(node, computed, options.printTensor ?? printNodeValue) : computed;
+      return { node, run: printed, pooled: worthThePool(graph, node) };
     });
     for (const v of graph.values) {
       if (v.source.kind === 'constant') {

@@ -1,13 +1,15 @@
 /**
  * An executable loaded on the simulated device: the device copies of the
- * weights (per replica), the optimizer state, the random generator, and the
- * loop that runs one call.
+ * weights (per replica), the optimizer state (device_optimizer_states.ts),
+ * the random generator, and the loop that runs one call.
  *
  * A call runs the schedule of the execution strategy: in training, once per
  * device iteration over the gradient accumulation steps, followed by the
  * reduction of the gradients over accumulation steps and replicas and the
- * optimizer step; in inference, once over the device iterations. Every
- * replica runs the schedule on its own micro-batches and its own weights.
+ * optimizer step (gradient_update.ts); in inference, once over the device
+ * iterations. Every replica runs the schedule on its own micro-batches
+ * (host_batch.ts) and its own weights. The device state is exported and
+ * imported whole (checked by device_state_check.ts).
  *
  * With `parallelIpus`, the units of a multi-IPU executable run on worker
  * threads, one per IPU ({@link WorkerIpuExecution}); everything else (inputs,
@@ -20,31 +22,23 @@ import { paramValues, type Node, type NodeId } from '../ir/graph.js';
 import { hostHeap } from '../backend/host_heap.js';
 import { withWasmThreads } from '../backend/wasm_thread_pool.js';
 import type { Optimizer, OptimizerSettings } from '../../optim/optimizer.js';
-import {
-  disposeOptimizerState,
-  emptyOptimizerState,
-  optimizerStateFromRecord,
-  optimizerStateRecord,
-  type OptimizerState,
-  type OptimizerStateData,
-  type OptimizerStateRecord,
-  type OptimizerStateStore,
-} from '../../optim/optimizer_state.js';
-import { combineStatistics, gradientStatistics, nextLossScale, type GradientStatistics } from '../../optim/automatic_loss_scaling.js';
-import { ScalarConstants } from '../../optim/scalar_constants.js';
-import { DEFAULT_FLOAT16_ARITHMETIC } from './float16_arithmetic.js';
+import type { OptimizerStateData, OptimizerStateStore } from '../../optim/optimizer_state.js';
+import { DEFAULT_FLOAT16_ARITHMETIC } from '../executable/float16_arithmetic_settings.js';
 import { Float16Rounding } from '../precision/float16_rounding.js';
 import { markFloat16 } from '../precision/half.js';
-import { microBatchesPerCall, microBatchIndex } from './batch_plan.js';
-import type { DeviceState, OptimizerStateSnapshot } from './device_state.js';
-import type { Executable } from './executable.js';
+import { microBatchesPerCall, microBatchIndex } from '../executable/batch_plan.js';
+import type { DeviceState } from '../executable/device_state.js';
+import type { Executable } from '../executable/executable.js';
 import type { ScheduledWork } from '../strategy/schedule.js';
 import { GraphInterpreter, type GraphEnvironment } from './graph_interpreter.js';
-import { causedByOutOfMemory, executableMemoryContext, hostOutOfMemory, kernelMemoryGuard } from './host_memory_error.js';
+import { causedByOutOfMemory, executableMemoryContext, hostOutOfMemory, kernelMemoryGuard } from '../host_memory/host_memory_error.js';
 import { OutputCollector } from './output_collector.js';
-import { RandomSource } from './random_source.js';
+import { RandomSource } from '../executable/random_source.js';
 import type { RunObserver } from './run_observer.js';
-import { meanDivisor } from './gradient_mean.js';
+import { checkDeviceState } from './device_state_check.js';
+import { DeviceOptimizerStates } from './device_optimizer_states.js';
+import { GradientUpdate, type GroupGradients, type OptimizerInUse } from './gradient_update.js';
+import { HostBatch, notCopiedBack } from './host_batch.js';
 import type { InstanceGradients } from './instance_gradients.js';
 import { ReplicaWeights } from './replica_weights.js';
 import { WeightDerivedCache } from './weight_derived_cache.js';
@@ -70,6 +64,8 @@ export interface LoadOptions {
   readonly parallelIpus?: boolean;
   /** One instance of a multi-instance run: its replica-reduced gradients are summed over every instance before each update. */
   readonly instances?: InstanceGradients;
+  /** Where print nodes (`ops.ipuPrintTensor`) run in this process print their value; default: the `op` logger. */
+  readonly printTensor?: (node: Node, value: tf.Tensor) => void;
 }
 
 /** A micro-batch being run: its environment and the inputs sliced for it. */
@@ -78,59 +74,20 @@ interface MicroBatchRun {
   readonly inputs: tf.Tensor[];
 }
 
-/**
- * The (device) inputs of one call, from which each micro-batch is copied.
- * Their elements are read once per call: the wasm backend's slice kernel
- * reads the whole tensor for every slice, which made splitting a batch into
- * many micro-batches cost the whole batch per micro-batch.
- */
-class HostBatch {
-  private readonly data: Array<tf.TypedArray | undefined> = [];
-
-  constructor(readonly tensors: readonly tf.Tensor[]) {}
-
-  /** `size` samples of input `i` from sample `start` on (the same values `tf.slice` gives). */
-  slice(i: number, start: number, size: number): tf.Tensor {
-    const x = this.tensors[i]!;
-    if (x.dtype !== 'float32' && x.dtype !== 'int32' && x.dtype !== 'bool') return tf.slice(x, [start], [size]);
-    const data = (this.data[i] ??= x.dataSync() as tf.TypedArray);
-    const row = x.shape.slice(1).reduce((a, b) => a * b, 1);
-    return tf.tensor(data.subarray(start * row, (start + size) * row), [size, ...x.shape.slice(1)], x.dtype);
-  }
-}
-
-/**
- * What the host gets of outputs that synthetic data does not copy back:
- * zeros in their shapes, as PopTorch returns (the device's values are disposed).
- */
-function notCopiedBack(outputs: tf.Tensor[]): tf.Tensor[] {
-  return outputs.map((t) => {
-    const zeros = tf.zeros(t.shape, t.dtype);
-    t.dispose();
-    return zeros;
-  });
-}
-
-/** Summed (or running-mean) gradients of one parameter for each of its replica groups. */
-interface GroupGradients {
-  sums: Array<tf.Tensor | undefined>;
-  counts: number[];
-}
-
 /** An executable with its device state (it holds its optimizer's state: the optimizer reads and writes it there). */
 export class LoadedExecutable implements OptimizerStateStore {
   private readonly interpreter: GraphInterpreter;
   private readonly weights: ReplicaWeights;
   /** Optimizer state: of all ungrouped parameters together, and per group of each grouped parameter. */
-  private optimizerStates = new Map<string, OptimizerState>();
+  private readonly optimizerStates: DeviceOptimizerStates;
+  /** The gradient accumulation and weight update of training calls. */
+  private readonly update: GradientUpdate;
   /** The random generator of the random pseudo-kernels. */
   readonly random: RandomSource;
   /** The loss scale the gradients are computed with (it moves under automatic loss scaling). */
   lossScale = 1;
   /** The optimizer's values the updates use: those of the last `setOptimizer` (or construction). */
   private optimizerSettings: OptimizerSettings | undefined;
-  /** The scalars the optimizer's formulas multiply and divide by, kept while their values stay the same. */
-  private readonly updateScalars = new ScalarConstants();
   /** How float16 values are rounded. */
   private readonly rounding: Float16Rounding;
   /** The parameters held in float16. */
@@ -165,12 +122,18 @@ export class LoadedExecutable implements OptimizerStateStore {
     const context = () => executableMemoryContext(executable, 'running', options.parallelIpus ?? false);
     this.outOfMemory = (error) => hostOutOfMemory(heap, context(), error);
     const beforeKernel = kernelMemoryGuard(graph, heap, context);
-    this.interpreter = new GraphInterpreter(graph, { float16: numerics, ...(beforeKernel ? { beforeKernel } : {}) });
+    this.interpreter = new GraphInterpreter(graph, {
+      float16: numerics,
+      ...(beforeKernel ? { beforeKernel } : {}),
+      ...(options.printTensor ? { printTensor: options.printTensor } : {}),
+    });
     this.random = new RandomSource(seed);
     this.rounding = new Float16Rounding(numerics.stochasticRounding, this.random);
     this.halfParams = new Set([...paramValues(graph)].filter(([, v]) => v.precision === 'float16').map(([name]) => name));
     if (optimizer) this.useOptimizer(optimizer);
     this.weights = new ReplicaWeights(executable.factors.replicationFactor, executable.replicaGroupings);
+    this.optimizerStates = new DeviceOptimizerStates(executable, this.weights);
+    this.update = new GradientUpdate(executable, this.weights, this.optimizerStates, this.rounding, this.halfParams, options.instances);
     this.unitNodes = placement.units.map(() => []);
     graph.nodes.forEach((node) => this.unitNodes[placement.nodeUnits[node.id]!]!.push(node.id));
     this.unitAssignments = placement.units.map(() => []);
@@ -227,6 +190,21 @@ export class LoadedExecutable implements OptimizerStateStore {
     }
   }
 
+  /** Loads the host value of one parameter: whole on every replica, or its slices across the replica groups (copy-on-write). */
+  loadWeight(name: string, host: tf.Tensor): void {
+    this.weights.load(name, host);
+  }
+
+  /** Sets the device value of a parameter on one replica (the tensor is owned from now on). */
+  setWeight(name: string, replica: number, value: tf.Tensor): void {
+    this.weights.set(name, replica, value);
+  }
+
+  /** The host value of a parameter (the caller owns it): replica 0's, or the replica groups' slices stacked. */
+  hostWeight(name: string): tf.Tensor {
+    return this.weights.hostValue(name);
+  }
+
   /** Writes the device values of the parameters into the host variables. */
   storeWeights(variables: ReadonlyMap<string, tf.Variable>): void {
     for (const name of this.weights.names()) {
@@ -249,7 +227,7 @@ export class LoadedExecutable implements OptimizerStateStore {
    * changed; a new `lossScaling` value becomes the loss scale.
    */
   setOptimizer(optimizer: Optimizer): void {
-    if (this.optimizer && this.optimizer.type !== optimizer.type) this.resetOptimizerState();
+    if (this.optimizer && this.optimizer.type !== optimizer.type) this.optimizerStates.reset();
     this.optimizer = optimizer;
     this.useOptimizer(optimizer);
   }
@@ -261,11 +239,14 @@ export class LoadedExecutable implements OptimizerStateStore {
     if (requested !== previous) this.lossScale = requested;
   }
 
+  /** The optimizer the updates apply and its values, once there is one. */
+  private optimizerInUse(): OptimizerInUse | undefined {
+    return this.optimizer && this.optimizerSettings ? { optimizer: this.optimizer, settings: this.optimizerSettings } : undefined;
+  }
+
   /** A host copy of the optimizer state and the loss scale. */
   readOptimizerState(): OptimizerStateData {
-    const states: Record<string, OptimizerStateRecord> = {};
-    for (const [key, state] of this.optimizerStates) states[key] = optimizerStateRecord(state);
-    return { lossScale: this.lossScale, states };
+    return { lossScale: this.lossScale, states: this.optimizerStates.records() };
   }
 
   /**
@@ -274,42 +255,13 @@ export class LoadedExecutable implements OptimizerStateStore {
    * slot must have the shape of its parameter's value on the device.
    */
   writeOptimizerState(data: OptimizerStateData): void {
-    for (const [key, record] of Object.entries(data.states)) this.checkStateRecord(key, record);
-    this.resetOptimizerState();
-    for (const [key, record] of Object.entries(data.states)) this.optimizerStates.set(key, optimizerStateFromRecord(record));
+    this.optimizerStates.replace(data.states);
     this.lossScale = data.lossScale;
-  }
-
-  private checkStateRecord(key: string, record: OptimizerStateRecord): void {
-    const hash = key.lastIndexOf('#');
-    const grouped = key === '' ? undefined : key.slice(0, hash);
-    const group = key === '' ? 0 : Number(key.slice(hash + 1));
-    const fail = (why: string) => new PoptfjsError(`optimizer state '${key}': ${why}`, { type: 'optimizer' });
-    if (grouped !== undefined && (hash < 0 || !(grouped in this.executable.replicaGroupings) || !(group >= 0 && group < this.weights.groups(grouped).length))) {
-      throw fail(`not a state of this device; keys are '' and '<parameter split across replica groups>#<group>'`);
-    }
-    for (const [param, slots] of Object.entries(record.slots)) {
-      if (grouped !== undefined ? param !== grouped : param in this.executable.replicaGroupings) {
-        throw fail(`holds parameter '${param}', which belongs to ${param in this.executable.replicaGroupings ? `'${param}#<group>'` : "''"}`);
-      }
-      const weight = this.weights.of(this.weights.groups(param)[group]![0]!).get(param);
-      if (!weight) throw fail(`holds parameter '${param}', which the model does not have`);
-      for (const [slot, t] of Object.entries(slots)) {
-        if (t.shape.length !== weight.rank || t.shape.some((d, i) => d !== weight.shape[i])) {
-          throw fail(`slot '${slot}' of parameter '${param}' has shape [${t.shape.join(',')}], but the parameter has shape [${weight.shape.join(',')}] on the device`);
-        }
-      }
-    }
   }
 
   /** Forgets the optimizer state (the device lost it in a fault); the next update starts afresh. */
   discardOptimizerState(): void {
-    this.resetOptimizerState();
-  }
-
-  private resetOptimizerState(): void {
-    for (const state of this.optimizerStates.values()) disposeOptimizerState(state);
-    this.optimizerStates.clear();
+    this.optimizerStates.reset();
   }
 
   /**
@@ -352,7 +304,7 @@ export class LoadedExecutable implements OptimizerStateStore {
           lossScale?.dispose();
         }
         shared?.checkIteration(this.iterations + d, failure);
-        if (training) this.update(gradients);
+        if (training) this.lossScale = this.update.apply(gradients, this.optimizerInUse()!, this.lossScale);
         if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
       this.iterations += f.deviceIterations;
@@ -489,115 +441,8 @@ export class LoadedExecutable implements OptimizerStateStore {
       returned.outputs.map((id) => env.take(id)),
     );
     returned.anchors.forEach((id, i) => collector.anchors[i]!.add(d, g, replica, [env.take(id)]));
-    for (const [name, id] of Object.entries(roles.gradients ?? {})) this.accumulate(gradients, name, replica, env.take(id));
-  }
-
-  private accumulate(gradients: Map<string, GroupGradients>, name: string, replica: number, grad: tf.Tensor): void {
-    let entry = gradients.get(name);
-    if (!entry) {
-      const groups = this.weights.groups(name).length;
-      entry = { sums: new Array(groups).fill(undefined), counts: new Array(groups).fill(0) };
-      gradients.set(name, entry);
-    }
-    const k = this.weights.groupIndex(name)[replica]!;
-    const previous = entry.sums[k];
-    const count = ++entry.counts[k]!;
-    const half = this.halfAccumulator(name);
-    if (!previous) {
-      entry.sums[k] = half ? this.rounding.replace(grad) : grad;
-      return;
-    }
-    const { reduction } = this.executable;
-    const sum =
-      reduction.type === 'Mean' && reduction.strategy === 'Running' ? tf.tidy(() => tf.add(previous, tf.div(tf.sub(grad, previous), count))) : tf.add(previous, grad);
-    entry.sums[k] = half ? this.rounding.replace(sum) : sum;
-    previous.dispose();
-    grad.dispose();
-  }
-
-  /** True if the gradients of `name` are accumulated in float16 (the optimizer's `accumType`, or a float16 parameter's own precision). */
-  private halfAccumulator(name: string): boolean {
-    if (!this.optimizer || !this.optimizerSettings) return false;
-    const precision = this.optimizer.accumulatorPrecision(this.optimizerSettings);
-    return precision === 'float16' || (precision === 'parameter' && this.halfParams.has(name));
-  }
-
-  /** Under automatic loss scaling: moves the loss scale after the statistics of this step's accumulated gradients; true if the update is skipped. */
-  private adjustLossScale(gradients: Map<string, GroupGradients>, trained: ReadonlySet<string>): boolean {
-    if (!this.executable.numerics?.automaticLossScaling) return false;
-    const statistics: GradientStatistics[] = [];
-    for (const [name, entry] of gradients) {
-      if (!trained.has(name)) continue;
-      const half = this.halfAccumulator(name) || this.halfParams.has(name);
-      for (const sum of entry.sums) if (sum) statistics.push(gradientStatistics(sum.dataSync() as Float32Array, half));
-    }
-    const { scale, skip } = nextLossScale(this.lossScale, combineStatistics(statistics));
-    this.lossScale = scale;
-    return skip;
-  }
-
-  /** Reduces the gradients of a device iteration and applies the optimizer, per replica group. */
-  private update(gradients: Map<string, GroupGradients>): void {
-    const { reduction } = this.executable;
-    const trained = new Set(this.optimizer?.parameterNames ?? []);
-    const lossScale = this.lossScale;
-    this.sumAcrossInstances(gradients);
-    if (this.adjustLossScale(gradients, trained)) {
-      for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
-      gradients.clear();
-      return;
-    }
-    const replicas = this.executable.factors.replicationFactor;
-    const instances = this.instanceGradients?.instances ?? 1;
-    const reduce = (sum: tf.Tensor, count: number, members: number) => {
-      const divisor = meanDivisor(reduction, count, members, replicas, instances) * lossScale;
-      return divisor === 1 ? sum : tf.div(sum, divisor);
-    };
-    // Ungrouped parameters share one optimizer state; each group of a grouped parameter has its own.
-    const batches = new Map<string, { weights: Map<string, tf.Tensor>; grads: Map<string, tf.Tensor>; members: Map<string, number[]> }>();
-    for (const [name, entry] of gradients) {
-      if (!trained.has(name)) continue;
-      const groups = this.weights.groups(name);
-      const grouped = name in this.executable.replicaGroupings;
-      entry.sums.forEach((sum, k) => {
-        if (!sum) return;
-        const key = grouped ? `${name}#${k}` : '';
-        let batch = batches.get(key);
-        if (!batch) batches.set(key, (batch = { weights: new Map(), grads: new Map(), members: new Map() }));
-        batch.weights.set(name, this.weights.of(groups[k]![0]!).get(name)!);
-        batch.grads.set(name, reduce(sum, entry.counts[k]!, groups[k]!.length));
-        batch.members.set(name, groups[k]!);
-      });
-    }
-    for (const [key, batch] of batches) {
-      let state = this.optimizerStates.get(key);
-      if (!state) this.optimizerStates.set(key, (state = emptyOptimizerState()));
-      const updated = this.optimizer!.apply(
-        { weights: batch.weights, grads: batch.grads, state, half: this.halfParams, rounding: this.rounding, scalars: this.updateScalars },
-        this.optimizerSettings!,
-      );
-      for (const [name, w] of updated) this.weights.setGroup(name, batch.members.get(name)!, w);
-      for (const [name, g] of batch.grads) if (!gradients.get(name)!.sums.includes(g)) g.dispose();
-    }
-    for (const entry of gradients.values()) tf.dispose(entry.sums.filter((t): t is tf.Tensor => t !== undefined));
-    gradients.clear();
-    this.updateScalars.endStep();
-  }
-
-  /**
-   * In a multi-instance run, replaces each (ungrouped) gradient sum by its
-   * sum over every instance, in name order (the same on every instance);
-   * float16 accumulators are rounded again.
-   */
-  private sumAcrossInstances(gradients: Map<string, GroupGradients>): void {
-    if (!this.instanceGradients) return;
-    const names = [...gradients.keys()].sort();
-    const summed = this.instanceGradients.sumAcrossInstances(names.map((name) => gradients.get(name)!.sums[0]!));
-    names.forEach((name, i) => {
-      const entry = gradients.get(name)!;
-      entry.sums[0]!.dispose();
-      entry.sums[0] = this.halfAccumulator(name) ? this.rounding.replace(summed[i]!) : summed[i]!;
-    });
+    const use = this.optimizerInUse();
+    for (const [name, id] of Object.entries(roles.gradients ?? {})) this.update.accumulate(gradients, name, replica, env.take(id), use);
   }
 
   /**
@@ -615,13 +460,7 @@ export class LoadedExecutable implements OptimizerStateStore {
           Array.from({ length: replicas }, (_, r) => tf.clone(this.weights.of(r).get(name)!)),
         );
     }
-    const optimizerStates = [...this.optimizerStates].map(([key, state]): OptimizerStateSnapshot<tf.Tensor> => {
-      const split = key.lastIndexOf('#');
-      const slots = new Map([...state.slots].map(([name, named]) => [name, Object.fromEntries(Object.entries(named).map(([slot, t]) => [slot, tf.clone(t)]))]));
-      return key === ''
-        ? { replicaGroup: 0, step: state.step, slots }
-        : { groupedParam: key.slice(0, split), replicaGroup: Number(key.slice(split + 1)), step: state.step, slots };
-    });
+    const optimizerStates = this.optimizerStates.snapshots();
     return {
       ...(options.weights ? { weights } : {}),
       optimizerStates,
@@ -638,47 +477,10 @@ export class LoadedExecutable implements OptimizerStateStore {
    * naming it, and nothing is changed.
    */
   importState(state: DeviceState<tf.Tensor>): void {
-    const replicas = this.executable.factors.replicationFactor;
-    const params = paramValues(this.executable.graph);
-    for (const [name, values] of state.weights ?? []) {
-      const param = params.get(name);
-      if (!param) throw new PoptfjsError(`the device state has a weight '${name}', which the executable does not have`, { type: 'runtime' });
-      if (values.length !== replicas) {
-        throw new PoptfjsError(`the device state holds weight '${name}' for ${values.length} replica(s), but the executable runs ${replicas}`, { type: 'runtime' });
-      }
-      const bad = values.find((t) => t.dtype !== param.dtype || t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i]));
-      if (bad) {
-        throw new PoptfjsError(
-          `the device state holds weight '${name}' as ${bad.dtype}[${bad.shape.join(',')}], but the executable has ${param.dtype}[${param.shape.join(',')}]`,
-          {
-            type: 'runtime',
-          },
-        );
-      }
-    }
-    for (const record of state.optimizerStates) {
-      for (const [name, slots] of record.slots) {
-        const param = params.get(name);
-        if (!param) throw new PoptfjsError(`the device state has optimizer state for '${name}', which the executable does not have`, { type: 'runtime' });
-        for (const [slot, t] of Object.entries(slots)) {
-          if (t.shape.length !== param.shape.length || t.shape.some((d, i) => d !== param.shape[i])) {
-            throw new PoptfjsError(
-              `the device state holds optimizer slot '${slot}' of '${name}' as ${t.dtype}[${t.shape.join(',')}], but the weight is ${param.dtype}[${param.shape.join(',')}]`,
-              {
-                type: 'runtime',
-              },
-            );
-          }
-        }
-      }
-    }
+    checkDeviceState(this.executable, state);
     this.random.setState(state.randomState);
     for (const [name, values] of state.weights ?? []) values.forEach((t, r) => this.weights.set(name, r, t));
-    this.resetOptimizerState();
-    for (const record of state.optimizerStates) {
-      const key = record.groupedParam === undefined ? '' : `${record.groupedParam}#${record.replicaGroup}`;
-      this.optimizerStates.set(key, { step: record.step, slots: new Map([...record.slots].map(([name, slots]) => [name, { ...slots }])) });
-    }
+    this.optimizerStates.restore(state.optimizerStates);
     this.lossScale = state.lossScale;
     this.iterations = state.iterations;
   }
@@ -688,8 +490,8 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.workerIpus?.stop();
     this.weightDerived?.dispose();
     this.weights.dispose();
-    this.resetOptimizerState();
-    this.updateScalars.dispose();
+    this.optimizerStates.reset();
+    this.update.dispose();
     this.interpreter.dispose();
   }
 }

@@ -10,29 +10,14 @@
  * they arrive.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { BatchFactors } from './batch_plan.js';
-
-/** An output mode with `Default` already resolved. */
-export type ResolvedOutputMode = 'All' | 'Final' | 'Sum' | 'EveryN';
+import type { BatchFactors } from '../executable/batch_plan.js';
+import type { ResolvedOutputMode } from '../executable/output_mode.js';
 
 function join(parts: tf.Tensor[]): tf.Tensor {
   if (parts.length === 1) return parts[0]!;
   const joined = parts[0]!.rank === 0 ? tf.stack(parts) : tf.concat(parts, 0);
   tf.dispose(parts);
   return joined;
-}
-
-/** How many micro-steps' outputs one replica sends back to the host per call in `mode`. */
-export function returnedMicroSteps(mode: ResolvedOutputMode, period: number, factors: BatchFactors): number {
-  switch (mode) {
-    case 'All':
-      return factors.deviceIterations * factors.gradientAccumulation;
-    case 'EveryN':
-      return Math.floor(factors.deviceIterations / period) * factors.gradientAccumulation;
-    case 'Final':
-    case 'Sum':
-      return 1;
-  }
 }
 
 /** Combines per-micro-step outputs of one call. */

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { groupOfReplica, replicaGroups, type ReplicaGrouping } from './replica_grouping.js';
+import { groupOfReplica, replicaGroups, type ReplicaGrouping } from '../executable/replica_grouping.js';
 
 /** The weights of every replica. */
 export class ReplicaWeights {

@@ -1,7 +1,7 @@
 /** What a run of a graph is fed from outside it, and how one node is run with those feeds. */
 import type * as tf from '@tensorflow/tfjs';
 import type { NodeId, ValueId } from '../ir/graph.js';
-import type { RandomSource } from './random_source.js';
+import type { RandomSource } from '../executable/random_source.js';
 
 /** The tensors a run needs from outside the graph. */
 export interface RunFeeds {

@@ -16,7 +16,7 @@ import type * as tf from '@tensorflow/tfjs';
 import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
 import { weightDerivedNodes } from '../ir/weight_derived_values.js';
 import type { GraphInterpreter } from './graph_interpreter.js';
-import type { RandomSource } from './random_source.js';
+import type { RandomSource } from '../executable/random_source.js';
 import type { ReplicaWeights } from './replica_weights.js';
 
 /** One replica's computed values and the weights version they were made from. */

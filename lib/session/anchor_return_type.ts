@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { checkedArgument } from './checked_argument.js';
 
-/** The return types (PopART's `AnchorReturnTypeId`). */
+/** The return types (PopART's `AnchorReturnTypeId`, under its names too: `ALL`, `FINAL`, `SUM`, `EVERYN`). */
 export const AnchorReturnTypeId = {
   /** The value of every batch (and accumulation step and replica). */
   All: 'All',
@@ -18,11 +18,19 @@ export const AnchorReturnTypeId = {
   Sum: 'Sum',
   /** The value of every N-th batch: batches N-1, 2N-1, ... */
   EveryN: 'EveryN',
+  /** PopART's name of `All`. */
+  ALL: 'All',
+  /** PopART's name of `Final`. */
+  FINAL: 'Final',
+  /** PopART's name of `Sum`. */
+  SUM: 'Sum',
+  /** PopART's name of `EveryN`. */
+  EVERYN: 'EveryN',
 } as const;
 /** A member of {@link AnchorReturnTypeId}. */
 export type AnchorReturnTypeId = (typeof AnchorReturnTypeId)[keyof typeof AnchorReturnTypeId];
 
-const IDS = Object.values(AnchorReturnTypeId);
+const IDS = [...new Set(Object.values(AnchorReturnTypeId))];
 const argumentsSchema = z.tuple([z.string(), z.number().int().positive().optional()]).transform(([name, period], context) => {
   const id = IDS.find((candidate) => candidate.toLowerCase() === name.toLowerCase());
   if (!id) {

@@ -15,10 +15,11 @@
 export { AnchorReturnType, AnchorReturnTypeId, AnchorReturnTypeSpec } from './anchor_return_type.js';
 export { DataFlow, type AnchorsArgument } from './data_flow.js';
 export { StepIO, type HostArray, type HostArrays } from './step_io.js';
+export { StepIOCallback, type InputCallback, type InputCompleteCallback, type OutputCallback, type OutputCompleteCallback } from './step_io_callback.js';
 export { SessionOptions, type ExecutionPhaseSettings, type SessionSettings } from './session_options.js';
 export { VirtualGraphMode, RecomputationType, AdamMode, AdaptiveMode, WeightDecayMode, SGDAccumulatorAndMomentum } from './session_enums.js';
 export { Session, type SessionTensorInfo } from './session.js';
-export type { SessionArguments, InputShapeInfo } from './session_arguments.js';
+export type { SessionArguments, InputShapeInfo, PopartArguments } from './session_arguments.js';
 export type { WeightsIO } from './session_host_weights.js';
 export type { SessionReport } from './session_report.js';
 export { InferenceSession } from './inference_session.js';

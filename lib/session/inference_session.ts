@@ -11,12 +11,17 @@
  */
 import type { Optimizer } from '../../optim/optimizer.js';
 import { Session } from './session.js';
-import type { SessionArguments } from './session_arguments.js';
+import { sessionArguments, type PopartArguments, type SessionArguments } from './session_arguments.js';
 
 /** A session that runs a model's forward pass. */
 export class InferenceSession extends Session {
-  /** Imports the model and places it; compile and load it with `prepareDevice()`. */
-  static async create(args: SessionArguments): Promise<InferenceSession> {
+  /**
+   * Imports the model and places it; compile and load it with
+   * `prepareDevice()`. PopART's argument names are understood (`fnModel`,
+   * `dataFeed`); any other unknown one is an error.
+   */
+  static async create(given: PopartArguments<SessionArguments>): Promise<InferenceSession> {
+    const args = sessionArguments<SessionArguments>(given, 'InferenceSession.create');
     const setup = { args, kind: 'inference' as const };
     const imported = await Session.importFor(setup, 'InferenceSession.create');
     try {

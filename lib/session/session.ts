@@ -22,9 +22,8 @@ import type { ImportedModel } from '../onnx/model_import.js';
 import { elementTypeName, elementTypeOfDtype } from '../onnx/proto/onnx_element_type.js';
 import type { Options } from '../options/options.js';
 import { profileDirectory, writeProfileReports } from '../report/profile_report.js';
-import type { Executable } from '../runtime/executable.js';
-import type { LoadedExecutable } from '../runtime/loaded_executable.js';
-import { RandomSource } from '../runtime/random_source.js';
+import type { Executable } from '../executable/executable.js';
+import type { Engine } from '../engine/engine.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { anchorArrayShape, hostArrayOf, type StepFactors } from './anchor_arrays.js';
 import { checkedArgument } from './checked_argument.js';
@@ -40,6 +39,7 @@ import { sessionReport, sessionSummaryReport, type SessionReport } from './sessi
 import { runStep } from './session_run.js';
 import { checkAnchorTypes, inputSignatureOf, stepMicroBatch } from './session_step_layout.js';
 import type { HostArray, StepIO } from './step_io.js';
+import type { StepIOCallback } from './step_io_callback.js';
 import { virtualGraphPlacement } from './virtual_graph_placement.js';
 
 const log = getLogger('session');
@@ -146,9 +146,9 @@ export abstract class Session {
   /** The poptfjs optimizer a training session trains with. */
   protected abstract trainingOptimizer(): Optimizer | undefined;
 
-  /** The executable loaded on the device, once prepared. */
-  protected loadedExecutable(): LoadedExecutable | undefined {
-    return this.device?.loaded;
+  /** The engine the session runs on, once its device is prepared. */
+  get engine(): Engine | undefined {
+    return this.device?.engine;
   }
 
   /**
@@ -180,6 +180,7 @@ export abstract class Session {
       optimizer: this.trainingOptimizer(),
       seed: this.seed ?? this.options.settings.randomSeed,
       variables: this.imported.variables,
+      engineOptions: this.settings.engineOptions,
     });
   }
 
@@ -212,7 +213,7 @@ export abstract class Session {
   }
 
   /**
-   * Runs one step: reads the inputs from `stepio`, runs
+   * Runs one step: reads the inputs from `stepio` (or its callbacks), runs
    * `batchesPerStep × accumulationFactor × replicationFactor` micro-batches
    * on the device (training: a weight update per batch) and writes the
    * anchors into `stepio`'s buffers. A device fault throws a
@@ -221,9 +222,9 @@ export abstract class Session {
    * weights are then lost: after the recovery (detach and attach the device),
    * call `weightsFromHost()` before running again.
    */
-  run(stepio: StepIO, debugName?: string): void {
+  run(stepio: StepIO | StepIOCallback, debugName?: string): void {
     const device = this.requireLoaded('run');
-    runStep({ device, executable: this.compilation.executable!, imported: this.imported, dataFlow: this.dataFlow, factors: this.factors }, stepio);
+    runStep({ device, executable: this.compilation.executable!, imported: this.imported, dataFlow: this.dataFlow, factors: this.factors }, stepio, debugName);
     this.runs++;
     log.trace(() => `run ${this.runs}${debugName ? ` '${debugName}'` : ''} of '${this.name}'`);
   }
@@ -289,6 +290,20 @@ export abstract class Session {
     return sessionReport(this.requireCompiled('getReport'), this.executionProfiling, this.runs);
   }
 
+  /** The compilation profile as JSON, as PopART's older `getGraphReport()`. */
+  getGraphReport(): string {
+    return JSON.stringify(this.getReport().compilation);
+  }
+
+  /** The execution profile as JSON, as PopART's older `getExecutionReport()`; an error without execution profiling. */
+  getExecutionReport(): string {
+    const { execution } = this.getReport();
+    if (!execution) {
+      throw new PopartException('getExecutionReport: execution profiling is not enabled; set userOptions.engineOptions to { "autoReport.outputExecutionProfile": "true" }');
+    }
+    return JSON.stringify(execution);
+  }
+
   /** Compiles the session (without loading it) and writes its executable to `path`, for `loadExecutable`. */
   async compileAndExport(path: string): Promise<void> {
     this.assertUsable('compileAndExport');
@@ -334,13 +349,13 @@ export abstract class Session {
   setRandomSeed(seed: number): void {
     this.assertUsable('setRandomSeed');
     this.seed = checkedArgument(z.number().int().nonnegative(), seed, 'setRandomSeed');
-    this.device?.loaded.random.setState(new RandomSource(this.seed).getState());
+    this.device?.engine.setRandomSeed(this.seed);
   }
 
   /** Frees the session's device state and host weights and detaches the device; the session cannot be used afterwards. */
   dispose(): void {
     if (this.disposed) return;
-    this.device?.loaded.dispose();
+    this.device?.engine.destroy();
     this.device = undefined;
     this.deviceInfo.detach();
     this.imported.dispose();

@@ -7,14 +7,14 @@
 import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import { CompileProgress } from '../executor/compile_progress.js';
-import { executableCacheKey } from '../executor/executable_cache_key.js';
-import { compileGraph, executionSettings, type GraphCompileRequest } from '../executor/graph_compiler.js';
+import { executableCacheKey } from '../compile/executable_cache_key.js';
+import { compileGraph } from '../compile/graph_compiler.js';
+import { resolveModelGraph, type ResolvedModelGraph } from '../compile/model_graph.js';
 import { executableCache } from '../files/executable_cache.js';
 import { readExecutableFile, writeExecutableFile } from '../files/executable_file.js';
 import type { Graph } from '../ir/graph.js';
 import type { Options } from '../options/options.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { executableFileContents, sessionExecutableFromFile, type SessionGraph } from './session_executable_file.js';
 import type { SessionSettings } from './session_options.js';
@@ -90,25 +90,22 @@ export class SessionCompilation {
     return { kind, graph, inputSignature, variables, options, optimizer: this.setup.optimizer() };
   }
 
-  private compileRequest(): GraphCompileRequest {
-    const { kind, name, graph, inputSignature, microBatch } = this.setup;
-    const settings = this.setup.options.settings;
-    return {
+  private compileRequest(): ResolvedModelGraph {
+    const { kind, name, graph, inputSignature, microBatch, options } = this.setup;
+    const optimizer = this.setup.optimizer();
+    return resolveModelGraph({
       kind,
       modelName: name,
       graph,
       inputSignature,
       microBatchSize: microBatch,
-      execution: executionSettings(settings, kind === 'training'),
-      settings,
-      optimizer: this.setup.optimizer(),
-      replicaGroupings: {},
-      progress: new CompileProgress(),
+      options,
+      ...(optimizer ? { optimizer } : {}),
       float16Flagged: true,
-    };
+    });
   }
 
-  private compileNow(request: GraphCompileRequest): Executable {
+  private compileNow(request: ResolvedModelGraph): Executable {
     const started = performance.now();
     const executable = compileGraph(request);
     log.info(

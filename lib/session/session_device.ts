@@ -9,10 +9,9 @@
 import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError, PoplarSystemRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import { DeviceBinding } from '../executor/device_binding.js';
+import { Engine } from '../engine/engine.js';
 import type { Device } from '../ipu/device.js';
-import type { Executable } from '../runtime/executable.js';
-import { LoadedExecutable, type CallResult } from '../runtime/loaded_executable.js';
+import type { Executable } from '../executable/executable.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 
 const devicexLog = getLogger('devicex');
@@ -27,6 +26,8 @@ export interface SessionDeviceLoad {
   readonly seed: number | undefined;
   /** The host weights by IR parameter name. */
   readonly variables: ReadonlyMap<string, tf.Variable>;
+  /** The session's engine options (`SessionOptions.engineOptions`). */
+  readonly engineOptions: Readonly<Record<string, string>>;
 }
 
 /** A session's executable bound to its device and loaded. */
@@ -36,19 +37,17 @@ export class SessionDevice {
 
   private constructor(
     private readonly deviceInfo: Device,
-    private readonly binding: DeviceBinding,
-    /** The executable loaded on the device. */
-    readonly loaded: LoadedExecutable,
+    /** The engine the executable runs on, loaded on the device. */
+    readonly engine: Engine,
   ) {}
 
-  /** Binds `load.executable` to the device and loads it with the host weights. */
+  /** Loads `load.executable` on an engine on the device, with the host weights. */
   static load(load: SessionDeviceLoad): SessionDevice {
     const { deviceInfo } = load;
-    const binding = DeviceBinding.bind(deviceInfo, load.executable, deviceInfo.connectionType);
-    const loaded = new LoadedExecutable(load.executable, load.optimizer, load.seed);
-    loaded.loadWeights(load.variables);
+    const engine = new Engine(load.executable, load.engineOptions, { optimizer: load.optimizer, seed: load.seed, hostWeights: load.variables });
+    engine.load(deviceInfo);
     devicexLog.debug(`loaded '${load.name}' on device ${deviceInfo.id} (${deviceInfo.kind}, ${deviceInfo.numIpus} IPU(s)) with the host weights`);
-    return new SessionDevice(deviceInfo, binding, loaded);
+    return new SessionDevice(deviceInfo, engine);
   }
 
   /** True after a device fault, until the weights are copied from the host again. */
@@ -73,13 +72,23 @@ export class SessionDevice {
 
   /** Makes the device ready for a run (attaching an `OnDemand` device). */
   readyToRun(): void {
-    this.binding.readyToRun(this.deviceInfo.connectionType);
+    this.engine.deviceBinding.readyToRun(this.deviceInfo.connectionType);
   }
 
-  /** Runs the loaded executable on a step's host inputs; a device fault loses the device's weights. */
-  run(inputs: readonly tf.Tensor[]): CallResult {
+  /** Runs the step on a step's host inputs; a device fault loses the device's weights. */
+  run(inputs: readonly tf.Tensor[], debugName?: string): ReturnType<Engine['runStep']> {
     try {
-      return this.loaded.run(inputs, this.binding.observer());
+      return this.engine.runStep(inputs, debugName);
+    } catch (error) {
+      if (error instanceof PoplarSystemRuntimeError) this.#weightsLost = true;
+      throw error;
+    }
+  }
+
+  /** Runs the step program on the engine's connected streams; a device fault loses the device's weights. */
+  runOnStreams(debugName?: string): void {
+    try {
+      this.engine.run(this.engine.programIndex('step'), debugName);
     } catch (error) {
       if (error instanceof PoplarSystemRuntimeError) this.#weightsLost = true;
       throw error;
@@ -90,8 +99,8 @@ export class SessionDevice {
   weightsFromHost(variables: ReadonlyMap<string, tf.Variable>): void {
     this.checkCanRun('weightsFromHost');
     devicexLog.debug('Writing weights from host to device');
-    this.loaded.loadWeights(variables);
-    if (this.#weightsLost) this.loaded.discardOptimizerState();
+    this.engine.writeHostWeights(variables);
+    if (this.#weightsLost) this.engine.discardOptimizerState();
     this.#weightsLost = false;
   }
 
@@ -99,6 +108,6 @@ export class SessionDevice {
   weightsToHost(variables: ReadonlyMap<string, tf.Variable>): void {
     if (this.#weightsLost) throw new PopartRuntimeError('weightsToHost: the device lost its weights in a fault; the host weights are the last ones copied');
     devicexLog.debug('Writing weights to host');
-    this.loaded.storeWeights(variables);
+    this.engine.readHostWeights(variables);
   }
 }

@@ -8,15 +8,15 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PopartException } from '../common/errors.js';
-import { compileAffectingOptions } from '../executor/executable_cache_key.js';
-import { matchModel, outputSignature, type ModelDescription } from '../executor/model_matching.js';
+import { compileAffectingOptions } from '../compile/executable_cache_key.js';
+import { matchModel, outputSignature, type ModelDescription } from '../files/model_matching.js';
 import { paramValues, type Graph } from '../ir/graph.js';
 import type { Options } from '../options/options.js';
-import type { Executable, TensorSignature } from '../runtime/executable.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import type { ExecutableFileContents } from '../files/executable_file.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
 import { optimizerConfig } from '../files/optimizer_config.js';
-import { renameExecutableParameters } from '../runtime/parameter_renaming.js';
+import { renameExecutableParameters } from '../executable/parameter_renaming.js';
 import type { ParameterSpec } from '../files/parameter_spec.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 

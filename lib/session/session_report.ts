@@ -8,7 +8,7 @@ import { formatBytes } from '../ipu/byte_size.js';
 import type { Timeline } from '../ipu/timeline.js';
 import { reportData } from '../report/profile_report.js';
 import { summaryReport } from '../report/summary_report.js';
-import type { Executable } from '../runtime/executable.js';
+import type { Executable } from '../executable/executable.js';
 
 /** What `session.getReport()` returns. */
 export interface SessionReport {

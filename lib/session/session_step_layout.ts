@@ -6,7 +6,7 @@
  */
 import { PopartException } from '../common/errors.js';
 import type { ImportedModel } from '../onnx/model_import.js';
-import type { TensorSignature } from '../runtime/executable.js';
+import type { TensorSignature } from '../executable/executable.js';
 import { microBatchesPerStep, type StepFactors } from './anchor_arrays.js';
 import type { DataFlow } from './data_flow.js';
 

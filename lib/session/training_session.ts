@@ -13,14 +13,14 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
-import { PopartException } from '../common/errors.js';
+import { PopartException, PopartRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import type { ImportedModel } from '../onnx/model_import.js';
 import type { Optimizer } from '../../optim/optimizer.js';
 import { checkedArgument } from './checked_argument.js';
 import { PopartOptimizer } from './popart_optimizer.js';
 import { Session } from './session.js';
-import type { SessionArguments, SessionSetup } from './session_arguments.js';
+import { sessionArguments, type PopartArguments, type SessionArguments, type SessionSetup } from './session_arguments.js';
 
 const log = getLogger('session');
 
@@ -61,8 +61,13 @@ export class TrainingSession extends Session {
     this.#poptfjsOptimizer = optimizer.toOptimizer(this.#trained);
   }
 
-  /** Imports the model with its loss and gradients and places it; compile and load it with `prepareDevice()`. */
-  static async create(args: TrainingSessionArguments): Promise<TrainingSession> {
+  /**
+   * Imports the model with its loss and gradients and places it; compile and
+   * load it with `prepareDevice()`. PopART's argument names are understood
+   * (`fnModel`, `dataFeed`); any other unknown one is an error.
+   */
+  static async create(given: PopartArguments<TrainingSessionArguments>): Promise<TrainingSession> {
+    const args = sessionArguments<TrainingSessionArguments>(given, 'TrainingSession.create', ['loss', 'optimizer']);
     const { loss, optimizer } = checkedArgument(trainingSchema, args, 'TrainingSession.create');
     const setup = { args, kind: 'training' as const, loss };
     const imported = await Session.importFor(setup, 'TrainingSession.create');
@@ -89,13 +94,36 @@ export class TrainingSession extends Session {
    * the values created as `[value, false]` can change.
    */
   updateOptimizerFromHost(optimizer: PopartOptimizer): void {
-    const checked = checkedArgument(trainingSchema.shape.optimizer, optimizer, 'updateOptimizerFromHost');
+    this.engine?.setOptimizer(this.replaceOptimizer(optimizer, 'updateOptimizerFromHost'));
+    log.debug('updated the optimizer from the host');
+  }
+
+  /**
+   * Sets the optimizer on the host, as PopART's older `updateOptimizer`: the
+   * device trains with its values after `optimizerFromHost()` (or once
+   * `prepareDevice()` loads it). The same rules as
+   * {@link TrainingSession.updateOptimizerFromHost} apply.
+   */
+  updateOptimizer(optimizer: PopartOptimizer): void {
+    this.engine?.setHostOptimizer(this.replaceOptimizer(optimizer, 'updateOptimizer'));
+  }
+
+  /** Copies the host optimizer's values to the device, as PopART's older `optimizerFromHost()`: runs the engine's `optimizerFromHost` program. */
+  optimizerFromHost(): void {
+    const engine = this.engine;
+    if (!engine) throw new PopartRuntimeError('optimizerFromHost: the device is not prepared; call prepareDevice() first');
+    engine.run(engine.programIndex('optimizerFromHost'));
+    log.debug('copied the optimizer from the host');
+  }
+
+  /** Makes `optimizer` the session's, after checking it may replace the current one; returns its poptfjs optimizer. */
+  private replaceOptimizer(optimizer: PopartOptimizer, where: string): Optimizer {
+    const checked = checkedArgument(trainingSchema.shape.optimizer, optimizer, where);
     const problem = this.#optimizer.replacementProblem(checked);
-    if (problem) throw new PopartException(`updateOptimizerFromHost: ${problem}`);
+    if (problem) throw new PopartException(`${where}: ${problem}`);
     const poptfjs = checked.toOptimizer(this.#trained);
     this.#optimizer = checked;
     this.#poptfjsOptimizer = poptfjs;
-    this.loadedExecutable()?.setOptimizer(poptfjs);
-    log.debug('updated the optimizer from the host');
+    return poptfjs;
   }
 }

@@ -189,6 +189,8 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
   const parallel = data.type === 'ParallelPhasedExecution';
   // The IPU of each placed stage of each phase.
   const phaseIpus: number[][] = [];
+  // Whether every stage of each phase has an IPU of its own (a serial phase whose stages take their blocks' IPUs may run elsewhere, as in PopTorch).
+  const ownIpus: boolean[] = [];
   data.phases.forEach((phase, p) => {
     const ipus: number[] = [];
     phase.stages.forEach((stage, s) => {
@@ -217,6 +219,9 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
       ipus.push(...stageIpus);
     });
     phaseIpus.push(ipus);
+    ownIpus.push(phase.stages.every((stage) => stage.ipu !== undefined));
+    const reference = parallel ? p % 2 : 0;
+    if (!parallel && !(ownIpus[p] && ownIpus[reference])) return;
     if (ipus.length !== phaseIpus[0]!.length) {
       throw placementError(`${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`);
     }
@@ -224,12 +229,12 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
       .slice()
       .sort((a, b) => a - b)
       .join(',');
-    const reference = phaseIpus[parallel ? p % 2 : 0]!.slice()
+    const referenceGroup = phaseIpus[reference]!.slice()
       .sort((a, b) => a - b)
       .join(',');
-    if (group !== reference) {
+    if (group !== referenceGroup) {
       throw placementError(
-        `${data.type}: phase ${p} runs on IPUs ${group} but phase ${parallel ? p % 2 : 0} on IPUs ${reference}; ` +
+        `${data.type}: phase ${p} runs on IPUs ${group} but phase ${reference} on IPUs ${referenceGroup}; ` +
           (parallel ? 'even phases share one group of IPUs and odd phases the other' : 'serial phases all run on the same group of IPUs'),
       );
     }

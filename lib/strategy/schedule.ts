@@ -37,7 +37,15 @@ export interface Schedule {
   readonly microBatches: number;
   /** The units that form each pipeline stage (pipelined only). */
   readonly pipelineStages?: readonly (readonly number[])[];
+  /** The steps of every micro-batch, or of the first {@link listedMicroBatches} when fewer are listed. */
   readonly steps: readonly ScheduleStep[];
+  /**
+   * Set when `steps` list fewer micro-batches than `microBatches` (a
+   * {@link periodicSchedule}): the steps of the other micro-batches repeat
+   * what is listed, a pipeline's steady-state step once per micro-batch, and
+   * the steps of one micro-batch otherwise.
+   */
+  readonly listedMicroBatches?: number;
 }
 
 function scheduleError(message: string): PoptfjsError {
@@ -130,6 +138,40 @@ export function buildSchedule(placement: Placement, training: boolean, microBatc
     default:
       return phasedSchedule(placement, training, microBatches);
   }
+}
+
+/**
+ * The most work (units × micro-batches) a {@link periodicSchedule} lists in
+ * full; a longer schedule lists {@link periodicMicroBatches} micro-batches.
+ */
+export const MAX_LISTED_WORK = 65536;
+
+/**
+ * Micro-batches enough to hold every state of a schedule: a pipeline's
+ * steady state repeats the same micro-batches in flight step after step,
+ * and other strategies run their micro-batches one after another, so twice
+ * the pipeline's depth (1 without a pipeline) plus one covers ramp-up, the
+ * steady state and ramp-down.
+ */
+export function periodicMicroBatches(placement: Placement, training: boolean): number {
+  const depth = placement.strategy === 'PipelinedExecution' ? pipelineStages(placement, training).length : 1;
+  return 2 * depth + 1;
+}
+
+/**
+ * The schedule of {@link buildSchedule}, listing every micro-batch's steps
+ * when they come to at most {@link MAX_LISTED_WORK} units of work, else
+ * those of {@link periodicMicroBatches} micro-batches (see
+ * {@link Schedule.listedMicroBatches}): its size does not grow with the
+ * number of micro-batches. For what only simulates a schedule (planning), not
+ * what runs it.
+ */
+export function periodicSchedule(placement: Placement, training: boolean, microBatches: number): Schedule {
+  const units = training ? placement.units.length : placement.units.length / 2;
+  const listed = periodicMicroBatches(placement, training);
+  if (microBatches * units <= MAX_LISTED_WORK || microBatches <= listed) return buildSchedule(placement, training, microBatches);
+  checkPipelineDepth(placement, training, microBatches);
+  return { ...buildSchedule(placement, training, listed), microBatches, listedMicroBatches: listed };
 }
 
 /**

@@ -11,16 +11,18 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { engine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
+import { engine, hookEngine, type EngineInternals, type KernelInputs, type TapeNode } from '../backend/tfjs_internals.js';
 import { GraphBuilder } from '../ir/graph_builder.js';
 import { FILL_KERNEL, type AttrValue, type ConstantData, type Graph, type NodeAnnotations, type NodeId, type Pass, type ValueId } from '../ir/graph.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
+import { enterModelTrace } from '../backend/model_trace_state.js';
 import { repeatedValue, SHAPE_ONLY_MAX_KEPT_ELEMENTS, type ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js';
 import { currentBlockTrace } from './block_scope.js';
 import { currentNameScope } from './name_scope.js';
+import { currentOpAttributes } from './op_attributes.js';
 import { backwardMultiConv } from './multi_conv_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
@@ -344,6 +346,11 @@ export class KernelRecorder {
     this.gradOf = undefined;
   }
 
+  /** True if `tensor` is a random draw of the model (recorded as a random node when the graph first uses it). */
+  isRandomDraw(tensor: tf.Tensor): boolean {
+    return this.randomTensors.has(tensor.id);
+  }
+
   /** True if `tensor` depends on the graph's inputs, parameters or random draws (or, in a body, on the body's inputs). */
   isDynamic(tensor: tf.Tensor): boolean {
     const id = this.valueOf.get(tensor.id) ?? this.resolveAlias(tensor.id);
@@ -366,6 +373,7 @@ export class KernelRecorder {
     const active = this.pass === 'forward' && !this.computingLoss ? currentBlockTrace()?.active : undefined;
     const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
     const scope = this.pass === 'forward' ? currentNameScope() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.scope : undefined;
+    const attributes = this.pass === 'forward' ? currentOpAttributes() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.attributes : undefined;
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
@@ -373,26 +381,14 @@ export class KernelRecorder {
       ...(block.block !== undefined ? { block: block.block, ...(block.ipu !== undefined ? { ipu: block.ipu } : {}) } : {}),
       ...(this.computingLoss ? { loss: true } : {}),
       ...(scope !== undefined ? { scope } : {}),
+      ...(attributes !== undefined ? { attributes } : {}),
       ...(this.pass === 'backward' && kernel !== undefined && this.gradOf !== undefined ? backwardMultiConv(kernel, this.builder.node(this.gradOf).annotations) : {}),
     };
   }
 
-  /**
-   * The values of a random draw to recognise its distribution by: all of
-   * them, or with shapes only the first ones the backend kept (all of a small
-   * draw); undefined if it kept none.
-   */
+  /** The values of a random draw to recognise its distribution by; none when planning with shapes only, where draws are not computed. */
   private randomValues(t: tf.Tensor): Float32Array | undefined {
-    if (!this.shapeOnly) return t.dataSync() as Float32Array;
-    const backend = this.eng.backend as unknown as ShapeOnlyBackend;
-    const prefix = backend.writtenPrefix(t.dataId);
-    if (prefix) return prefix as Float32Array;
-    try {
-      return t.dataSync() as Float32Array;
-    } catch (error) {
-      if (error instanceof ShapeOnlyError) return undefined;
-      throw error;
-    }
+    return this.shapeOnly ? undefined : (t.dataSync() as Float32Array);
   }
 
   /**
@@ -409,7 +405,7 @@ export class KernelRecorder {
     const data = written === undefined ? this.readInternal(tensor) : null;
     const fill = written ?? (fillable && data !== null ? repeatedValue(data as tf.TypedArray) : undefined);
     if (fill === undefined) return this.builder.addConstant(data, tensor.shape, tensor.dtype, isFloat16Tensor(tensor) ? 'float16' : undefined);
-    const output = { shape: tensor.shape, dtype: tensor.dtype };
+    const output = { shape: tensor.shape, dtype: tensor.dtype, ...(isFloat16Tensor(tensor) ? { precision: 'float16' as const } : {}) };
     return this.builder.addNode(FILL_KERNEL, [], [], { shape: [...tensor.shape], value: fill, dtype: tensor.dtype }, [output], this.annotations())[0]!;
   }
 
@@ -533,80 +529,101 @@ export class KernelRecorder {
     const eng = this.eng;
     const recorder = this;
     const orig = {
-      runKernel: eng.runKernel,
-      clone: eng.clone,
-      addTapeNode: eng.addTapeNode,
-      makeTensor: eng.makeTensor,
       assign: tf.Variable.prototype.assign,
       dataSync: tf.Tensor.prototype.dataSync,
       data: tf.Tensor.prototype.data,
       random: Math.random,
     };
 
-    eng.runKernel = function (kernelName, inputs, attrs) {
-      if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return orig.runKernel.call(eng, kernelName, inputs, attrs);
-      recorder.nestedKernelDepth++;
-      let out: tf.Tensor | tf.Tensor[];
-      try {
-        out = orig.runKernel.call(eng, kernelName, inputs, attrs);
-      } finally {
-        recorder.nestedKernelDepth--;
-      }
-      recorder.recordKernel(kernelName, inputs, attrs, out);
-      recorder.afterKernel?.();
-      return out;
-    };
+    const unhook: Array<() => void> = [enterModelTrace()];
+    unhook.push(
+      hookEngine(
+        'runKernel',
+        (runKernel) =>
+          function (kernelName, inputs, attrs) {
+            if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return runKernel.call(eng, kernelName, inputs, attrs);
+            recorder.nestedKernelDepth++;
+            let out: tf.Tensor | tf.Tensor[];
+            try {
+              out = runKernel.call(eng, kernelName, inputs, attrs);
+            } finally {
+              recorder.nestedKernelDepth--;
+            }
+            recorder.recordKernel(kernelName, inputs, attrs, out);
+            recorder.afterKernel?.();
+            return out;
+          },
+      ),
+    );
 
-    eng.clone = function (x) {
-      const y = orig.clone.call(eng, x);
-      const id = recorder.valueOf.get(x.id);
-      if (id !== undefined) recorder.valueOf.set(y.id, id);
-      else recorder.pendingAliases.push({ clone: y.id, original: x });
-      return y;
-    };
+    unhook.push(
+      hookEngine(
+        'clone',
+        (clone) =>
+          function (x) {
+            const y = clone.call(eng, x);
+            const id = recorder.valueOf.get(x.id);
+            if (id !== undefined) recorder.valueOf.set(y.id, id);
+            else recorder.pendingAliases.push({ clone: y.id, original: x });
+            return y;
+          },
+      ),
+    );
 
-    eng.addTapeNode = function (kernelName, inputs, outputs, gradientsFunc, saved, attrs) {
-      orig.addTapeNode.call(eng, kernelName, inputs, outputs, gradientsFunc, saved, attrs);
-      const tape = eng.state.activeTape;
-      const node: TapeNode | undefined = tape?.[tape.length - 1];
-      const gradient = node?.gradient;
-      if (!node || !gradient) return;
-      const inBackwardOf = <T>(fn: () => T): T => {
-        const saved = { pass: recorder.pass, gradOf: recorder.gradOf };
-        recorder.pass = 'backward';
-        const forward = outputs[0] ? recorder.producerNode(outputs[0]) : undefined;
-        if (forward !== undefined) recorder.gradOf = forward;
-        try {
-          return fn();
-        } finally {
-          recorder.pass = saved.pass;
-          recorder.gradOf = saved.gradOf;
-        }
-      };
-      node.gradient = (dys) => {
-        const thunks = inBackwardOf(() => gradient(dys));
-        const wrapped: Record<string, () => tf.Tensor> = {};
-        for (const [name, thunk] of Object.entries(thunks)) wrapped[name] = () => inBackwardOf(thunk);
-        return wrapped;
-      };
-    };
+    unhook.push(
+      hookEngine(
+        'addTapeNode',
+        (addTapeNode) =>
+          function (kernelName, inputs, outputs, gradientsFunc, saved, attrs) {
+            addTapeNode.call(eng, kernelName, inputs, outputs, gradientsFunc, saved, attrs);
+            const tape = eng.state.activeTape;
+            const node: TapeNode | undefined = tape?.[tape.length - 1];
+            const gradient = node?.gradient;
+            if (!node || !gradient) return;
+            const inBackwardOf = <T>(fn: () => T): T => {
+              const saved = { pass: recorder.pass, gradOf: recorder.gradOf };
+              recorder.pass = 'backward';
+              const forward = outputs[0] ? recorder.producerNode(outputs[0]) : undefined;
+              if (forward !== undefined) recorder.gradOf = forward;
+              try {
+                return fn();
+              } finally {
+                recorder.pass = saved.pass;
+                recorder.gradOf = saved.gradOf;
+              }
+            };
+            node.gradient = (dys) => {
+              const thunks = inBackwardOf(() => gradient(dys));
+              const wrapped: Record<string, () => tf.Tensor> = {};
+              for (const [name, thunk] of Object.entries(thunks)) wrapped[name] = () => inBackwardOf(thunk);
+              return wrapped;
+            };
+          },
+      ),
+    );
 
-    eng.makeTensor = function (values, shape, dtype, backend) {
-      const t = orig.makeTensor.call(eng, values, shape, dtype, backend);
-      const scope = eng.state.activeScope;
-      if (recorder.internal === 0 && scope && isRandomOpScope(scope.name)) {
-        const seed = recorder.lastMathRandom;
-        if (seed && seed.scopeId === scope.id) {
-          recorder.internal++;
-          try {
-            recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.randomValues(t)));
-          } finally {
-            recorder.internal--;
-          }
-        }
-      }
-      return t;
-    };
+    unhook.push(
+      hookEngine(
+        'makeTensor',
+        (makeTensor) =>
+          function (values, shape, dtype, backend) {
+            const t = makeTensor.call(eng, values, shape, dtype, backend);
+            const scope = eng.state.activeScope;
+            if (recorder.internal === 0 && scope && isRandomOpScope(scope.name)) {
+              const seed = recorder.lastMathRandom;
+              if (seed && seed.scopeId === scope.id) {
+                recorder.internal++;
+                try {
+                  recorder.randomTensors.set(t.id, describeRandomTensor(scope.name, seed.value, t, recorder.randomValues(t)));
+                } finally {
+                  recorder.internal--;
+                }
+              }
+            }
+            return t;
+          },
+      ),
+    );
 
     Math.random = function () {
       const value = orig.random();
@@ -660,14 +677,7 @@ export class KernelRecorder {
     } as typeof tf.Tensor.prototype.data;
 
     return () => {
-      eng.runKernel = orig.runKernel;
-      eng.clone = orig.clone;
-      eng.addTapeNode = orig.addTapeNode;
-      eng.makeTensor = orig.makeTensor;
-      delete (eng as Partial<EngineInternals>).runKernel;
-      delete (eng as Partial<EngineInternals>).clone;
-      delete (eng as Partial<EngineInternals>).addTapeNode;
-      delete (eng as Partial<EngineInternals>).makeTensor;
+      for (const undo of unhook.reverse()) undo();
       Math.random = orig.random;
       tf.Variable.prototype.assign = orig.assign;
       tf.Tensor.prototype.dataSync = orig.dataSync;

@@ -6,6 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { collectLosses } from './loss_marker.js';
+import { canonicalLossName, lossNamesText } from './loss_names.js';
 import { callModel, flattenOutputs, isLayersModel, modelInputCount, modelName, type WrappableModel } from './model_function.js';
 
 /** A loss function in tfjs's argument order, returning per-sample losses or a scalar. */
@@ -14,40 +15,23 @@ export type LossFunction = (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.Tensor;
 /** A loss as given by the user: a tfjs loss name (`'meanSquaredError'`, ...) or a function. */
 export type LossSpec = string | LossFunction;
 
-/** The names tfjs layers models accept as losses. */
-export const LOSS_NAMES = [
-  'meanSquaredError',
-  'meanAbsoluteError',
-  'meanAbsolutePercentageError',
-  'meanSquaredLogarithmicError',
-  'squaredHinge',
-  'hinge',
-  'categoricalHinge',
-  'logcosh',
-  'categoricalCrossentropy',
-  'sparseCategoricalCrossentropy',
-  'binaryCrossentropy',
-  'kullbackLeiblerDivergence',
-  'poisson',
-  'cosineProximity',
-] as const;
-
 const byName = new Map<string, LossFunction>();
 
-/** The tfjs loss function called `name`, exactly as `model.compile({ loss: name })` resolves it. */
+/** The tfjs loss function `name` names (or an alias of it, see `loss_names.ts`), exactly as `model.compile({ loss })` resolves it. */
 export function lossByName(name: string): LossFunction {
-  const cached = byName.get(name);
-  if (cached) return cached;
-  if (!(LOSS_NAMES as readonly string[]).includes(name)) {
-    throw new PoptfjsError(`unknown loss '${name}'; expected a function (yTrue, yPred) => tf.Tensor or one of: ${LOSS_NAMES.join(', ')}`, {
+  const canonical = canonicalLossName(name);
+  if (canonical === undefined) {
+    throw new PoptfjsError(`unknown loss '${name}'; expected a function (yTrue, yPred) => tf.Tensor or one of: ${lossNamesText()}`, {
       type: 'options',
     });
   }
+  const cached = byName.get(canonical);
+  if (cached) return cached;
   const input = tf.input({ shape: [1] });
   const probe = tf.model({ inputs: input, outputs: input });
-  probe.compile({ optimizer: 'sgd', loss: name });
+  probe.compile({ optimizer: 'sgd', loss: canonical });
   const fn = (probe as unknown as { lossFunctions: LossFunction[] }).lossFunctions[0]!;
-  byName.set(name, fn);
+  byName.set(canonical, fn);
   return fn;
 }
 

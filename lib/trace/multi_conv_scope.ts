@@ -21,6 +21,7 @@ const BACKWARD_CONVOLUTION = /^(Conv2D|Conv3D|DepthwiseConv2dNative)Backprop(Inp
 export interface MultiConvSettings {
   readonly planType: MultiConvPlanType;
   readonly perConvReservedTiles: number;
+  readonly cycleBackOff: number;
   readonly availableMemoryProportions?: readonly number[];
   readonly partialsTypes?: ReadonlyArray<'float' | 'half'>;
 }
@@ -83,7 +84,7 @@ export function closeMultiConv(settings: MultiConvSettings, annotate: boolean): 
     const proportion = perConvolution(settings.availableMemoryProportions, index);
     const partials = perConvolution(settings.partialsTypes, index);
     builder.annotateNode(id, {
-      multiConv: { group: number, index, planType: settings.planType, perConvReservedTiles: settings.perConvReservedTiles },
+      multiConv: { group: number, index, planType: settings.planType, perConvReservedTiles: settings.perConvReservedTiles, cycleBackOff: settings.cycleBackOff },
       ...(proportion !== undefined ? { availableMemoryProportion: proportion } : {}),
       ...(partials !== undefined ? { partialsType: partials } : {}),
     });

@@ -4,10 +4,13 @@
  * undefined, booleans, numbers, strings). The device sees only the tensors,
  * flattened depth first (an object's entries in its own order); a
  * {@link Structure} records the rest, to check later calls against and to
- * build the nested value again from the device's tensors.
+ * build the nested value again from the device's tensors. Inputs may also be
+ * instances of a class with a custom argument parser
+ * (`registerCustomArgParser`), taken apart and built again by it.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
+import { customArgParserOf } from './custom_arg_parsers.js';
 
 /** A value nested among tensors that is not a tensor: fixed when the model is compiled. */
 export type PlainValue = null | undefined | boolean | number | string;
@@ -22,7 +25,12 @@ export type Structure =
   | { readonly kind: 'value'; readonly value?: PlainValue }
   | { readonly kind: 'array'; readonly items: readonly Structure[] }
   /** A plain object's entries, in their order. */
-  | { readonly kind: 'object'; readonly entries: ReadonlyArray<readonly [string, Structure]> };
+  | { readonly kind: 'object'; readonly entries: ReadonlyArray<readonly [string, Structure]> }
+  /** An instance of class `type`, whose custom argument parser yields `count` tensors. */
+  | { readonly kind: 'custom'; readonly type: string; readonly count: number };
+
+/** The instance each custom structure was made from, handed to its parser's `reconstruct` when the model is traced. */
+const originals = new WeakMap<Structure, object>();
 
 const TENSOR: Structure = { kind: 'tensor' };
 const LEAVES = 'a tf.Tensor, an array or plain object of them, or a number, string, boolean, null or undefined';
@@ -73,6 +81,8 @@ export function describeStructure(structure: Structure): string {
       return `an array of ${structure.items.length}`;
     case 'object':
       return `an object with ${showKeys(structure.entries.map(([k]) => k))}`;
+    case 'custom':
+      return `a ${structure.type} (${structure.count} tensor(s) by its custom argument parser)`;
   }
 }
 
@@ -87,15 +97,31 @@ export function showStructure(structure: Structure): string {
       return `[${structure.items.map(showStructure).join(', ')}]`;
     case 'object':
       return `{${structure.entries.map(([k, s]) => `${JSON.stringify(k)}: ${showStructure(s)}`).join(', ')}}`;
+    case 'custom':
+      return `${structure.type}(${structure.count} tensors)`;
   }
+}
+
+/** The tensors a custom argument parser yields for `value` (at `at`), checked to be live tensors. */
+function parsedTensors(value: object, parser: NonNullable<ReturnType<typeof customArgParserOf>>, at: string): tf.Tensor[] {
+  const tensors = [...parser.yieldTensors(value)];
+  tensors.forEach((t, i) => {
+    if (!(t instanceof tf.Tensor))
+      throw new PoptfjsError(`${at}: the custom argument parser of ${describeValue(value)} yielded ${describeValue(t)} as its tensor ${i}; expected tf.Tensors only`, {
+        type: 'input',
+      });
+    if (t.isDisposed) throw new PoptfjsError(`${at}: the custom argument parser of ${describeValue(value)} yielded a disposed tensor (its tensor ${i})`, { type: 'input' });
+  });
+  return tensors;
 }
 
 /**
  * The structure of `value` (named `path` in errors): tensors, plain values,
- * arrays and plain objects; anything else, a disposed tensor or an array or
- * object that contains itself is an error naming where.
+ * arrays and plain objects, and with `custom` (a model's inputs) instances
+ * of classes with a custom argument parser; anything else, a disposed tensor
+ * or an array or object that contains itself is an error naming where.
  */
-export function structureOf(value: unknown, path: string): Structure {
+export function structureOf(value: unknown, path: string, custom = false): Structure {
   const within: unknown[] = [];
   const visit = (v: unknown, at: string): Structure => {
     if (v instanceof tf.Tensor) {
@@ -103,6 +129,12 @@ export function structureOf(value: unknown, path: string): Structure {
       return TENSOR;
     }
     if (isPlainValue(v)) return v === undefined ? { kind: 'value' } : { kind: 'value', value: v };
+    const parser = custom ? customArgParserOf(v) : undefined;
+    if (parser) {
+      const structure: Structure = { kind: 'custom', type: (v as object).constructor.name, count: parsedTensors(v as object, parser, at).length };
+      originals.set(structure, v as object);
+      return structure;
+    }
     if (!Array.isArray(v) && !isPlainObject(v)) throw new PoptfjsError(`${at} is ${describeValue(v)}; expected ${LEAVES}`, { type: 'input' });
     if (within.includes(v)) throw new PoptfjsError(`${at} contains itself; expected a tree of ${LEAVES}`, { type: 'input' });
     within.push(v);
@@ -126,6 +158,8 @@ export function tensorCount(structure: Structure): number {
       return structure.items.reduce((n, s) => n + tensorCount(s), 0);
     case 'object':
       return structure.entries.reduce((n, [, s]) => n + tensorCount(s), 0);
+    case 'custom':
+      return structure.count;
   }
 }
 
@@ -168,6 +202,18 @@ export function flattenAlong(value: unknown, structure: Structure, path: string)
           if (!(k in v)) throw new PoptfjsError(`${keyPath(at, k)} is missing; the model was compiled with ${describeStructure(item)} there`, { type: 'input' });
           visit(v[k], item, keyPath(at, k));
         }
+        return;
+      }
+      case 'custom': {
+        const parser = customArgParserOf(v);
+        if (!parser || (v as object).constructor.name !== s.type) throw differs(at, v, s);
+        const tensors = parsedTensors(v as object, parser, at);
+        if (tensors.length !== s.count) {
+          throw new PoptfjsError(`${at}: the custom argument parser of ${describeValue(v)} yielded ${tensors.length} tensor(s), but the model was compiled with ${s.count}`, {
+            type: 'input',
+          });
+        }
+        out.push(...tensors);
       }
     }
   };
@@ -188,6 +234,14 @@ export function unflatten(structure: Structure, tensors: readonly tf.Tensor[]): 
         return s.items.map(build);
       case 'object':
         return Object.fromEntries(s.entries.map(([k, item]) => [k, build(item)]));
+      case 'custom': {
+        const original = originals.get(s);
+        const parser = customArgParserOf(original);
+        if (!original || !parser)
+          throw new PoptfjsError(`a ${s.type} input can be built again only where its custom argument parser is registered and the model is compiled`, { type: 'input' });
+        const taken = tensors.slice(next, (next += s.count));
+        return parser.reconstruct(original, taken[Symbol.iterator]()) as NestedTensors;
+      }
     }
   };
   const built = build(structure);
@@ -203,6 +257,10 @@ export function withoutTensor(structure: Structure, index: number): Structure {
       case 'tensor':
         return next++ === index ? undefined : s;
       case 'value':
+        return s;
+      case 'custom':
+        next += s.count;
+        if (index < next && index >= next - s.count) throw new PoptfjsError(`internal: tensor ${index} belongs to a ${s.type}`, { type: 'internal' });
         return s;
       case 'array':
         return { kind: 'array', items: s.items.map(drop).filter((item): item is Structure => item !== undefined) };
@@ -245,6 +303,9 @@ export function checkedStructure(value: unknown, where: string): Structure {
             return [e[0], check(e[1])] as const;
           }),
         };
+      case 'custom':
+        if (typeof v.type !== 'string' || !Number.isInteger(v.count) || (v.count as number) < 0) throw bad();
+        return { kind: 'custom', type: v.type, count: v.count as number };
       default:
         throw bad();
     }

@@ -97,10 +97,8 @@ function fitAffine(standard: Float32Array, values: Float32Array): { offset: numb
 /**
  * Describes a tensor made in random op scope `scopeName` from the unseeded
  * generator seeded with `seed`, so it can be redrawn on every run, from its
- * values, or from its first values (a trace with shapes only keeps those: the
- * generator draws in order, so they are the first values of the standard
- * sample drawn with the same seed). Without values the draw is described by
- * its shape only.
+ * values. Without values (a trace with shapes only, where draws are not
+ * computed) the draw is described by its shape only.
  */
 export function describeRandomTensor(scopeName: string, seed: number, tensor: tf.Tensor, values: Float32Array | undefined): RandomSpec {
   const kind = RANDOM_OP_SCOPES[scopeName];
@@ -113,8 +111,7 @@ export function describeRandomTensor(scopeName: string, seed: number, tensor: tf
     );
   }
   if (values === undefined) return { kernel: RANDOM_KERNELS[kind], attrs: { shape: tensor.shape } };
-  const whole = values.length === tensor.size;
-  const fit = fitAffine(standardSample(kind, whole ? tensor.shape : [values.length], seed), values);
+  const fit = fitAffine(standardSample(kind, tensor.shape, seed), values);
   if (!fit) {
     throw new PoptfjsError(`could not recognise the distribution of a tensor drawn by tf.${op} while tracing`, {
       type: 'trace',

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { getLogger, setLogDestination, setLogLevel } from 'poptfjs';
+import { getLogger, setLogDestination, setLogLevel, setPopartLogLevel } from 'poptfjs';
 import { configureLoggingFromEnv } from '../../lib/common/log.js';
 
 const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z poptfjs:(\w+) (\d+)\.(\d+) ([TDIWEC]): (.*)$/;
@@ -38,14 +38,49 @@ describe('logging', () => {
     expect(LINE.exec(lines[1]!)!.slice(4)).toEqual(['E', 'bad graph']);
   });
 
-  it('sets every module with setLogLevel and one module with getLogger(module).setLevel', () => {
+  it("sets PopTorch's modules with setLogLevel, PopART's with setPopartLogLevel, and one module with getLogger(module).setLevel", () => {
     const stderr = captureStderr();
     setLogLevel('DEBUG');
+    getLogger('trace').debug('trace debug');
+    getLogger('pattern').debug('not shown: PopART module at WARN');
+    setPopartLogLevel('DEBUG');
     getLogger('devicex').setLevel('OFF');
     getLogger('pattern').debug('pattern debug');
     getLogger('devicex').critical('never');
     stderr.restore();
-    expect(stderr.lines().map((l) => LINE.exec(l)!.slice(1, 2).concat(LINE.exec(l)!.slice(4)))).toEqual([['pattern', 'D', 'pattern debug']]);
+    expect(stderr.lines().map((l) => LINE.exec(l)!.slice(1, 2).concat(LINE.exec(l)!.slice(4)))).toEqual([
+      ['trace', 'D', 'trace debug'],
+      ['pattern', 'D', 'pattern debug'],
+    ]);
+  });
+
+  it("takes PopTorch's legacy integer levels and level names, with PopTorch's errors (misc_test.py: test_set_log_level, test_set_popart_log_level)", () => {
+    for (const [level, name] of [
+      [0, 'TRACE'],
+      [1, 'DEBUG'],
+      [2, 'INFO'],
+      [3, 'WARN'],
+      [4, 'ERR'],
+    ] as const) {
+      setLogLevel(level);
+      expect(getLogger().getLevel()).toBe(name);
+    }
+    expect(() => setLogLevel(5)).toThrow('setLogLevel: Invalid log level integer 5');
+    for (const name of ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERR', 'OFF']) setLogLevel(name);
+    expect(() => setLogLevel('wibble')).toThrow('setLogLevel: Unknown log level: wibble. Valid values are CRITICAL, DEBUG, ERR, INFO, OFF, TRACE and WARN');
+    expect(() => setPopartLogLevel(0 as never)).toThrow('setPopartLogLevel: Level must be one of TRACE, TRACE_ALL, DEBUG, DEBUG_IR, INFO, WARN, ERR, OFF, got 0');
+    expect(() => setPopartLogLevel('FOO')).toThrow(/^setPopartLogLevel: Level must be one of/);
+    setPopartLogLevel('DEBUG_IR');
+    expect([getLogger('session').getLevel(), getLogger('data').getLevel()]).toEqual(['DEBUG', 'OFF']);
+  });
+
+  it("reads POPTORCH_LOG_LEVEL for PopTorch's modules and POPART_LOG_LEVEL for PopART's, WARN each by default; POPTFJS_LOG_LEVEL sets both", () => {
+    configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG' });
+    expect([getLogger().getLevel(), getLogger('options').getLevel(), getLogger('session').getLevel()]).toEqual(['DEBUG', 'DEBUG', 'WARN']);
+    configureLoggingFromEnv({ POPART_LOG_LEVEL: 'INFO' });
+    expect([getLogger().getLevel(), getLogger('ir').getLevel(), getLogger('op').getLevel()]).toEqual(['WARN', 'INFO', 'INFO']);
+    configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG', POPART_LOG_LEVEL: 'INFO', POPTFJS_LOG_LEVEL: 'ERR' });
+    expect([getLogger().getLevel(), getLogger('ir').getLevel()]).toEqual(['ERR', 'ERR']);
   });
 
   it('the root logger sets all modules', () => {
@@ -77,7 +112,7 @@ describe('logging', () => {
   });
 
   it('rejects unknown levels with the accepted ones', () => {
-    expect(() => setLogLevel('LOUD')).toThrow("unknown log level 'LOUD'; expected one of TRACE, DEBUG, INFO, WARN, ERR, CRITICAL, OFF");
+    expect(() => getLogger('ir').setLevel('LOUD')).toThrow("unknown log level 'LOUD'; expected one of TRACE, DEBUG, INFO, WARN, ERR, CRITICAL, OFF");
     expect(() => configureLoggingFromEnv({ POPTFJS_LOG_LEVEL: 'chatty' })).toThrow(/POPTFJS_LOG_LEVEL: unknown log level 'chatty'/);
   });
 

@@ -107,8 +107,35 @@ describe('AsynchronousDataAccessor', () => {
     tf.dispose([x, y]);
   });
 
-  it('refuses a source that is not an async iterable, and a bufferSize that is not a positive integer', () => {
-    expect(() => new AsynchronousDataAccessor([] as never)).toThrow('AsynchronousDataAccessor: the source must be a DataLoader or another async iterable of batches');
+  it('over a dataset, hands out its samples one by one, its length the number of samples (test_iterable_dataset, test_indexable_dataloader_len)', async () => {
+    const [x, y] = samples(5);
+    const columns = new AsynchronousDataAccessor([x, y]);
+    expect(columns.length).toBe(5);
+    for (let e = 0; e < 2; e++) {
+      expect(await epoch(columns)).toEqual([0, 1, 2, 3, 4].map((i) => [[i, i + 0.5], [i]]));
+    }
+    const named = new AsynchronousDataAccessor({ data: x, label: y });
+    const labels: number[] = [];
+    for await (const { data, label } of named) {
+      expect(data!.shape).toEqual([2]);
+      labels.push(label!.dataSync()[0]!);
+      tf.dispose([data!, label!]);
+    }
+    expect(labels).toEqual([0, 1, 2, 3, 4]);
+    const generated = tf.data.generator(function* () {
+      for (let i = 0; i < 3; i++) yield tf.fill([2, 3], i);
+    });
+    const accessor = new AsynchronousDataAccessor(generated);
+    expect(accessor.length).toBeUndefined();
+    for (let e = 0; e < 2; e++) expect((await epoch(accessor)).map(([t]) => t![0])).toEqual([0, 1, 2]);
+    tf.dispose([x, y]);
+  });
+
+  it('refuses a source that is neither an async iterable nor a dataset, and a bufferSize that is not a positive integer', () => {
+    expect(() => new AsynchronousDataAccessor(42 as never)).toThrow(
+      'AsynchronousDataAccessor: the source must be a DataLoader, another async iterable of batches, or a dataset (tensors, or a tf.data.Dataset)',
+    );
+    expect(() => new AsynchronousDataAccessor([] as never)).toThrow('DataLoader: the dataset is empty (an array of no tensors)');
     const [x] = samples(4);
     expect(() => new AsynchronousDataAccessor(new DataLoader(options(), [x]), { bufferSize: 0 })).toThrow('AsynchronousDataAccessor: bufferSize');
     tf.dispose(x);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { DataLoader } from '../../lib/data/data_loader.js';
 import { CommGroupType, type Options } from '../../lib/options/index.js';
 import { options, samples } from './data_samples.js';
@@ -73,9 +73,17 @@ describe('tensor datasets', () => {
     tf.dispose([x, y]);
   });
 
-  it('dropLast: false yields the remainder as a final shorter batch', async () => {
+  it('dropLast: false yields the remainder as a final shorter batch, with the warning PopTorch gives', async () => {
     const [x, y] = samples(10);
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
     const loader = new DataLoader(options(), [x, y], { batchSize: 4, dropLast: false });
+    vi.restoreAllMocks();
+    expect(lines.filter((l) => l.includes(' W: DataLoader'))).toEqual([
+      expect.stringContaining(
+        'W: DataLoader: the number of samples in the dataset (10) is not divisible by the number of samples processed per step (4) and dropLast is false: the last batch will have 2 samples',
+      ),
+    ]);
     expect(loader.length).toBe(3);
     expect(await epoch(loader)).toEqual([
       [0, 1, 2, 3],
@@ -181,7 +189,9 @@ describe('tf.data datasets', () => {
 
   it('refuses elements that are not tensors, or that change shape', async () => {
     const numbers = tf.data.array([1, 2, 3]) as unknown as tf.data.Dataset<tf.Tensor>;
-    await expect(epoch(new DataLoader(options(), numbers))).rejects.toThrow('DataLoader: each dataset element must be a tensor or an array of tensors, got 1');
+    await expect(epoch(new DataLoader(options(), numbers))).rejects.toThrow(
+      'DataLoader: each dataset element must be a tensor, an array of tensors or an object of tensors, got 1',
+    );
     const before = tf.memory().numTensors;
     const ragged = tf.data.generator(function* () {
       yield tf.tensor1d([1, 2]);
@@ -189,6 +199,110 @@ describe('tf.data datasets', () => {
     });
     await expect(epoch(new DataLoader(options(), ragged, { batchSize: 2 }))).rejects.toThrow('DataLoader: cannot batch component 0 of the dataset elements');
     expect(tf.memory().numTensors).toBe(before);
+  });
+});
+
+describe('batchSize: null', () => {
+  it('yields the samples one by one without a batch dimension, epoch after epoch (test_batch_size_None, test_iterable_dataset_len)', async () => {
+    const generated = () =>
+      tf.data.generator(function* () {
+        for (let i = 0; i < 10; i++) yield tf.fill([2, 3], i);
+      });
+    const loader = new DataLoader(options().deviceIterations(4), generated(), { batchSize: null, dropLast: false });
+    expect([loader.batchSize, loader.combinedBatchSize, loader.length]).toEqual([null, null, undefined]);
+    for (let e = 0; e < 2; e++) {
+      let count = 0;
+      for await (const [t] of loader) {
+        expect(t!.shape).toEqual([2, 3]);
+        expect(t!.dataSync()[0]).toBe(count++);
+        tf.dispose(t!);
+      }
+      expect(count).toBe(10);
+    }
+    const sized = new DataLoader(
+      options(),
+      tf.data.array([0, 1, 2]).map((v) => tf.scalar(v as number)),
+      { batchSize: null },
+    );
+    expect(sized.length).toBe(3);
+  });
+
+  it('yields each sample of a column dataset, shuffled too, with all its components', async () => {
+    const [x, y] = samples(6);
+    const loader = new DataLoader(options(), [x, y], { batchSize: null, shuffle: true, seed: 3 });
+    expect(loader.length).toBe(6);
+    const seen: number[] = [];
+    for await (const [bx, by] of loader) {
+      expect([bx!.shape, by!.shape]).toEqual([[2], []]);
+      const value = by!.dataSync()[0]!;
+      expect(Array.from(bx!.dataSync())).toEqual([value, value + 0.5]);
+      seen.push(value);
+      tf.dispose([bx!, by!]);
+    }
+    expect([...seen].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(seen).not.toEqual([0, 1, 2, 3, 4, 5]);
+    tf.dispose([x, y]);
+  });
+});
+
+describe('datasets of objects of tensors', () => {
+  it('yield batches as objects with the same keys (test_dictionary_dataset)', async () => {
+    const [x, y] = samples(500);
+    const label = y.reshape([500, 1]);
+    const loader = new DataLoader(options().deviceIterations(2).replicationFactor(3), { data: x, label });
+    expect(loader.combinedBatchSize).toBe(6);
+    let it = 0;
+    for await (const batch of loader) {
+      expect(Object.keys(batch).sort()).toEqual(['data', 'label']);
+      expect([batch.data!.shape, batch.label!.shape]).toEqual([
+        [6, 2],
+        [6, 1],
+      ]);
+      if (it === 1) expect(Array.from(batch.label!.dataSync())).toEqual([6, 7, 8, 9, 10, 11]);
+      tf.dispose([batch.data!, batch.label!]);
+      it++;
+    }
+    expect(it).toBe(Math.floor(500 / 6));
+    tf.dispose([x, y, label]);
+  });
+
+  it('stack the elements of a tf.data.Dataset of objects by key, whatever the key order of each element', async () => {
+    const before = tf.memory().numTensors;
+    const generated = tf.data.generator(function* () {
+      for (let i = 0; i < 4; i++) yield i % 2 === 0 ? { data: tf.fill([3], i), label: tf.scalar(i) } : { label: tf.scalar(i), data: tf.fill([3], i) };
+    });
+    const loader = new DataLoader(options(), generated, { batchSize: 2 });
+    const labels: number[][] = [];
+    for await (const { data, label } of loader) {
+      expect(data!.shape).toEqual([2, 3]);
+      labels.push(Array.from(label!.dataSync()));
+      tf.dispose([data!, label!]);
+    }
+    expect(labels).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('refuse elements whose keys differ from the first, and object datasets with a bad column', async () => {
+    const changing = tf.data.generator(function* () {
+      yield { data: tf.scalar(0) };
+      yield { other: tf.scalar(1) };
+    });
+    const loader = new DataLoader(options(), changing as tf.data.Dataset<{ data: tf.Tensor }>, { batchSize: 2 });
+    const read = async () => {
+      for await (const batch of loader) tf.dispose(Object.values(batch));
+    };
+    await expect(read()).rejects.toThrow(
+      'DataLoader: every dataset element must have the same structure; the first was an object of tensors with keys data, a later one an object of tensors with keys other',
+    );
+    const [x] = samples(4);
+    expect(() => new DataLoader(options(), { data: x, label: tf.zeros([3]) })).toThrow(
+      'DataLoader: all tensors must share their first (sample) dimension; dataset.data has 4 samples, dataset.label has 3',
+    );
+    expect(() => new DataLoader(options(), { data: x, label: 3 as unknown as tf.Tensor })).toThrow('DataLoader: dataset.label must be a tf.Tensor, got 3');
+    tf.dispose(x);
   });
 });
 

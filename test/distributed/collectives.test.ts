@@ -71,7 +71,7 @@ describe('data-parallel training over instances', () => {
   /** Trains `replicas` replicas in one process and over `instances` instances, and checks every instance ends with the weights of the single process. */
   async function compare(replicas: number, accumulation: number, instances: number, dir?: string): Promise<void> {
     const [single, run] = await Promise.all([
-      runProgram('test/distributed/scripts/train.ts', [String(replicas), String(accumulation)]),
+      runProgram('test/distributed/scripts/train.ts', [String(replicas), String(accumulation), 'as-instances', String(instances)]),
       mpiRun('test/distributed/scripts/train.ts', instances, [String(replicas), String(accumulation), 'instances', ...(dir ? [dir] : [])]),
     ]);
     expect(single.status, single.stderr).toBe(0);

@@ -15,9 +15,9 @@ function weightsByInstance(stdout: string): number[][] {
   return found;
 }
 
-/** The example run alone as one process of `replicas` replicas: the layout poptfjs run gives a single instance, without MPI. */
+/** The example run alone as one process of `replicas` replicas (the layout poptfjs run gives a single instance, without MPI), reading the global batches of 2 instances. */
 function singleProcess(replicas: number): number[] {
-  const { status, stdout, stderr } = runProgram(EXAMPLE[0]!, EXAMPLE.slice(1), {
+  const { status, stdout, stderr } = runProgram(EXAMPLE[0]!, [...EXAMPLE.slice(1), '--as-instances', '2'], {
     POPDIST_NUM_TOTAL_REPLICAS: String(replicas),
     POPDIST_NUM_LOCAL_REPLICAS: String(replicas),
     POPDIST_REPLICA_INDEX_OFFSET: '0',

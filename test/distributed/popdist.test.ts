@@ -53,16 +53,16 @@ describe('popdist', () => {
     expect(popdist.Options({}).settings).toEqual(new Options().settings);
   });
 
-  it("gives each instance's DataLoader its share of every global batch", async () => {
+  it("gives each instance's DataLoader its consecutive block of the samples, as PopTorch's _SubDataset", async () => {
     const y = tf.range(0, 8, 1, 'float32');
     const batches: number[][] = [];
     for await (const batch of new DataLoader(popdist.Options(MPICH_INSTANCE_1), [y], { batchSize: 1 })) {
       batches.push(Array.from(batch[0]!.dataSync()));
       tf.dispose(batch);
     }
-    // Global batches of 2 instances × 2 replicas × 1 sample; instance 1 takes the second half of each.
+    // Combined batches of 2 replicas × 1 sample; each instance takes 2 × ⌊8 / (2 × 2)⌋ = 4 samples: instance 1 the samples 4-7.
     expect(batches).toEqual([
-      [2, 3],
+      [4, 5],
       [6, 7],
     ]);
     y.dispose();

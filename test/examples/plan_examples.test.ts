@@ -35,4 +35,22 @@ describe('planning examples', () => {
     expect(four!.throughput).toBeGreaterThan(2 * one!.throughput);
     expect(sixteen!.throughput / four!.throughput).toBeGreaterThan(3.5);
   });
+
+  it('plan-gpt3.ts: the 175 B-parameter decoder on 64 IPUs is planned with its progress on stderr, within 2 GiB of host memory', { timeout: 240_000 }, () => {
+    const { status, stdout, stderr } = runProgram('examples/plan-gpt3.ts');
+    expect(status).toBe(0);
+    // 50257 × 12288 token and 2048 × 12288 position embeddings, 96 layers of 12d² + 13d, the final norm's 2d.
+    const d = 12288;
+    const parameters = 50257 * d + 2048 * d + 96 * (12 * d * d + 13 * d) + 2 * d;
+    expect(stdout).toContain(`GPT-3 with 96 layers (${(parameters / 1e9).toFixed(1)} G parameters) pipelined over 64 IPUs`);
+    expect(stdout).toMatch(/^fits: +no$/m);
+    const weights = stdout.match(/^weights: +([\d.]+) GiB over the IPUs \(([\d.]+) GiB of float32 parameters\)$/m)!;
+    expect(weights[1]).toBe(weights[2]);
+    expect(Number(weights[2])).toBeCloseTo((4 * parameters) / 2 ** 30, 1);
+    const rss = Number(stdout.match(/host peak RSS ([\d.]+) GiB$/m)![1]);
+    expect(rss).toBeLessThan(2);
+    const progress = stderr.split('\r');
+    expect(progress.some((line) => /^Planning: \[#+\.+\] 1\/6 trace: \d+ kernels traced/.test(line))).toBe(true);
+    expect(progress.some((line) => /^Planning: \[#{30}\] 6\/6 memory and time/.test(line))).toBe(true);
+  });
 });

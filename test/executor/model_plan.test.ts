@@ -5,6 +5,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { BeginBlock, Options, PipelinedExecution, ShapeOnlyError, half, optim, plan, trainingModel } from 'poptfjs';
+import { PLAN_STEPS } from '../../lib/compile/compile_progress.js';
+import { gptInputs, gptLanguageModel } from '../../examples/models/gpt.js';
+import { describeArrays, hostArraysMadeBy } from '../backend/shape_only/host_arrays.js';
 
 const WIDTHS = [64, 128, 96, 32, 16];
 
@@ -122,5 +125,163 @@ describe('plan()', () => {
     expect(planned.parameters).toBe(layers * 8192 * 8192);
     expect(planned.memory.ipus[0]!.byKind.weights).toBe(layers * 8192 * 8192 * 4);
     expect(planned.fits).toBe(false);
+  });
+
+  it('plans layer norms, dropout and fills of more than a thousand elements as the compile does (the same Fill nodes, the same memory and time)', async () => {
+    const model = () => {
+      const m = tf.sequential({
+        layers: [
+          tf.layers.dense({ units: 256, inputShape: [64], kernelInitializer: tf.initializers.glorotUniform({ seed: 1 }) }),
+          tf.layers.layerNormalization(),
+          tf.layers.dropout({ rate: 0.2 }),
+          tf.layers.dense({ units: 256, activation: 'relu', kernelInitializer: tf.initializers.glorotUniform({ seed: 2 }) }),
+          tf.layers.layerNormalization(),
+          tf.layers.dense({ units: 8, kernelInitializer: tf.initializers.glorotUniform({ seed: 3 }) }),
+        ],
+      });
+      m.layers.forEach((layer, i) => BeginBlock(layer, { ipuId: i < 3 ? 0 : 1 }));
+      return m;
+    };
+    const planned = await plan(model, { options: options(), loss: 'meanSquaredError', optimizer: 'sgd', inputs: [{ shape: [16, 64] }], target: { shape: [16, 8] } });
+    const compiled = model();
+    const executor = trainingModel(compiled, { options: options(), loss: 'meanSquaredError', optimizer: new optim.SGD(compiled, { lr: 0.01 }) });
+    await executor.compile(tf.zeros([128, 64]), tf.zeros([128, 8]));
+    const fills = (graph: { nodes: readonly { kernel: string; attrs: Record<string, unknown> }[] }) =>
+      graph.nodes.filter((n) => n.kernel === 'Fill').map((n) => JSON.stringify(n.attrs));
+    // The layer norms' mean gradients fill [16, 256]: 4096 elements.
+    expect(fills(planned.executable.graph)).toContain(JSON.stringify({ shape: [16, 256], value: 1, dtype: 'float32' }));
+    expect(fills(planned.executable.graph)).toEqual(fills(executor.executable.graph));
+    expect(planned.executable.graph.nodes.map((n) => n.kernel)).toEqual(executor.executable.graph.nodes.map((n) => n.kernel));
+    expect(planned.memory.ipus.map((m) => m.byKind)).toEqual(executor.executable.hardware.memory.ipus.map((m) => m.byKind));
+    expect(planned.timeline.cycles).toBe(executor.executable.hardware.timeline.cycles);
+    executor.destroy();
+  });
+
+  it('simulates a pipeline over many micro-batches from its steady state: the time of the compile that lists them all', async () => {
+    const many = () => {
+      const o = options();
+      o.Training.gradientAccumulation(20000);
+      return o;
+    };
+    const planned = await plan(mlp, { options: many(), loss: 'meanSquaredError', optimizer: 'sgd', inputs: [{ shape: [1, WIDTHS[0]!] }], target: { shape: [1, WIDTHS[4]!] } });
+    const model = mlp();
+    const executor = trainingModel(model, { options: many(), loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.01 }) });
+    await executor.compile(tf.zeros([20000, WIDTHS[0]!]), tf.zeros([20000, WIDTHS[4]!]));
+    const { schedule, hardware } = executor.executable;
+    // 4 stages: 7 pipeline stages, 15 micro-batches listed of 20000.
+    expect(planned.executable.schedule.listedMicroBatches).toBe(15);
+    expect(planned.executable.schedule.microBatches).toBe(20000);
+    expect(planned.executable.schedule.steps).toHaveLength(15 + 7 - 1);
+    expect(schedule.steps).toHaveLength(20000 + 7 - 1);
+    expect(planned.timeline.repeated).toEqual([expect.objectContaining({ times: 20000 - 15, what: 'the steady-state step, for micro-batches 15 to 19999' })]);
+    expect(planned.timeline.duration / hardware.timeline.duration).toBeCloseTo(1, 9);
+    expect(planned.throughput / hardware.timeline.throughput).toBeCloseTo(1, 9);
+    expect(planned.timeline.bubbleFraction).toBeCloseTo(hardware.timeline.bubbleFraction, 9);
+    planned.timeline.ipus.forEach((activity, ipu) => {
+      const compiled = hardware.timeline.ipus[ipu]!;
+      for (const kind of ['compute', 'exchange', 'sync', 'host', 'idle'] as const) expect(activity[kind]).toBeCloseTo(compiled[kind], 9);
+    });
+    expect(planned.memory.ipus.map((m) => m.byKind)).toEqual(hardware.memory.ipus.map((m) => m.byKind));
+    expect(planned.timeline.segments.length).toBeLessThan(hardware.timeline.segments.length / 100);
+    executor.destroy();
+  });
+
+  it('does not grow with gradientAccumulation(1e9) and deviceIterations(1e9): the same memory, a billion times the time of one', async () => {
+    const request = (accumulation: number, iterations: number) => {
+      const o = options().deviceIterations(iterations);
+      o.Training.gradientAccumulation(accumulation);
+      return { options: o, loss: 'meanSquaredError' as const, optimizer: 'sgd' as const, inputs: [{ shape: [1, WIDTHS[0]!] }], target: { shape: [1, WIDTHS[4]!] } };
+    };
+    const rssBefore = process.memoryUsage().rss;
+    const huge = await plan(mlp, request(1e9, 1e9));
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * 2 ** 20);
+    const once = await plan(mlp, request(1e9, 1));
+    const listed = await plan(mlp, request(100, 1));
+    expect(huge.samplesPerCall).toBe(1e18);
+    expect(huge.memory.ipus.map((m) => m.byKind)).toEqual(listed.memory.ipus.map((m) => m.byKind));
+    expect(huge.executable.schedule.steps).toHaveLength(15 + 7 - 1);
+    expect(huge.timeline.segments.length).toBe(once.timeline.segments.length);
+    expect(huge.timeline.repeated?.map((r) => r.times)).toEqual([1e9 - 15, 1e9 - 1]);
+    // Each device iteration repeats the first (its schedule and weight update), and the host transfers grow with the samples of the call.
+    expect(huge.timeline.duration / (1e9 * once.timeline.duration)).toBeCloseTo(1, 6);
+  });
+
+  it('answers huge layers with a plan, not a RangeError: a trillion weights of tfjs layers or tfjs ops, without making their values', async () => {
+    const { result, arrays } = await hostArraysMadeBy(1e6, async () => {
+      const layers = await plan(() => tf.sequential({ layers: [tf.layers.dense({ units: 1e6, inputShape: [1e6] })] }), { inputs: [{ shape: [1, 1e6] }] });
+      const embedding = await plan(() => tf.sequential({ layers: [tf.layers.embedding({ inputDim: 1e9, outputDim: 4096, inputLength: 8 })] }), {
+        inputs: [{ shape: [2, 8], dtype: 'int32' }],
+      });
+      const ops = await plan(
+        () => {
+          const w = tf.variable(tf.randomNormal([1e6, 1e6], 0, 0.02));
+          const v = tf.variable(tf.truncatedNormal([1e6, 1e3]));
+          const b = tf.variable(tf.randomUniform([1e3], -1, 1));
+          return (x: tf.Tensor) => tf.add(tf.matMul(tf.dropout(tf.matMul(x, w), 0.1), v), b);
+        },
+        { loss: 'meanSquaredError', inputs: [{ shape: [4, 1e6] }], target: { shape: [4, 1e3] } },
+      );
+      return { layers, embedding, ops };
+    });
+    expect(arrays, describeArrays(arrays)).toEqual([]);
+    expect(result.layers.parameters).toBe(1e12 + 1e6);
+    expect(result.layers.fits).toBe(false);
+    expect(result.embedding.parameters).toBe(4096e9);
+    expect(result.ops.parameters).toBe(1e12 + 1e9 + 1e3);
+    expect(result.ops.memory.ipus[0]!.byKind.weights).toBeGreaterThanOrEqual(4 * (1e12 + 1e9 + 1e3));
+  });
+
+  it('names tf.fill when a model makes a huge tensor on the host while planning', async () => {
+    await expect(plan(() => (x: tf.Tensor) => tf.add(x, tf.zeros([1e6, 1e6])), { inputs: [{ shape: [1e6, 1e6] }] })).rejects.toThrow(
+      /plan: the model made a tensor too large for the host's memory \(Invalid typed array length: 1000000000000\).*make large constant tensors with tf.fill/,
+    );
+    const zeros = () => {
+      const table = tf.variable(tf.zeros([1e6, 1e5]));
+      return (x: tf.Tensor) => tf.matMul(x, table);
+    };
+    await expect(plan(zeros, { inputs: [{ shape: [2, 1e6] }] })).rejects.toThrow(
+      /plan: build\(\) made a tensor too large for the host's memory \(Invalid typed array length: 100000000000\).*tf.zeros, tf.ones, tf.tensor and tf.buffer make their values on the host; make large constant tensors with tf.fill\(shape, value\)/,
+    );
+    const filled = await plan(
+      () => {
+        const table = tf.variable(tf.fill([1e6, 1e5], 0));
+        return (x: tf.Tensor) => tf.matMul(x, table);
+      },
+      { inputs: [{ shape: [2, 1e6] }] },
+    );
+    expect(filled.parameters).toBe(1e11);
+  });
+
+  it('reports its steps and the kernels it traced, and draws them on stderr when asked', async () => {
+    const reports: Array<[number, number, string | undefined]> = [];
+    const small = { vocabSize: 64, hiddenSize: 16, layers: 12, heads: 2, maxPositions: 8, dropout: 0.1 };
+    const o = new Options().setExecutionStrategy(PipelinedExecution()).showCompilationProgressBar(true);
+    o.Training.gradientAccumulation(8);
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      await plan(() => gptLanguageModel(small, 1), {
+        options: o,
+        training: true,
+        inputs: gptInputs(1, 8),
+        progress: (done, total, detail) => reports.push([done, total, detail]),
+      });
+    } finally {
+      process.stderr.write = write;
+    }
+    const steps = reports.filter(([, , detail]) => detail === undefined);
+    expect(steps).toEqual(PLAN_STEPS.map((_, i) => [i + 1, PLAN_STEPS.length, undefined]));
+    const traced = reports.filter(([, , detail]) => detail !== undefined);
+    expect(traced.length).toBeGreaterThan(0);
+    for (const [done, , detail] of traced) {
+      expect(done).toBe(1);
+      expect(detail).toMatch(/^\d+000 kernels traced$/);
+    }
+    expect(written.join('')).toMatch(/Planning: \[#+\.*\] 1\/6 trace: 2000 kernels traced/);
+    expect(written.join('')).toMatch(/Planning: \[#{30}\] 6\/6 memory and time/);
   });
 });

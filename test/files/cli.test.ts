@@ -52,7 +52,7 @@ describe('npx poptfjs inspect', () => {
     expect(stdout).toMatch(/^inputs +input 0: float32\[1,10\], input 1: float32\[1,10\]$/m);
     expect(stdout).toMatch(/^parameters +2 \(440 B\)$/m);
     expect(stdout).toMatch(/^ +offlineIpuVersion: 2$/m);
-    expect(stdout).toContain('PipelinedExecution: 1 stage(s) on 1 IPU(s) per replica');
+    expect(stdout).toContain('One IPU (no pipeline), 1 IPU(s) reserved');
     expect(stdout).toContain('Memory per IPU');
   });
 
@@ -118,31 +118,32 @@ describe('npx poptfjs plan', () => {
     expect(stdout).toMatch(/^fits on 2 IPU\(s\) per replica; [\d.]+ samples\/s, 24 samples a call in [\d.]+ ms \(simulated\)$/m);
   });
 
-  it('takes options from a config file, plans inference, and exits with 3 when the model does not fit', () => {
+  it('takes options from a config file, plans inference, and exits with 1 when the model does not fit', () => {
     const config = join(dir, 'small.json');
     writeFileSync(config, JSON.stringify({ ipuTarget: { tiles: 2, memoryPerTile: 4096 }, deviceIterations: 2 }));
     const { status, stdout } = cli('plan', savedModel, '--batch', '4', '--inference', '--config', config);
-    expect(status).toBe(3);
+    expect(status).toBe(1);
     expect(stdout).toMatch(/compiled for inference, on 1 IPU\(s\)/);
     expect(stdout).toMatch(/OUT OF MEMORY by/);
     expect(stdout).toMatch(/^does NOT fit on 1 IPU\(s\) per replica; [\d.]+ samples\/s, 8 samples a call/m);
   });
 
-  it('says what is missing or wrong', () => {
-    const cases: Array<[string[], RegExp]> = [
-      [['plan'], /plan: give one saved model/],
-      [['plan', savedModel], /plan: give the micro-batch size: --batch B/],
-      [['plan', savedModel, '--batch', '0'], /--batch takes a positive integer, got '0'/],
-      [['plan', savedModel, '--batch', '4'], /training needs a loss: give --loss/],
-      [['plan', savedModel, '--batch', '4', '--ipu', 'Mk3', '--inference'], /--ipu takes GC200 or Bow, got 'Mk3'/],
-      [['plan', savedModel, '--batch', '4', '--inference', '--ipus', '9'], /the model has 4 layer\(s\), too few to split over 9 IPUs/],
-      [['plan', savedModel, '--batch', '4', '--wings', '2'], /Unknown option '--wings'/],
-      [['plan', join(dir, 'missing'), '--batch', '4', '--inference'], /missing/],
+  it('says what is wrong with the model or the flags it needs', () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['plan', savedModel, '--batch', '4'], 2, /plan: training needs a loss: give --loss \(meanSquaredError, .*, or mse, mae, mape, msle, kld, cosine\) or plan --inference/],
+      [['plan', savedModel, '--batch', '4', '--inference', '--ipus', '9'], 1, /the model has 4 layer\(s\), too few to split over 9 IPUs/],
+      [['plan', join(dir, 'missing'), '--batch', '4', '--inference'], 1, /missing/],
     ];
-    for (const [args, message] of cases) {
+    for (const [args, code, message] of cases) {
       const { status, stderr } = cli(...args);
-      expect(status).not.toBe(0);
+      expect(status).toBe(code);
       expect(stderr).toMatch(message);
     }
+  });
+
+  it('takes a loss by its short name, in any case', () => {
+    const { status, stdout } = cli('plan', savedModel, '--batch', '4', '--loss', 'MSE');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^Model '\S+' compiled for training, on 1 IPU\(s\)$/m);
   });
 });

@@ -5,7 +5,7 @@
  * tiles from compute and let transfers overlap it.
  */
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BeginBlock, GC200, Options, PipelinedExecution, TensorLocationSettings, optim, trainingModel, type HardwareAnalysis } from 'poptfjs';
 
 const WIDTHS = [256, 512, 512, 256];
@@ -93,8 +93,27 @@ describe('tensor locations', () => {
     await expect(compile((o) => o.TensorLocations.setActivationLocation(new TensorLocationSettings().useReplicatedTensorSharding(true)))).rejects.toThrow(
       /replicated tensor sharding applies to weights and optimizer state, not to activations/,
     );
-    await expect(compile((o) => o.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(false).useIOTilesToLoad(true)))).rejects.toThrow(
-      /useIOTilesToLoad needs I\/O tiles; reserve them with Options.TensorLocations.numIOTiles\(n\)/,
-    );
+  });
+
+  it('without I/O tiles, loads and stores them through the compute tiles with a warning, as PopART does when numIOTiles is 0 (test_tensor_location)', async () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    const offChip = (o: Options) => o.TensorLocations.setWeightLocation(new TensorLocationSettings().useOnChipStorage(false));
+    const compute = await compile(offChip);
+    const ioFlags = await compile((o) => {
+      o.TensorLocations.setWeightLocation(new TensorLocationSettings().useOnChipStorage(false).useIOTilesToLoad(true).useIOTilesToStore(true));
+      // PopTorch's test_tensor_location: I/O tile flags with sharding off and on, none of them with numIOTiles.
+      o.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useIOTilesToLoad(false).useReplicatedTensorSharding(true).minElementsForReplicatedTensorSharding(4));
+    });
+    vi.restoreAllMocks();
+    expect(ioFlags.memory.ipus[0]!.capacity).toBe(GC200.tiles * GC200.memoryPerTile);
+    expect(ioFlags.timeline.duration).toBe(compute.timeline.duration);
+    expect(streamingTime(ioFlags, 'load')).toBe(streamingTime(compute, 'load'));
+    expect(lines.filter((l) => l.includes(' W: '))).toEqual([
+      expect.stringContaining(
+        'W: Options.TensorLocations.setWeightLocation: useIOTilesToLoad without I/O tiles: the weights go through the compute tiles, as PopART does when numIOTiles is 0',
+      ),
+      expect.stringContaining('W: Options.TensorLocations.setWeightLocation: useIOTilesToStore without I/O tiles'),
+    ]);
   });
 });

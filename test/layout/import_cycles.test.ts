@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCycles, moduleGraph, readImportGraph } from '../../scripts/import_graph.js';
 
-/** The folders of the data path, lowest first (README "Layout"): each imports only from those before it. */
+/** The folders of the data path, lowest first (docs/architecture.md): each imports only from those before it. */
 const DATA_PATH = [
   'lib/common',
   'lib/option_vocabulary',
@@ -15,10 +15,14 @@ const DATA_PATH = [
   'lib/options',
   'optim',
   'lib/proto',
+  'lib/executable',
+  'lib/host_memory',
   'lib/runtime',
   'lib/files',
   'lib/report',
   'lib/distributed',
+  'lib/compile',
+  'lib/engine',
   'lib/executor',
   'ops',
   'lib/onnx',
@@ -53,6 +57,24 @@ describe('the import graph of lib, optim, ops and bin', () => {
       imported.filter((target) => DATA_PATH.indexOf(target) > DATA_PATH.indexOf(module)).map((target) => `${module} -> ${target}`),
     );
     expect(upward).toEqual([]);
+  });
+});
+
+/** The front-ends (PopTorch's executors, PopART's session), which run their models through the engine layer only. */
+const FRONT_ENDS = ['lib/executor', 'lib/session'];
+
+describe('the engine layer', () => {
+  const modules = moduleGraph(readImportGraph(ROOT));
+
+  it('is what the front-ends compile and run through: they import lib/compile and lib/engine, never lib/runtime', () => {
+    for (const front of FRONT_ENDS) {
+      expect(modules.get(front), front).toEqual(expect.arrayContaining(['lib/compile', 'lib/engine']));
+      expect(modules.get(front), front).not.toContain('lib/runtime');
+    }
+  });
+
+  it('keeps the two front-ends apart: lib/session imports nothing of lib/executor', () => {
+    expect(modules.get('lib/session')).not.toContain('lib/executor');
   });
 });
 

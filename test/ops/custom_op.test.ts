@@ -218,6 +218,22 @@ describe('ops.customOp', () => {
     );
   });
 
+  it("refuses float attributes outside float32's range with PopTorch's message, and takes those inside it", async () => {
+    // PopTorch's tests/custom_ops_attributes_test.py: test_float_attribute_too_low/_too_high and the list variants.
+    const x = tf.tensor1d([3, 4, 5]);
+    const call = (attributes: ops.CustomOpAttributes) => () => ops.customOp([x], 'LeakyRelu', 'com.acme', 1, [x], attributes);
+    expect(call({ alpha: -Number.MAX_VALUE })).toThrow(/^customOp: -1\.79769e\+308 is too low for a float attribute \(a float32: at least -3\.4028234663852886e\+38\)$/);
+    expect(call({ alpha: Number.MAX_VALUE })).toThrow(/^customOp: 1\.79769e\+308 is too high for a float attribute/);
+    expect(call({ vec: [1, 2, -Number.MAX_VALUE] })).toThrow(/^customOp: -1\.79769e\+308 is too low for a float attribute/);
+    expect(call({ vec: [Number.MAX_VALUE, 2, 3] })).toThrow(/^customOp: 1\.79769e\+308 is too high for a float attribute/);
+    expect(call({ alpha: 3.5e38 })).toThrow(/^customOp: 3\.5e\+38 is too high for a float attribute/);
+    expect(call({ alpha: -Infinity })).toThrow(/^customOp: -inf is too low for a float attribute/);
+    // The largest float32, and a large safe integer (an int64 attribute), are taken.
+    const executor = inferenceModel((t: tf.Tensor) => ops.customOp([t], 'LeakyRelu', 'com.acme', 1, [t], { alpha: 3.4028234663852886e38, count: 2 ** 53 - 1 })[0]!);
+    expectClose((await executor.run(tf.tensor1d([-1, 2]))) as tf.Tensor, tf.tensor1d([-3.4028234663852886e38, 2]), 1e-6, 0);
+    executor.destroy();
+  });
+
   it('costs an element-wise pass over its outputs; its outputs take memory; it plans with shapes only', async () => {
     const executor = inferenceModel((a: tf.Tensor, b: tf.Tensor) => cube(a, b), { options: new Options().ipuTarget({ tiles: 4 }) });
     await executor.compile(tf.zeros([8, 16]), tf.zeros([16]));

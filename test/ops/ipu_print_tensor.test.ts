@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Block, Options, ShardedExecution, Stage, inferenceModel, load, ops, optim, plan, setLogLevel, trainingModel, withShapeOnlyBackend } from 'poptfjs';
+import { Block, Options, ShardedExecution, Stage, inferenceModel, load, ops, optim, plan, setPopartLogLevel, trainingModel, withShapeOnlyBackend } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { isViewNode } from '../../lib/ir/value_views.js';
 import { configureLoggingFromEnv } from '../../lib/common/log.js';
@@ -138,9 +138,9 @@ describe('ops.ipuPrintTensor', () => {
     const fn = (x: tf.Tensor) => ops.ipuPrintTensor(tf.add(x, 0), 'v', { digits: 2 });
     const executor = inferenceModel(fn);
     const x = tf.tensor1d([1.5]);
-    setLogLevel('ERR');
+    setPopartLogLevel('ERR');
     expect(await printed(() => executor.run(x))).toEqual(['v: (1.5)']);
-    setLogLevel('OFF');
+    setPopartLogLevel('OFF');
     expect(await printed(() => executor.run(x))).toEqual([]);
   });
 

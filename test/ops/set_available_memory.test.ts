@@ -3,11 +3,20 @@
  * convolution may take, as its planner sees it.
  */
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose, smallIpuTarget } from '../helpers.js';
+
+/** Collects the log lines written from now on. */
+function collectLog(): string[] {
+  const lines: string[] = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+  return lines;
+}
+
+afterEach(() => vi.restoreAllMocks());
 
 // One tile of 1 MiB: Poplar's default proportion, 0.6, leaves 629,146 bytes for temporaries.
 const SMALL_TILE = { tiles: 1, memoryPerTile: 2 ** 20 };
@@ -82,7 +91,7 @@ describe('ops.setAvailableMemory', () => {
     expect(limited.some((p, i) => p.backwardOfFirst && p.bytes < plain[i]!.bytes)).toBe(true);
   });
 
-  it('refuses a proportion outside (0, 1] and a tensor no product or convolution made', async () => {
+  it('refuses a proportion outside (0, 1]', () => {
     const x = tf.zeros([2, 2]);
     for (const bad of [0, -0.5, 1.5, Number.NaN]) {
       expect(() => ops.setAvailableMemory(x, bad)).toThrow(
@@ -90,12 +99,67 @@ describe('ops.setAvailableMemory', () => {
       );
     }
     expect(() => ops.setAvailableMemory(x, '0.5' as never)).toThrow('setAvailableMemory: the proportion must be a number in (0, 1]');
-    const relu = inferenceModel((a: tf.Tensor, b: tf.Tensor) => ops.setAvailableMemory(tf.relu(tf.matMul(a, b)), 0.3));
-    await expect(relu.compile(x, x)).rejects.toThrow(
-      'setAvailableMemory: x must be the output of a matrix product or convolution, whose planner takes the proportion; got the output of Relu',
-    );
+  });
+
+  it('is the identity, with a warning, on a tensor no product, convolution, gather or scatter made (test_return_and_use_nested_input)', async () => {
+    // PopTorch's tests/inputs_test.py: set_available_memory on a constant, returned and used.
+    const lines = collectLog();
+    const executor = inferenceModel((input: tf.Tensor) => {
+      const c = ops.setAvailableMemory(tf.tensor1d([1]), 0.1);
+      return [c, [c, tf.add(input, c)]];
+    });
+    expect(await executor.run(tf.tensor1d([0]))).toEqual([expect.anything(), [expect.anything(), expect.anything()]]);
+    const [c, [c2, sum]] = (await executor.run(tf.tensor1d([1]))) as unknown as [tf.Tensor, [tf.Tensor, tf.Tensor]];
+    expect([c.dataSync()[0], c2.dataSync()[0], sum.dataSync()[0]]).toEqual([1, 1, 2]);
+    const elementwise = inferenceModel((a: tf.Tensor) => ops.setAvailableMemory(tf.exp(a), 0.3));
+    await elementwise.compile(tf.zeros([2]));
     const input = inferenceModel((a: tf.Tensor) => ops.setAvailableMemory(a, 0.3));
-    await expect(input.compile(x)).rejects.toThrow('got a tensor no kernel of the model made');
+    await input.compile(tf.zeros([2]));
+    vi.restoreAllMocks();
+    const warnings = lines.filter((l) => l.includes(' W: setAvailableMemory'));
+    expect(warnings).toHaveLength(3);
+    expect(warnings[1]).toContain(
+      'setAvailableMemory: x is the output of Exp, which follows no matrix product, convolution, gather or scatter: the proportion 0.3 changes nothing (as in PopTorch, the call is the identity)',
+    );
+    expect(warnings[2]).toContain('setAvailableMemory: x is a tensor no kernel of the model made');
+    expect(elementwise.executable.graph.nodes.every((n) => n.annotations.availableMemoryProportion === undefined)).toBe(true);
+  });
+
+  it('applies through the reshape, bias and activation a dense layer puts after its product on a 4-D input (test_available_memory_linear)', async () => {
+    // PopTorch's tests/ops_test.py: a convolution, then a linear layer on its 4-D output; the proportion goes to the matmul, not the add.
+    for (const activation of ['linear', 'relu'] as const) {
+      const model = tf.sequential({
+        layers: [tf.layers.conv2d({ filters: 3, kernelSize: 3, inputShape: [5, 5, 3] }), tf.layers.dense({ units: 3, activation })],
+      });
+      const executor = inferenceModel((x: tf.Tensor) => ops.setAvailableMemory(model.apply(x) as tf.Tensor, 0.3));
+      const x = tf.randomUniform([2, 5, 5, 3], 0, 1, 'float32', 3);
+      expectClose((await executor.run(x)) as tf.Tensor, model.predict(x) as tf.Tensor, 1e-5, 1e-6);
+      const nodes = executor.executable.graph.nodes;
+      expect(nodes.filter((n) => n.annotations.availableMemoryProportion !== undefined).map((n) => [n.kernel, n.annotations.availableMemoryProportion])).toEqual([
+        [nodes.find((n) => /MatMul/.test(n.kernel))!.kernel, 0.3],
+      ]);
+      executor.destroy();
+    }
+    // The first product found behind a relu (PopTorch looks at the ops just before the one that made x).
+    const relu = await compiled((a, b) => ops.setAvailableMemory(tf.relu(tf.matMul(a, b)), 0.1));
+    expect(relu.executable.graph.nodes.find((n) => n.kernel === 'BatchMatMul')!.annotations.availableMemoryProportion).toBe(0.1);
+  });
+
+  it('is kept on an embedding lookup, with a warning that the simulated IPU gives it no temporaries (test_available_memory_scatter_add)', async () => {
+    const lines = collectLog();
+    const model = tf.sequential({ layers: [tf.layers.embedding({ inputDim: 10, outputDim: 4, inputLength: 3 })] });
+    const executor = inferenceModel((ids: tf.Tensor) => ops.setAvailableMemory(model.apply(ids) as tf.Tensor, 0.9));
+    const ids = tf.tensor2d([[1, 2, 9]], [1, 3], 'int32');
+    expectClose((await executor.run(ids)) as tf.Tensor, model.predict(ids) as tf.Tensor);
+    vi.restoreAllMocks();
+    const gather = executor.executable.graph.nodes.find((n) => n.kernel === 'GatherV2')!;
+    expect(gather.annotations.availableMemoryProportion).toBe(0.9);
+    expect(executor.irText()).toMatch(/GatherV2\(.*# .*availableMemoryProportion 0\.9/);
+    expect(lines.filter((l) => l.includes(' W: setAvailableMemory'))).toEqual([
+      expect.stringContaining(
+        'setAvailableMemory: the proportion 0.9 is kept on the GatherV2 that made x, but the simulated IPU gives gathers and scatters no temporary memory, so it changes no figure',
+      ),
+    ]);
   });
 
   it("sets a convolution layer's proportion", async () => {

@@ -10,7 +10,7 @@ import { optim, trainingModel } from 'poptfjs';
 import { emptyOptimizerState } from '../../optim/optimizer_state.js';
 import { ScalarConstants } from '../../optim/scalar_constants.js';
 import { Float16Rounding } from '../../lib/precision/float16_rounding.js';
-import { RandomSource } from '../../lib/runtime/random_source.js';
+import { RandomSource } from '../../lib/executable/random_source.js';
 import { liveTensors, variableOf } from '../helpers.js';
 
 describe('ScalarConstants', () => {

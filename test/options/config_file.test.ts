@@ -109,6 +109,20 @@ describe('loadFromFile, PopTorch format', () => {
     expect(s.broadcastBuffers).toBe(true);
   });
 
+  it("takes PyTorch's dtypes where PopTorch's options take them: Precision.setPartialsType(torch.half)", () => {
+    for (const [dtype, partials] of [
+      ['torch.half', 'half'],
+      ['torch.float16', 'half'],
+      ['torch.float', 'float'],
+      ['torch.float32', 'float'],
+      ['PartialsType.Half', 'half'],
+    ] as const) {
+      expect(fresh().loadFromFile(configFile(`Precision.setPartialsType(${dtype})\n`)).settings.precision.partialsType).toBe(partials);
+    }
+    const error = configError(() => fresh().loadFromFile(configFile('Precision.setPartialsType(torch.int32)\n')));
+    expect(error.message).toMatch(/torch has no member int32; its members are half, float16, float, float32/);
+  });
+
   it('accepts an empty file and a file of comments', () => {
     const opts = fresh();
     const before = opts.toJSON();

@@ -39,11 +39,11 @@ describe("PopTorch's environment variables", () => {
     expect(() => new Options()).toThrow(/POPTORCH_IPU_MODEL.*"0", "1"/);
   });
 
-  it('POPTORCH_LOG_LEVEL sets the log level, and POPTORCH_WAIT_FOR_IPU the wait for busy IPUs', () => {
+  it("POPTORCH_LOG_LEVEL sets the level of PopTorch's modules, and POPTORCH_WAIT_FOR_IPU the wait for busy IPUs", () => {
     configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG' });
-    expect(getLogger('session').getLevel()).toBe('DEBUG');
+    expect(getLogger('poptfjs').getLevel()).toBe('DEBUG');
     configureLoggingFromEnv({ POPTORCH_LOG_LEVEL: 'DEBUG', POPTFJS_LOG_LEVEL: 'ERR' });
-    expect(getLogger('session').getLevel()).toBe('ERR');
+    expect(getLogger('poptfjs').getLevel()).toBe('ERR');
     expect(waitForIpus()).toBe(false);
     process.env.POPTORCH_WAIT_FOR_IPU = '1';
     expect(waitForIpus()).toBe(true);
@@ -60,9 +60,10 @@ describe('engine options from the environment', () => {
     expect(settings.allowOutOfMemory).toBe(true);
     expect(settings.randomSeed).toBe(42);
     expect(settings.precision.stochasticRounding).toBe(true);
-    // An option of the program's own wins over the environment's report directory.
+    // The environment's report directory wins over the program's own, as Poplar applies POPLAR_ENGINE_OPTIONS over a program's options.
     const own = new Options({ fromEnvironment: false }).enableProfiling('./mine');
-    expect(withEngineOptions(own.settings, env).profileDir).toBe('./mine');
+    expect(withEngineOptions(own.settings, env).profileDir).toBe('./r');
+    expect(withEngineOptions(own.settings, {}).profileDir).toBe('./mine');
   });
 
   it('refuses an option Poplar does not have, a bad value or text that is not a JSON object, naming the variable', () => {
@@ -83,7 +84,7 @@ describe('engine options from the environment', () => {
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3], name: 'reported' })] });
     const executor = inferenceModel(model);
     await executor.compile(tf.ones([1, 3]));
-    expect(readdirSync(dir).sort()).toEqual([`${model.name}-inference.html`, `${model.name}-inference.json`]);
+    expect(readdirSync(dir).sort()).toEqual([`${model.name}-inference.html`, `${model.name}-inference.json`, `${model.name}-inference.trace.json`]);
     expect(existsSync(join(dir, `${model.name}-inference.json`))).toBe(true);
     expect(executor.getSummaryReport()).not.toContain('Execution profiling not enabled');
     executor.destroy();

@@ -12,7 +12,7 @@ describe('modelName', () => {
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3] })] });
     const executor = inferenceModel(model, { options: new Options().modelName('my_classifier').enableProfiling(dir) });
     await executor.compile(tf.ones([1, 3]));
-    expect(readdirSync(join(dir, 'my_classifier')).sort()).toEqual(['my_classifier-inference.html', 'my_classifier-inference.json']);
+    expect(readdirSync(join(dir, 'my_classifier')).sort()).toEqual(['my_classifier-inference.html', 'my_classifier-inference.json', 'my_classifier-inference.trace.json']);
     expect(executor.executable.modelName).toBe('my_classifier');
     executor.destroy();
     model.dispose();

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FLOAT16_MAX, isFloat16Value, roundFloat16Array, roundToFloat16 } from 'poptfjs';
-import { RandomSource } from '../../lib/runtime/random_source.js';
+import { RandomSource } from '../../lib/executable/random_source.js';
 
 /** The value of positive float16 bits 0..0x7bff, decoded from the IEEE layout. */
 function decodeFloat16(bits: number): number {

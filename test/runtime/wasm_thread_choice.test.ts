@@ -9,7 +9,7 @@ import { MAX_WASM_THREADS } from '../../lib/backend/wasm_threads.js';
 import { nodeCost, nodeFlops } from '../../lib/ir/node_cost.js';
 import { applyPatterns, Patterns } from '../../lib/ir/patterns/patterns.js';
 import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
-import { RandomSource } from '../../lib/runtime/random_source.js';
+import { RandomSource } from '../../lib/executable/random_source.js';
 import { POOL_KERNEL_BYTES, POOL_KERNEL_FLOPS, poolFindsCores, worthThePool } from '../../lib/runtime/wasm_thread_choice.js';
 import { traceInference, traceTraining } from '../../lib/trace/trace_model.js';
 import { smallCnn } from '../helpers.js';

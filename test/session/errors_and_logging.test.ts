@@ -33,7 +33,7 @@ describe("PopART's error hierarchy", () => {
 });
 
 describe('logging', () => {
-  it('honours POPART_LOG_LEVEL as an alias of POPTFJS_LOG_LEVEL, which wins when both are set', () => {
+  it("honours POPART_LOG_LEVEL for PopART's modules; POPTFJS_LOG_LEVEL wins when both are set", () => {
     configureLoggingFromEnv({ POPART_LOG_LEVEL: 'DEBUG' });
     expect(popart.getLogger('session').getLevel()).toBe('DEBUG');
     configureLoggingFromEnv({ POPART_LOG_LEVEL: 'DEBUG', POPTFJS_LOG_LEVEL: 'ERR' });

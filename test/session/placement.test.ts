@@ -56,7 +56,7 @@ async function train(placement: Placement, configure: (options: popart.SessionOp
 describe('placement from the virtual graph mode and the node attributes', () => {
   it('shards, pipelines, splits automatically and phases the graph as the options say, with the numbers of one IPU', async () => {
     const reference = await train('none', () => {});
-    expect(reference.report).toMatch(/PipelinedExecution: 1 stage\(s\) on 1 IPU\(s\)/);
+    expect(reference.report).toMatch(/One IPU \(no pipeline\), 1 IPU\(s\) reserved/);
     const runs = [
       await train('ipus', (o) => (o.virtualGraphMode = 'Manual')),
       await train('stages', (o) => {

@@ -12,6 +12,7 @@ import {
   ShardedExecution,
   Stage,
   inferenceModel,
+  ops,
   removeBlocks,
   trainingModel,
 } from 'poptfjs';
@@ -228,6 +229,37 @@ describe('block rules', () => {
     await expect(inferenceModel(blockModel([0, 1, 2, 3]), { options: opts(uneven) }).run(tf.ones([4, 4]))).rejects.toThrow(
       'SerialPhasedExecution: phase 1 has 1 stage(s) but phase 0 has 2; every phase needs one stage per IPU of its group',
     );
+  });
+
+  it("runs a serial phase whose Stage has no IPU on its block's, as PopTorch does (test_if_on_multiple_ipus)", async () => {
+    // PopTorch's tests/if_test.py: two conds in Block('0', ipu 0) and Block('1', ipu 1), SerialPhasedExecution(Stage('0'), Stage('1')).
+    const thenBody = (x: tf.Tensor, y: tf.Tensor) => [tf.add(x, y), y];
+    const elseBody = (x: tf.Tensor, y: tf.Tensor) => [x, tf.mul(x, y)];
+    const model = (condition: tf.Tensor, x: tf.Tensor, y: tf.Tensor) => {
+      const [x1, y1] = Block.run({ userId: '0', ipuId: 0 }, () => ops.cond(condition, thenBody, [x, y], elseBody, [x, y]));
+      return Block.run({ userId: '1', ipuId: 1 }, () => ops.cond(tf.logicalNot(condition), thenBody, [x1!, y1!], elseBody, [x1!, y1!]));
+    };
+    const executor = inferenceModel(model, { options: new Options().setExecutionStrategy(SerialPhasedExecution(Stage('0'), Stage('1'))) });
+    const x = tf.tensor1d([1, 2]);
+    const y = tf.tensor1d([3, 4]);
+    const [xt, yt] = (await executor.run(tf.tensor1d([true], 'bool'), x, y)) as tf.Tensor[];
+    // then (x + y, y), then else (x + y, (x + y) · y).
+    expect([Array.from(xt!.dataSync()), Array.from(yt!.dataSync())]).toEqual([
+      [4, 6],
+      [12, 24],
+    ]);
+    const [xf, yf] = (await executor.run(tf.tensor1d([false], 'bool'), x, y)) as tf.Tensor[];
+    // else (x, x · y), then then (x + x · y, x · y).
+    expect([Array.from(xf!.dataSync()), Array.from(yf!.dataSync())]).toEqual([
+      [4, 10],
+      [3, 8],
+    ]);
+    const { placement } = executor.executable;
+    expect(placement.stages.map((s) => [s.phase, s.ipu, s.blocks])).toEqual([
+      [0, 0, ['0']],
+      [1, 1, ['1']],
+    ]);
+    executor.destroy();
   });
 
   it('ShardedExecution accepts the same annotations as pipelining', async () => {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { CommGroupType, Options, OutputMode, VariableRetrievalMode, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
-import { replicaGroups } from '../../lib/runtime/replica_grouping.js';
+import { replicaGroups } from '../../lib/executable/replica_grouping.js';
 import { expectClose } from '../helpers.js';
 import { runProgram } from '../run_program.js';
 

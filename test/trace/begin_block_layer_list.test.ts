@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { BeginBlock, Options, inferenceModel, optim, trainingModel } from 'poptfjs';
-import type { Executable } from '../../lib/runtime/executable.js';
+import type { Executable } from '../../lib/executable/executable.js';
 
 /**
  * Two branches, `branch_a` (one convolution) and `branch_b1` → `branch_b2`,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TraceError, irText, isRunningOnIpu, ops } from 'poptfjs';
 import { traceInference, traceTraining } from '../../lib/trace/trace_model.js';
 import { GraphInterpreter } from '../../lib/runtime/graph_interpreter.js';
-import { RandomSource } from '../../lib/runtime/random_source.js';
+import { RandomSource } from '../../lib/executable/random_source.js';
 import { expectClose, liveTensors, variableOf } from '../helpers.js';
 
 function mlp(): tf.Sequential {

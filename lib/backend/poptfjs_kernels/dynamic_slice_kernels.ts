@@ -16,6 +16,7 @@ import { PoptfjsError } from '../../common/errors.js';
 import { KernelCallScope } from '../wasm_kernels/kernel_call_scope.js';
 import { registerForBackends } from './backend_kernel.js';
 import { POPTFJS_KERNELS } from './kernel_names.js';
+import { isTracingModel } from '../model_trace_state.js';
 
 /** The attributes of `poptfjs.DynamicSlice`. */
 export interface DynamicSliceAttrs {
@@ -35,11 +36,16 @@ export interface DynamicUpdateAttrs {
   readonly size: number;
 }
 
-/** The offset a kernel reads from its `start` tensor, checked against the dimension. */
+/**
+ * The offset a kernel reads from its `start` tensor, checked against the
+ * dimension. While a model is traced the offset is an example, which may be
+ * out of bounds (as PopTorch compiles with any): it is clamped into them.
+ */
 function checkedStart(op: string, backend: tf.KernelBackend, start: tf.TensorInfo, x: tf.TensorInfo, dim: number, size: number): number {
   const value = (backend.readSync(start.dataId) as Int32Array)[0]!;
   const length = x.shape[dim]!;
   if (!(value >= 0 && value + size <= length)) {
+    if (isTracingModel()) return Math.min(Math.max(value, 0), length - size);
     throw new PoptfjsError(`${op}: start ${value} is out of bounds: a slice of ${size} along dimension ${dim} (of size ${length}) must start at 0 to ${length - size}`, {
       type: 'runtime',
       location: op,

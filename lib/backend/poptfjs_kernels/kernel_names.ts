@@ -9,6 +9,8 @@ export const POPTFJS_KERNELS = {
   ipuPrintTensor: 'poptfjs.IpuPrintTensor',
   /** `ops.nop`: hands its input on as a copy that no pattern removes. */
   nop: 'poptfjs.Nop',
+  /** `half(x)` of a value a model computes: `x` as float16 (its output is a float16 value, which the device rounds). */
+  float16Cast: 'poptfjs.Float16Cast',
   /** `ops.customOp`: runs the forward kernel of the registered custom op its attributes name (`name`, `domain`) on its list of inputs. */
   customOp: 'poptfjs.CustomOp',
   /** The backward node of `ops.customOp`: runs the op's gradient kernel on the output gradients, the inputs and the outputs (one list). */

@@ -7,14 +7,14 @@
  * host are kept only for small tensors (at most
  * {@link SHAPE_ONLY_MAX_KEPT_ELEMENTS} elements: scalars, shapes, indices),
  * so a kernel whose output shape depends on such values can still be planned
- * and the host can read them back. Larger written values (weight
- * initialisers, random draws) are dropped at once, so building a model larger
- * than the host's memory keeps the host's memory small; what is kept of them
- * is the one value of a fill (tfjs's gradient functions write tensors of
- * ones), which reads back whole, and the first few values of others, by
- * which a random draw is recognised. Kernel outputs never have values:
- * reading one throws a {@link ShapeOnlyError} that names the kernel that
- * made it.
+ * and the host can read them back. Larger written values are dropped at once,
+ * so building a model larger than the host's memory keeps the host's memory
+ * small; what is kept of them is the one value of a fill, which reads back
+ * whole. Random draws and the initial values of layers' weights are never
+ * computed while planning (see `value_free_creation`): they are described
+ * here by shape and dtype with where they came from, as kernel outputs are.
+ * Reading a tensor without values throws a {@link ShapeOnlyError} that names
+ * what made it.
  */
 import * as tf from '@tensorflow/tfjs';
 import { engine } from '../tfjs_internals.js';
@@ -28,9 +28,6 @@ import { SHAPE_ONLY_REMEDY, ShapeOnlyError } from './rules/shape_only_error.js';
  */
 export const SHAPE_ONLY_MAX_KEPT_ELEMENTS = 1024;
 
-/** How many of the first values of a larger written tensor the backend keeps (random draws are recognised by them). */
-export const SHAPE_ONLY_PREFIX_ELEMENTS = 64;
-
 /** The one value a numeric array repeats (a fill), or undefined. */
 export function repeatedValue(values: tf.BackendValues): number | undefined {
   if (!ArrayBuffer.isView(values) || values.length === 0) return undefined;
@@ -40,8 +37,14 @@ export function repeatedValue(values: tf.BackendValues): number | undefined {
   return first;
 }
 
+/**
+ * Where a tensor made without values came from: a random draw of a tfjs op
+ * (`op`, e.g. `tf.randomNormal`), or the initial value of a layer's weight.
+ */
+export type ValueFreeOrigin = { readonly kind: 'drawn'; readonly op: string } | { readonly kind: 'initial'; readonly weight: string; readonly layer: string };
+
 /** Where a tensor of the shape-only backend came from. */
-type TensorOrigin = { readonly kind: 'kernel'; readonly kernelName: string } | { readonly kind: 'written' } | { readonly kind: 'moved' };
+type TensorOrigin = { readonly kind: 'kernel'; readonly kernelName: string } | { readonly kind: 'written' } | { readonly kind: 'moved' } | ValueFreeOrigin;
 
 /** What the shape-only backend holds for one data id. */
 interface TensorRecord {
@@ -53,8 +56,6 @@ interface TensorRecord {
   readonly values: tf.BackendValues | undefined;
   /** A larger written numeric tensor that holds one value repeated (a fill): that value. */
   readonly fill?: number;
-  /** The first {@link SHAPE_ONLY_PREFIX_ELEMENTS} values of a larger written numeric tensor (a random draw is recognised by them). */
-  readonly prefix?: tf.TypedArray;
   readonly origin: TensorOrigin;
   refCount: number;
 }
@@ -104,10 +105,12 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
 
   /** A new kernel output of the given shape and dtype, made by `kernelName`, without values. */
   makeOutput(spec: OutputSpec, kernelName: string): tf.TensorInfo {
-    const dataId = {};
-    const shape = [...spec.shape];
-    this.add(dataId, { shape, dtype: spec.dtype, bytes: byteSize(shape, spec.dtype, undefined), values: undefined, origin: { kind: 'kernel', kernelName }, refCount: 1 });
-    return { dataId, shape, dtype: spec.dtype };
+    return this.makeWithoutValues(spec, { kind: 'kernel', kernelName });
+  }
+
+  /** A new tensor of the given shape and dtype that tfjs would have computed on the host (a random draw, a weight's initial value), without values. */
+  makeValueFree(spec: OutputSpec, origin: ValueFreeOrigin): tf.TensorInfo {
+    return this.makeWithoutValues(spec, origin);
   }
 
   /**
@@ -216,17 +219,22 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
     this.bytesOnHost = 0;
   }
 
+  private makeWithoutValues(spec: OutputSpec, origin: TensorOrigin): tf.TensorInfo {
+    const dataId = {};
+    const shape = [...spec.shape];
+    this.add(dataId, { shape, dtype: spec.dtype, bytes: byteSize(shape, spec.dtype, undefined), values: undefined, origin, refCount: 1 });
+    return { dataId, shape, dtype: spec.dtype };
+  }
+
   private store(dataId: tf.DataId, values: tf.BackendValues, shape: number[], dtype: tf.DataType, origin: TensorOrigin, refCount: number): void {
     const small = elementCount(shape) <= SHAPE_ONLY_MAX_KEPT_ELEMENTS;
-    const large = !small && ArrayBuffer.isView(values) ? (values as tf.TypedArray) : undefined;
-    const fill = large ? repeatedValue(large) : undefined;
+    const fill = !small && ArrayBuffer.isView(values) ? repeatedValue(values as tf.TypedArray) : undefined;
     this.add(dataId, {
       shape: [...shape],
       dtype,
       bytes: byteSize(shape, dtype, values),
       values: small ? values : undefined,
       ...(fill !== undefined ? { fill } : {}),
-      ...(large && fill === undefined ? { prefix: large.slice(0, SHAPE_ONLY_PREFIX_ELEMENTS) } : {}),
       origin,
       refCount,
     });
@@ -235,11 +243,6 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   /** The one value of a larger tensor written from the host that repeats it (a fill), if it was one. */
   writtenFill(dataId: tf.DataId): number | undefined {
     return this.records.get(dataId)?.fill;
-  }
-
-  /** The first values of a larger tensor written from the host, if it was one (see {@link SHAPE_ONLY_PREFIX_ELEMENTS}). */
-  writtenPrefix(dataId: tf.DataId): tf.TypedArray | undefined {
-    return this.records.get(dataId)?.prefix;
   }
 
   private add(dataId: tf.DataId, record: TensorRecord): void {
@@ -265,6 +268,18 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
           `poptfjs is planning with shapes only, and the model read the values of ${tensor} ${record.origin.kind} from the host: ` +
             `the shape-only backend keeps the values of tensors of at most ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} elements and this one has ${elements}; ${SHAPE_ONLY_REMEDY}`,
           record.origin.kind,
+        );
+      case 'drawn':
+        return new ShapeOnlyError(
+          `poptfjs is planning with shapes only, and the model read the values of ${tensor} drawn by ${record.origin.op}: ` +
+            `random draws are not computed while planning; ${SHAPE_ONLY_REMEDY}`,
+          record.origin.op,
+        );
+      case 'initial':
+        return new ShapeOnlyError(
+          `poptfjs is planning with shapes only, and the model read the initial values of weight '${record.origin.weight}' of layer '${record.origin.layer}' (${tensor}): ` +
+            `initial values of weights are not computed while planning; ${SHAPE_ONLY_REMEDY}`,
+          record.origin.layer,
         );
     }
   }

@@ -380,10 +380,38 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "options": {
                 "proto3_optional": true
               }
+            },
+            "attributes": {
+              "rule": "repeated",
+              "type": "OpAttributeEntry",
+              "id": 12
+            }
+          }
+        },
+        "OpAttributeEntry": {
+          "fields": {
+            "attribute": {
+              "type": "string",
+              "id": 1
+            },
+            "key": {
+              "type": "string",
+              "id": 2
+            },
+            "value": {
+              "type": "string",
+              "id": 3
             }
           }
         },
         "MultiConvMember": {
+          "oneofs": {
+            "_cycle_back_off": {
+              "oneof": [
+                "cycle_back_off"
+              ]
+            }
+          },
           "fields": {
             "group": {
               "type": "uint32",
@@ -400,6 +428,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "per_conv_reserved_tiles": {
               "type": "uint32",
               "id": 4
+            },
+            "cycle_back_off": {
+              "type": "double",
+              "id": 5,
+              "options": {
+                "proto3_optional": true
+              }
             }
           }
         },
@@ -899,6 +934,16 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "sync_pattern"
               ]
+            },
+            "_engine_options_json": {
+              "oneof": [
+                "engine_options_json"
+              ]
+            },
+            "_remote_buffers_json": {
+              "oneof": [
+                "remote_buffers_json"
+              ]
             }
           },
           "fields": {
@@ -1004,6 +1049,25 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "sync_pattern": {
               "type": "string",
               "id": 23,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "programs": {
+              "rule": "repeated",
+              "type": "string",
+              "id": 24
+            },
+            "engine_options_json": {
+              "type": "string",
+              "id": 25,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "remote_buffers_json": {
+              "type": "string",
+              "id": 26,
               "options": {
                 "proto3_optional": true
               }

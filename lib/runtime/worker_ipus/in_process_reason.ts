@@ -2,7 +2,7 @@
  * Why an executable cannot run its IPUs on worker threads with the same
  * numbers as in-process execution, if it cannot.
  */
-import type { Executable } from '../executable.js';
+import type { Executable } from '../../executable/executable.js';
 import type { UnitDataflow } from './unit_dataflow.js';
 import { WIRE_DTYPES } from './wire_tensor.js';
 import { POPTFJS_KERNELS } from '../../backend/poptfjs_kernels/kernel_names.js';

@@ -15,7 +15,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import type * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/backend_selection.js';
 import { hostHeap, type HostHeap } from '../../backend/host_heap.js';
-import { causedByOutOfMemory, hostOutOfMemory, kernelMemoryGuard } from '../host_memory_error.js';
+import { causedByOutOfMemory, hostOutOfMemory, kernelMemoryGuard } from '../../host_memory/host_memory_error.js';
 import { PoptfjsError } from '../../common/errors.js';
 import type { NodeId } from '../../ir/graph.js';
 import { decodeMessage, Messages } from '../../proto/executable_proto.js';

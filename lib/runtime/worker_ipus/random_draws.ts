@@ -12,7 +12,7 @@ import { PoptfjsError } from '../../common/errors.js';
 import type { Node } from '../../ir/graph.js';
 import { randomDraw } from '../graph_interpreter.js';
 import { isRandomNode } from '../../trace/random_distribution.js';
-import { RandomSource } from '../random_source.js';
+import { RandomSource } from '../../executable/random_source.js';
 
 /** Draws the numbers of the random nodes among `nodes` (a unit's, in run order) from `random`. */
 export function drawUnitRandomNumbers(nodes: readonly Node[], random: RandomSource): Float32Array[] {

@@ -10,8 +10,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { getLogger } from '../../common/log.js';
-import type { Executable } from '../executable.js';
-import type { RandomSource } from '../random_source.js';
+import type { Executable } from '../../executable/executable.js';
+import type { RandomSource } from '../../executable/random_source.js';
 import { inProcessReason } from './in_process_reason.js';
 import { OverlapMeasurement, type MeasuredOverlap } from './measured_overlap.js';
 import { UnitDataflow } from './unit_dataflow.js';

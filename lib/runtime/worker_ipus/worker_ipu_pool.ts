@@ -7,11 +7,11 @@
  */
 import { wasmThreads } from '../../backend/wasm_threads.js';
 import { PoptfjsError } from '../../common/errors.js';
-import type { Executable } from '../executable.js';
+import type { Executable } from '../../executable/executable.js';
 import { encodeMessage, Messages } from '../../proto/executable_proto.js';
 import { graphMessage } from '../../proto/graph_message.js';
-import { executableMemoryContext } from '../host_memory_error.js';
-import { DEFAULT_FLOAT16_ARITHMETIC, type Float16Arithmetic } from '../float16_arithmetic.js';
+import { executableMemoryContext } from '../../host_memory/host_memory_error.js';
+import { DEFAULT_FLOAT16_ARITHMETIC, type Float16Arithmetic } from '../../executable/float16_arithmetic_settings.js';
 import type { UnitDataflow } from './unit_dataflow.js';
 import { WorkerIpu } from './worker_ipu.js';
 import { REPLY_COUNTER, WORKER_STATE, WorkerState, type WorkerReply } from './worker_messages.js';

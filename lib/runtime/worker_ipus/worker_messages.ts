@@ -10,8 +10,8 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { NodeId, ValueId } from '../../ir/graph.js';
-import type { Float16Arithmetic } from '../float16_arithmetic.js';
-import type { HostMemoryContext } from '../host_memory_error.js';
+import type { Float16Arithmetic } from '../../executable/float16_arithmetic_settings.js';
+import type { HostMemoryContext } from '../../host_memory/host_memory_error.js';
 import type { WireTensor } from './wire_tensor.js';
 
 /** Index of the reply counter in the shared signal array. */

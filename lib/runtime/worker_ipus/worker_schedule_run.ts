@@ -27,7 +27,7 @@ import type { Placement } from '../../strategy/placement.js';
 import type { Schedule, ScheduledWork } from '../../strategy/schedule.js';
 import type { GraphEnvironment } from '../graph_interpreter.js';
 import { describeNode } from '../node_description.js';
-import type { RandomSource } from '../random_source.js';
+import type { RandomSource } from '../../executable/random_source.js';
 import type { OverlapMeasurement } from './measured_overlap.js';
 import { drawUnitRandomNumbers } from './random_draws.js';
 import type { UnitDataflow } from './unit_dataflow.js';

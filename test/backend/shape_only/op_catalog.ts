@@ -821,6 +821,7 @@ const poptfjsOpCases: OpCase[] = [
     run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => ops.customOp([x, y], CATALOG_OP.name, CATALOG_OP.domain, 1, [x])[0]!)([t.random([2, 3]), t.random([3])]),
   },
   { name: 'poptfjs.AddRelu', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.addRelu, { a: t.random([2, 3, 4]), b: t.random([4]) }, {}) as unknown as tf.Tensor[] },
+  { name: 'poptfjs.Float16Cast', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.float16Cast, { x: t.random([2, 3]) }, {}) as tf.Tensor },
   { name: 'poptfjs.ReluGrad', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.reluGrad, { dy: t.random([2, 3]), x: t.random([2, 3]) }, {}) as tf.Tensor },
 ];
 

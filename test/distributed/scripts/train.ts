@@ -2,17 +2,19 @@
  * Trains a small dense model with Adam for a few steps and prints its final
  * weights as one JSON line.
  *
- *   train.ts <replicas> <accumulation>            one process, replicationFactor(replicas)
- *   train.ts <replicas> <accumulation> instances [dir]  under mpiexec -n N: N instances of replicationFactor(replicas / N) each
+ *   train.ts <replicas> <accumulation> as-instances <N>  one process, replicationFactor(replicas), reading the global batches N instances read
+ *   train.ts <replicas> <accumulation> instances [dir]    under mpiexec -n N: N instances of replicationFactor(replicas / N) each
  *
  * With `dir`, each instance then saves a checkpoint and exports the
  * executable to `dir/checkpoint-<rank>` and `dir/export-<rank>` (only
  * instance 0 writes).
  *
- * Every run reads the same global batches of N × (its replicas) × accumulation
- * samples; each instance gets its share of each from the DataLoader
- * (opts.Distributed.configureProcessId). Instances start from other initial
- * weights (seeded by their rank): the run must start from instance 0's.
+ * Each instance reads its consecutive block of the samples from the
+ * DataLoader (opts.Distributed.configureProcessId, as PopTorch splits a
+ * dataset); a global batch is each instance's next batch. The single process
+ * reads the samples in the order that makes its batches those global
+ * batches. Instances start from other initial weights (seeded by their
+ * rank): the run must start from instance 0's.
  */
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
@@ -22,7 +24,8 @@ import { trainingModel } from '../../../lib/executor/model_wrappers.js';
 import { Options } from '../../../lib/options/options.js';
 import { Adam } from '../../../optim/adam.js';
 
-const [replicasArg, accumulationArg, mode, dir] = process.argv.slice(2);
+const [replicasArg, accumulationArg, mode, modeArg] = process.argv.slice(2);
+const dir = mode === 'instances' ? modeArg : undefined;
 const totalReplicas = Number(replicasArg);
 const accumulation = Number(accumulationArg);
 await initBackend();
@@ -52,8 +55,26 @@ const y = tf.tensor2d(
   Array.from({ length: samples }, (_, i) => Math.cos(i * 0.91)),
   [samples, 1],
 );
+/**
+ * The order of the samples whose consecutive batches of `instances × batch`
+ * are the global batches `instances` instances make when each reads its
+ * consecutive block in batches of `batch`.
+ */
+function instancesOrder(batch: number, instances: number): number[] {
+  const block = batch * Math.floor(samples / (batch * instances));
+  const order: number[] = [];
+  for (let start = 0; start < block; start += batch) for (let p = 0; p < instances; p++) for (let i = 0; i < batch; i++) order.push(p * block + start + i);
+  return order;
+}
+const [inputs, targets] =
+  mode === 'as-instances'
+    ? tf.tidy(() => {
+        const order = tf.tensor1d(instancesOrder((totalReplicas / Number(modeArg)) * accumulation, Number(modeArg)), 'int32');
+        return [tf.gather(x, order), tf.gather(y, order)];
+      })
+    : [x, y];
 let steps = 0;
-for await (const [input, target] of new DataLoader(opts, [x, y], { batchSize: 1 })) {
+for await (const [input, target] of new DataLoader(opts, [inputs, targets], { batchSize: 1 })) {
   const [output, loss] = await executor(input!, target!);
   steps++;
   tf.dispose([input!, target!, output as tf.Tensor, loss]);

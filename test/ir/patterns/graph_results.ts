@@ -7,7 +7,7 @@ import { beforeAll, expect } from 'vitest';
 import { initBackend } from '../../../lib/backend/backend_selection.js';
 import type { Graph, Node } from '../../../lib/ir/graph.js';
 import { GraphInterpreter } from '../../../lib/runtime/graph_interpreter.js';
-import { RandomSource } from '../../../lib/runtime/random_source.js';
+import { RandomSource } from '../../../lib/executable/random_source.js';
 import { expectClose } from '../../helpers.js';
 
 /** Runs the tests of the calling file on the wasm backend. */

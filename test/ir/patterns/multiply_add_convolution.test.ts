@@ -9,7 +9,7 @@ import { MAX_WASM_THREADS } from '../../../lib/backend/wasm_threads.js';
 import { MAX_OTHER_FLOPS, MIN_ROWS, multiplyAddConvolution } from '../../../lib/ir/patterns/multiply_add_convolution.js';
 import { applyPatterns, Patterns } from '../../../lib/ir/patterns/patterns.js';
 import { GraphInterpreter } from '../../../lib/runtime/graph_interpreter.js';
-import { RandomSource } from '../../../lib/runtime/random_source.js';
+import { RandomSource } from '../../../lib/executable/random_source.js';
 import { traceInference } from '../../../lib/trace/trace_model.js';
 import { expectSameResults, nodesOf, onWasmBackend } from './graph_results.js';
 import { withRelaxedSimd } from '../../helpers.js';

@@ -14,6 +14,8 @@ export const POPTFJS_OP_RULES: Readonly<Record<string, KernelShapeRule>> = {
   [POPTFJS_KERNELS.ipuPrintTensor]: (call) => output(call.input('x').shape, call.input('x').dtype),
   /** The input's shape and dtype. */
   [POPTFJS_KERNELS.nop]: (call) => output(call.input('x').shape, call.input('x').dtype),
+  /** The input's shape and dtype (float32 holding float16 values). */
+  [POPTFJS_KERNELS.float16Cast]: (call) => output(call.input('x').shape, call.input('x').dtype),
   /** The paths' log-probabilities (float32 [N, topPaths]), lengths (int32 [N, topPaths]) and labels (int32 [N, topPaths, T]). */
   [POPTFJS_KERNELS.ctcBeamSearchDecoder]: (call) => {
     const [steps, batch] = call.input('probs').shape as [number, number];

@@ -1,0 +1,87 @@
+/**
+ * Tensors anchored with `Options.anchorTensor`, found in the compiled graph
+ * (the one `executor.irText()` prints) and returned after each call as
+ * PopTorch's anchors are. A tensor is named, as `longName`:
+ * - by its value in `irText()`: `%12`;
+ * - by the layer that makes it: the layer name `irText()` shows after `#`
+ *   (`dense_Dense1`) names the layer's output, the last value its forward
+ *   pass makes;
+ * - as PopART names gradients: `Gradient___<weight name>`, the gradient of the
+ *   (scaled) loss with respect to that weight, per micro-batch.
+ * Anchored values become graph outputs after the model's own (and so stay
+ * live until their micro-batch ends), and go to the host with the outputs.
+ */
+import { PoptfjsError } from '../common/errors.js';
+import type { Graph, ValueId } from '../ir/graph.js';
+import type { AnchoredTensor } from '../options/options_settings.js';
+import type { ExecutableAnchor } from '../executable/executable.js';
+import type { ResolvedOutputMode } from '../executable/output_mode.js';
+
+/** PopART's prefix of gradient tensor names. */
+export const GRADIENT_PREFIX = 'Gradient___';
+
+/** A graph whose outputs end with the anchored values, and the anchors in that order. */
+export interface AnchoredGraph {
+  readonly graph: Graph;
+  readonly anchors: readonly ExecutableAnchor[];
+}
+
+/** The output of each layer: the last value its forward nodes make, by layer name. */
+function layerOutputs(graph: Graph): Map<string, ValueId> {
+  const outputs = new Map<string, ValueId>();
+  for (const node of graph.nodes) {
+    const layer = node.annotations.layer;
+    if (layer !== undefined && node.annotations.pass === 'forward' && !node.annotations.loss && node.outputs.length > 0) outputs.set(layer, node.outputs[0]!);
+  }
+  return outputs;
+}
+
+function resolve(graph: Graph, longName: string, layers: ReadonlyMap<string, ValueId>): ValueId | undefined {
+  const id = /^%(\d+)$/.exec(longName);
+  if (id) return Number(id[1]) < graph.values.length ? Number(id[1]) : undefined;
+  if (longName.startsWith(GRADIENT_PREFIX)) return graph.roles.gradients?.[longName.slice(GRADIENT_PREFIX.length)];
+  return layers.get(longName);
+}
+
+function quoted(names: readonly string[]): string {
+  return names.length === 0 ? 'none' : names.map((n) => `'${n}'`).join(', ');
+}
+
+/**
+ * Appends the values of `anchored` to the graph's outputs. An anchor without
+ * an output mode takes the model's (`modelMode`); `EveryN` needs a period that
+ * divides `deviceIterations`. A name the graph does not have is an error
+ * listing the names it has.
+ */
+export function anchorTensors(
+  graph: Graph,
+  anchored: Readonly<Record<string, AnchoredTensor>>,
+  model: { readonly outputMode: ResolvedOutputMode; readonly outputReturnPeriod: number; readonly deviceIterations: number },
+): AnchoredGraph {
+  const entries = Object.entries(anchored);
+  if (entries.length === 0) return { graph, anchors: [] };
+  const layers = layerOutputs(graph);
+  const values: ValueId[] = [];
+  const anchors = entries.map(([name, anchor]): ExecutableAnchor => {
+    const where = `Options.anchorTensor('${name}', '${anchor.longName}')`;
+    const value = resolve(graph, anchor.longName, layers);
+    if (value === undefined) {
+      throw new PoptfjsError(
+        `${where}: the compiled graph has no tensor '${anchor.longName}'; name a value of executor.irText() (%0 to %${graph.values.length - 1}), ` +
+          `a layer's output by its name (${quoted([...layers.keys()])}) or a gradient (${quoted(Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w))})`,
+        { type: 'options' },
+      );
+    }
+    const outputMode = anchor.outputMode === undefined || anchor.outputMode === 'Default' ? model.outputMode : anchor.outputMode;
+    const outputReturnPeriod = anchor.outputMode === undefined || anchor.outputMode === 'Default' ? model.outputReturnPeriod : anchor.outputReturnPeriod;
+    if (outputMode === 'EveryN' && model.deviceIterations % outputReturnPeriod !== 0) {
+      throw new PoptfjsError(
+        `${where}: OutputMode.EveryN with period ${outputReturnPeriod} returns every ${outputReturnPeriod}-th device iteration, so deviceIterations (${model.deviceIterations}) must be a multiple of ${outputReturnPeriod}`,
+        { type: 'options' },
+      );
+    }
+    values.push(value);
+    return { name, longName: anchor.longName, outputMode, outputReturnPeriod };
+  });
+  return { graph: { ...graph, roles: { ...graph.roles, outputs: [...graph.roles.outputs, ...values] } }, anchors };
+}
