@@ -115,6 +115,30 @@ describe('npx poptfjs on hostile files and flags', () => {
   );
 
   it(
+    'plans huge batches, accumulations and device iterations without growing with them, and refuses a batch beyond a dimension',
+    async () => {
+      const [batch, accumulation, iterations, beyond] = await Promise.all([
+        cli('plan', model, '--batch', '400000000', '--inference'),
+        cli('plan', model, '--batch', '2', '--accumulation', '1000000000', '--loss', 'meanSquaredError'),
+        cli('plan', model, '--batch', '2', '--device-iterations', '1000000000', '--inference'),
+        cli('plan', model, '--batch', '2147483648', '--inference'),
+      ]);
+      // 4e8 × 6 float32 inputs take 9.6 GB: planned with shapes only, it does not fit one IPU (exit status 1).
+      expect(batch.stderr).toBe('');
+      expect(batch.stdout).toMatch(/^does NOT fit on 1 IPU\(s\) per replica; [\d.]+ samples\/s, 400000000 samples a call in [\d.]+ ms \(simulated\)$/m);
+      expect(batch.status).toBe(1);
+      for (const run of [accumulation, iterations]) {
+        expect(run.stderr).toBe('');
+        expect(run.stdout).toMatch(/^fits on 1 IPU\(s\) per replica; [\d.]+ samples\/s, 2000000000 samples a call in [\d.]+ ms \(simulated\)$/m);
+        expect(run.status).toBe(0);
+      }
+      expect(beyond.stderr).toBe('poptfjs: plan: --batch takes a positive integer up to 2147483647 (a tensor dimension), got 2147483648\n');
+      expect(beyond.status).toBe(2);
+    },
+    TIMEOUT_MS + 60_000,
+  );
+
+  it(
     'lists and clears a cache directory holding a directory, a link to nothing and a FIFO where entries should be',
     async () => {
       const ls = await cli('cache', 'ls', cache);
