@@ -28,7 +28,6 @@ export function fileKind(stats: Stats): string {
   if (stats.isCharacterDevice()) return 'a character device';
   if (stats.isBlockDevice()) return 'a block device';
   if (stats.isSocket()) return 'a socket';
-  if (stats.isSymbolicLink()) return 'a symbolic link';
   return 'a regular file';
 }
 
