@@ -104,37 +104,40 @@ function checkShape(shape: unknown, key: string, layer: string): void {
   });
 }
 
-/** Checks one layer's entry: its class, name, input shape and dtype, and the model or layer nested in it. */
-function checkLayer(entry: unknown, where: string, names: Set<string>, functional: boolean): string {
-  if (!isObject(entry) || typeof entry.class_name !== 'string' || !isObject(entry.config)) {
-    if (!(isObject(entry) && MODEL_CLASSES.has(entry.class_name as string) && Array.isArray(entry.config))) {
-      throw new TopologyProblem(`${where} must be { class_name, config${functional ? ', name, inbound_nodes' : ''} }, got ${text(entry)}`);
-    }
+/**
+ * Checks one layer's entry: its class, name (unique among `names`; required
+ * in a functional model, where calls name layers), input shape and dtype,
+ * and the model or layer nested in it. Returns its name, if it has one.
+ */
+function checkLayer(entry: unknown, where: string, names: Set<string>, functional: boolean): string | undefined {
+  // A Sequential model of tfjs's first format has its list of layers for a config.
+  const listed = isObject(entry) && entry.class_name === 'Sequential' && Array.isArray(entry.config);
+  if (!isObject(entry) || typeof entry.class_name !== 'string' || !(isObject(entry.config) || listed)) {
+    throw new TopologyProblem(`${where} must be { class_name, config${functional ? ', name, inbound_nodes' : ''} }, got ${text(entry)}`);
   }
-  const config = entry.config as Json | unknown[];
-  const configName = Array.isArray(config) ? undefined : config.name;
-  const name = checkName(functional ? entry.name : (configName ?? `${entry.class_name}`.toLowerCase()), `the name of ${where}`);
-  if (functional && configName !== undefined && configName !== name) {
-    throw new TopologyProblem(`layer '${name}' has the name ${text(configName)} in its config; the two must be the same`);
+  const config: Json = listed ? {} : (entry.config as Json);
+  const given = functional ? entry.name : config.name;
+  const name = given === undefined && !functional ? undefined : checkName(given, `the name of ${where}`);
+  if (functional && config.name !== undefined && config.name !== name) {
+    throw new TopologyProblem(`layer '${name}' has the name ${text(config.name)} in its config; the two must be the same`);
   }
-  if (names.has(name)) throw new TopologyProblem(`two layers are named '${name}'; the layers of a model have names of their own`);
-  if (functional || configName !== undefined) names.add(name);
-  if (Array.isArray(config)) {
-    checkModel(entry, `layer '${name}'`);
-    return name;
+  if (name !== undefined) {
+    if (names.has(name)) throw new TopologyProblem(`two layers are named '${name}'; the layers of a model have names of their own`);
+    names.add(name);
   }
-  for (const key of SHAPE_KEYS) if (config[key] !== undefined && config[key] !== null) checkShape(config[key], key, name);
+  const label = name ?? where;
+  for (const key of SHAPE_KEYS) if (config[key] !== undefined && config[key] !== null) checkShape(config[key], key, label);
   for (const key of ['input_dim', 'inputDim']) {
     const dim = config[key];
     if (dim !== undefined && dim !== null && (!Number.isInteger(dim) || (dim as number) < 1 || (dim as number) > MAX_DIMENSION)) {
-      throw new TopologyProblem(`layer '${name}': ${key} must be an integer from 1 to ${MAX_DIMENSION}, got ${text(dim)}`);
+      throw new TopologyProblem(`layer '${label}': ${key} must be an integer from 1 to ${MAX_DIMENSION}, got ${text(dim)}`);
     }
   }
   if (entry.class_name === 'InputLayer' && config.dtype !== undefined && config.dtype !== null && !INPUT_DTYPES.has(config.dtype as string)) {
-    throw new TopologyProblem(`layer '${name}': dtype ${text(config.dtype)} is not one tfjs models take; expected float32, int32 or bool`);
+    throw new TopologyProblem(`layer '${label}': dtype ${text(config.dtype)} is not one tfjs models take; expected float32, int32 or bool`);
   }
-  if (MODEL_CLASSES.has(entry.class_name as string)) checkModel(entry, `layer '${name}'`);
-  if (isObject(config.layer)) checkLayer(config.layer, `the layer wrapped by '${name}'`, new Set(), false);
+  if (MODEL_CLASSES.has(entry.class_name)) checkModel(entry, `layer '${label}'`);
+  if (isObject(config.layer)) checkLayer(config.layer, `the layer wrapped by '${label}'`, new Set(), false);
   return name;
 }
 
@@ -231,7 +234,7 @@ export function checkModel(model: unknown, where = 'the model'): void {
     return;
   }
   const replayed = layers.map((entry, i) => {
-    const name = checkLayer(entry, `layer ${i} of ${where}`, names, true);
+    const name = checkLayer(entry, `layer ${i} of ${where}`, names, true)!;
     const inbound = (entry as Json).inbound_nodes ?? [];
     if (!Array.isArray(inbound)) throw new TopologyProblem(`layer '${name}': inbound_nodes must be a list of calls, got ${text(inbound)}`);
     const calls = inbound.map((call) => {
