@@ -32,8 +32,8 @@ import { applyOptionsData } from './options_data.js';
 import { OptionsDataError } from '../option_vocabulary/options_data_error.js';
 import type { OptionSetters } from './option_setters.js';
 
-/** The largest options file read (a config file holds a few settings; a larger file is not one). */
-const MAX_OPTIONS_FILE_BYTES = 1 << 20;
+/** The largest options file read: far more than settings take (80,000 buffer names take about 1 MB); a larger file is not one. */
+const MAX_OPTIONS_FILE_BYTES = 64 * 2 ** 20;
 
 /** True when a config file is JSON: its name ends in `.json` or its content starts with `{`. */
 function isJsonConfig(path: string, text: string): boolean {
