@@ -181,12 +181,63 @@ function autoStages(data: StagedExecutionData, blocks: ModelBlock[]): StageAssig
   return { byBlock };
 }
 
+/** Every block a phased stage names is a block of the model. */
+function checkStageBlocks(data: PhasedExecutionData, stageBlocks: readonly string[], known: ReadonlyMap<string, ModelBlock>, p: number): void {
+  for (const block of stageBlocks) {
+    if (!known.has(block)) {
+      throw placementError(
+        `${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known.keys()].map((b) => `'${b}'`).join(', ')})`,
+        block,
+      );
+    }
+  }
+}
+
+/** In a parallel phased execution, even phases run on even IPUs and odd phases on odd ones. */
+function checkParallelPhaseIpus(ipus: readonly number[], p: number): void {
+  for (const ipu of ipus) {
+    if (ipu % 2 !== p % 2) {
+      throw placementError(
+        `ParallelPhasedExecution: phase ${p} runs on IPU ${ipu}, but ${p % 2 === 0 ? 'even' : 'odd'} phases must run on ${p % 2 === 0 ? 'even' : 'odd'} IPUs`,
+      );
+    }
+  }
+}
+
+/**
+ * Phase `p`, whose stages run on `phaseIpus[p]`, has one stage per IPU of its
+ * group and runs on the same group as its reference phase (phase 0, or in a
+ * parallel execution the first phase of its parity), when both phases' stages
+ * have IPUs of their own (always, in a parallel execution).
+ */
+function checkPhaseGroup(data: PhasedExecutionData, phaseIpus: readonly number[][], ownIpus: readonly boolean[], p: number): void {
+  const parallel = data.type === 'ParallelPhasedExecution';
+  const ipus = phaseIpus[p]!;
+  const reference = parallel ? p % 2 : 0;
+  if (!parallel && !(ownIpus[p] && ownIpus[reference])) return;
+  if (ipus.length !== phaseIpus[0]!.length) {
+    throw placementError(`${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`);
+  }
+  const sorted = (list: readonly number[]) =>
+    list
+      .slice()
+      .sort((a, b) => a - b)
+      .join(',');
+  const group = sorted(ipus);
+  const referenceGroup = sorted(phaseIpus[reference]!);
+  if (group !== referenceGroup) {
+    throw placementError(
+      `${data.type}: phase ${p} runs on IPUs ${group} but phase ${reference} on IPUs ${referenceGroup}; ` +
+        (parallel ? 'even phases share one group of IPUs and odd phases the other' : 'serial phases all run on the same group of IPUs'),
+    );
+  }
+}
+
 function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAssignment {
   const known = new Map(blocks.map((b) => [b.id, b]));
   const byBlock = new Map<string, BlockStage>();
   const byBlockIpu = new Map<string, Map<number, BlockStage>>();
   let stageId = 0;
-  const parallel = data.type === 'ParallelPhasedExecution';
   // The IPU of each placed stage of each phase.
   const phaseIpus: number[][] = [];
   // Whether every stage of each phase has an IPU of its own (a serial phase whose stages take their blocks' IPUs may run elsewhere, as in PopTorch).
@@ -194,22 +245,9 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
   data.phases.forEach((phase, p) => {
     const ipus: number[] = [];
     phase.stages.forEach((stage, s) => {
-      for (const block of stage.blocks) {
-        if (!known.has(block)) {
-          throw placementError(
-            `${data.type}: phase ${p} refers to block '${block}', but the model has no such block (its blocks: ${[...known.keys()].map((b) => `'${b}'`).join(', ')})`,
-            block,
-          );
-        }
-      }
+      checkStageBlocks(data, stage.blocks, known, p);
       const stageIpus = stage.ipu !== undefined ? [stage.ipu] : blockIpus(data, stage.blocks, known, s, p);
-      for (const ipu of stageIpus) {
-        if (parallel && ipu % 2 !== p % 2) {
-          throw placementError(
-            `ParallelPhasedExecution: phase ${p} runs on IPU ${ipu}, but ${p % 2 === 0 ? 'even' : 'odd'} phases must run on ${p % 2 === 0 ? 'even' : 'odd'} IPUs`,
-          );
-        }
-      }
+      if (data.type === 'ParallelPhasedExecution') checkParallelPhaseIpus(stageIpus, p);
       const parts = new Map(stageIpus.map((ipu) => [ipu, { stageId: stageId++, ipu, phase: p }]));
       for (const block of stage.blocks) {
         const own = stage.ipu !== undefined ? [stage.ipu] : known.get(block)!.ipus;
@@ -220,24 +258,7 @@ function phasedStages(data: PhasedExecutionData, blocks: ModelBlock[]): StageAss
     });
     phaseIpus.push(ipus);
     ownIpus.push(phase.stages.every((stage) => stage.ipu !== undefined));
-    const reference = parallel ? p % 2 : 0;
-    if (!parallel && !(ownIpus[p] && ownIpus[reference])) return;
-    if (ipus.length !== phaseIpus[0]!.length) {
-      throw placementError(`${data.type}: phase ${p} has ${ipus.length} stage(s) but phase 0 has ${phaseIpus[0]!.length}; every phase needs one stage per IPU of its group`);
-    }
-    const group = ipus
-      .slice()
-      .sort((a, b) => a - b)
-      .join(',');
-    const referenceGroup = phaseIpus[reference]!.slice()
-      .sort((a, b) => a - b)
-      .join(',');
-    if (group !== referenceGroup) {
-      throw placementError(
-        `${data.type}: phase ${p} runs on IPUs ${group} but phase ${reference} on IPUs ${referenceGroup}; ` +
-          (parallel ? 'even phases share one group of IPUs and odd phases the other' : 'serial phases all run on the same group of IPUs'),
-      );
-    }
+    checkPhaseGroup(data, phaseIpus, ownIpus, p);
   });
   for (const block of blocks) {
     if (!byBlock.has(block.id)) {
