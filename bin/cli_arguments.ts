@@ -146,6 +146,7 @@ export class VerbArguments {
  * choices, required flags and positionals are checked here, each a
  * {@link UsageError} naming the flag and what it takes.
  */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one check per rule of the command line (unknown, repeated and valueless flags, values, required flags, positionals), each a usage error, read in the order a user meets them
 export function parseVerbArguments(verb: VerbSpec, args: readonly string[]): VerbArguments {
   const end = args.indexOf('--');
   const own = verb.command && end >= 0 ? args.slice(0, end) : [...args];

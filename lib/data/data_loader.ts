@@ -130,6 +130,7 @@ export class DataLoader<B extends DataLoaderBatch = tf.Tensor[]> implements Asyn
    */
   constructor(options: Options, dataset: readonly tf.Tensor[] | tf.data.Dataset<tf.Tensor | tf.Tensor[]>, loaderOptions?: DataLoaderOptions);
   constructor(options: Options, dataset: B | tf.data.Dataset<B>, loaderOptions?: DataLoaderOptions);
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: checks each loader option and its combination with the others in turn, each error naming the option, as PopTorch's DataLoader does in its constructor
   constructor(options: Options, dataset: DataLoaderDataset, loaderOptions: DataLoaderOptions = {}) {
     this.options = checkArgument(optionsRule, options, 'DataLoader: options');
     if (!this.options.isFrozen()) this.options.freeze();

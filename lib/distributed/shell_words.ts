@@ -8,6 +8,7 @@
 import { PoptfjsError } from '../common/errors.js';
 
 /** The words of `text`; `what` names it in the error for an unterminated quote or a trailing backslash. */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: a scanner: one branch per character class of the POSIX shell's quoting rules
 export function shellWords(text: string, what: string): string[] {
   const words: string[] = [];
   let word: string | undefined;

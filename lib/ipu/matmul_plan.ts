@@ -186,6 +186,7 @@ function rearrangementCycles(shape: MatMulShape, tilesUsed: number): { copy: num
 const plans = new Map<string, MatMulPlan>();
 
 /** The fastest split of `shape` on `target` within its temporary-memory budget (memoized). */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the search over the splits of groups, depth, rows and columns: the loop body costs one candidate with the functions it calls (blockCycles, rearrangementCycles)
 export function planMatMul(shape: MatMulShape, target: MatMulTarget): MatMulPlan {
   const key = JSON.stringify([shape, target]);
   const known = plans.get(key);

@@ -60,6 +60,7 @@ interface StageTraffic {
   outgoing: number;
 }
 
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one pass over the nodes' inputs, sorting each into the traffic it is (weights, stash, incoming, outgoing), each counted once
 function stageTraffic(graph: Graph, placement: Placement, storage: TensorStorage, trained: ReadonlySet<string>): StageTraffic[] {
   const traffic = placement.stages.map(() => ({
     weights: 0,
@@ -155,6 +156,7 @@ export function streamingTransfers(graph: Graph, placement: Placement, schedule:
     });
   };
   const load = storage.weight.loadThroughIoTiles;
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one branch per tensor liveness and pass, each listing the transfers of that case
   schedule.steps.forEach((step, t) => {
     const weightsLoaded = new Set<number>();
     for (const work of step.work) {

@@ -63,6 +63,7 @@ function opAttributesText(attributes: Readonly<Record<string, Readonly<Record<st
 }
 
 /** The lines of `graph`, each after `indent`; `title` heads them (`graph`, or a body's name). */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: prints each kind of line of the IR text (inputs, nodes with their bodies, roles) in the order the text shows them
 function graphLines(graph: Graph, title: string, indent: string): string[] {
   const lines: string[] = [];
   const header = graph.inputs.map((id) => {

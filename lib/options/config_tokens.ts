@@ -60,6 +60,7 @@ const NUMBER = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 /** Splits `text` into tokens; the last token is always `end`. Throws a {@link ConfigSourceError} at the first bad character. */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: a scanner: one branch per token class of the config syntax
 export function tokenizeConfig(text: string): ConfigToken[] {
   const tokens: ConfigToken[] = [];
   let index = 0;

@@ -94,6 +94,7 @@ export function float32WeightValues(graph: Graph, halfParams: ReadonlySet<string
 }
 
 /** `graph` with its float16 values flagged `precision: 'float16'` (values flagged already stay float16). */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one pass deciding each value's precision from the declarations, then each node's from its inputs and the casting rule, read together
 export function inferFloat16(graph: Graph, declared: Float16Declarations): Graph {
   const weak = weakFloatValues(graph);
   const weights = float32WeightValues(graph, declared.params, weak);

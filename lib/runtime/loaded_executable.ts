@@ -275,6 +275,7 @@ export class LoadedExecutable implements OptimizerStateStore {
     return withWasmThreads(1, () => this.runCall(hostInputs, observer));
   }
 
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the steps of one call (device iterations, replicas, the shared gradients of several instances, the optimizer step), with the error handling each needs in place
   private runCall(hostInputs: readonly tf.Tensor[], observer?: RunObserver): CallResult {
     const { executable } = this;
     const f = executable.factors;

@@ -493,6 +493,7 @@ interface UnitMapping {
  * (the loss, gradient sums) where their last input becomes available. A
  * forward node that needs a value of a later unit breaks the model's order.
  */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one pass placing each node by the rule for its kind (forward, backward, the rest), with the order check
 function assignUnits(graph: Graph, map: UnitMapping): { nodeUnits: number[]; nodeStages: number[] } {
   const units: number[] = new Array(graph.nodes.length).fill(-1);
   const stages: number[] = new Array(graph.nodes.length).fill(-1);

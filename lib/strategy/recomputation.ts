@@ -55,6 +55,7 @@ export interface RecomputationPlan {
 const NORMALISATION_KERNEL = /BatchNorm|LayerNorm|GroupNorm|InstanceNorm|LRN/;
 
 /** The plan of `type` for a placed training graph. */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one branch per recomputation type, each choosing the values it recomputes
 export function planRecomputation(graph: Graph, placement: Placement, type: RecomputationType): RecomputationPlan {
   if (type === 'None') return { recomputed: new Set(), unitNodes: new Map() };
   const stageOf = (node: NodeId) => placement.nodeStages[node]!;

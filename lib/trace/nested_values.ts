@@ -177,6 +177,7 @@ function differs(path: string, value: unknown, expected: Structure): PoptfjsErro
  */
 export function flattenAlong(value: unknown, structure: Structure, path: string): tf.Tensor[] {
   const out: tf.Tensor[] = [];
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one case per kind of structure, each comparing the value with it and naming where they differ
   const visit = (v: unknown, s: Structure, at: string): void => {
     switch (s.kind) {
       case 'tensor':

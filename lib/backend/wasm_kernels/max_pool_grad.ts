@@ -29,6 +29,7 @@ const BACKEND = 'wasm';
  * Adds each window's `dy` (`[batch, outHeight, outWidth, channels]`) into
  * `sums` (the input's shape, zeros) at the window's winning input element.
  */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the loop nest over images, windows and channels of one pass, the kernel's inner loop: a call per window would cost more than the window
 function addWinnersGradients(info: tf.backend_util.Conv2DInfo, x: Float32Array, dy: Float32Array, sums: Float32Array | Float64Array): void {
   const { batchSize, inHeight, inWidth, inChannels: channels, outHeight, outWidth, strideHeight, strideWidth, filterHeight, filterWidth, padInfo } = info;
   const largest = new Float32Array(channels);

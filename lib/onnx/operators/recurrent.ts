@@ -155,6 +155,7 @@ function reverseSteps(x: tf.Tensor, lengths: readonly number[]): tf.Tensor {
 }
 
 function recurrent(kind: RecurrentKind): OperatorImplementation {
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the RNN, GRU and LSTM operators' attributes and optional inputs, each checked and defaulted as the ONNX schema says, then the recurrence
   return (call) => {
     const hidden = call.attrs.int('hidden_size');
     const batchFirst = call.attrs.int('layout', 0) === 1;

@@ -151,6 +151,7 @@ describe('wasm Conv2DBackpropFilter', () => {
     expect(transposedIm2colFits(info([1, 256, 256, 28], [3, 3, 28, 4]))).toBe(true);
   });
 
+  // biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the reference sums are an inline loop nest, written as the kernel's order of additions is documented, to be compared bit for bit
   it("sums the transposed im2col's product a few images at a time in the order of one product: a float32 loop's sums, bit for bit", () => {
     // 144 taps and 32 output channels over 14 × 14 positions: 138 KB an image, so 40 images take two parts.
     const [batch, size, inChannels, outChannels] = [40, 14, 16, 32];
