@@ -21,7 +21,8 @@
  * `Engine.reportTiming`), and, when the engine is instrumented
  * (`debug.instrument`, or `autoReport`'s execution profile), is recorded in
  * the execution profile (`getReport`, `printProfileSummary`,
- * `reportIntervals`). Faults are simulated as Poplar's
+ * `reportIntervals`); with `debug.trace` the step's kernels are traced
+ * (trace_output.ts). Faults are simulated as Poplar's
  * `insertSimulatedError` simulates them: after `load`, before `run`.
  *
  * PoplarExecutor and the PopART Session run their models through an engine
@@ -65,6 +66,7 @@ import { programPlacements, unitPrograms } from './program_locations.js';
 import { reportTiming, type TimerTimePoint } from './timer_time_point.js';
 import { RemoteBuffers } from './remote_buffers.js';
 import { hostTensor, tensorBuffer } from './host_tensors.js';
+import { TraceOutput } from './trace_output.js';
 
 const log = getLogger('engine');
 
@@ -135,6 +137,8 @@ export class Engine implements OptimizerStateStore {
   private deviceCycles = 0;
   private printTensorSink: TextSink | undefined;
   private printSink: TextSink | undefined;
+  /** Where the trace goes while loaded (`debug.trace`). */
+  private trace: TraceOutput | undefined;
   private destroyed = false;
   /** True once a step found every weight on the device (they stay there until the engine is loaded again). */
   private weightsPresent = false;
@@ -272,12 +276,14 @@ export class Engine implements OptimizerStateStore {
     const binding = this.requireBinding('deploy');
     if (this.loaded) throw new PoptfjsError('deploy: the engine is already loaded', { type: 'engine' });
     let loaded: LoadedExecutable;
+    const trace = this.options['debug.trace'] === 'true' ? new TraceOutput(this.options['debug.traceFile'] || undefined) : undefined;
     try {
       loaded = new LoadedExecutable(this.executable, this.optimizer, this.host.seed ?? this.settings.seed, {
         // debug.cpuMultiThreadExecution "false" keeps every IPU on this thread.
         ...(this.host.parallelIpus && this.options['debug.cpuMultiThreadExecution'] !== 'false' ? { parallelIpus: true } : {}),
         ...(this.host.instances ? { instances: this.host.instances } : {}),
         printTensor: (node: Node, value: tf.Tensor) => this.printTensor(node, value),
+        ...(trace ? { trace: (line: string) => trace.line(line) } : {}),
       });
     } catch (error) {
       binding.device.detach();
@@ -292,6 +298,7 @@ export class Engine implements OptimizerStateStore {
       throw error;
     }
     this.loaded = loaded;
+    this.trace = trace;
     this.weightsPresent = false;
     log.debug(() => `loaded '${this.executable.modelName}' on device ${binding.device.id}`);
   }
@@ -477,7 +484,12 @@ export class Engine implements OptimizerStateStore {
       for (const name of loaded.parameterNames) this.requireWeight(loaded, name, 'run');
       this.weightsPresent = true;
     }
-    const result = loaded.run(inputs, this.binding!.observer());
+    let result: CallResult;
+    try {
+      result = loaded.run(inputs, this.binding!.observer());
+    } finally {
+      this.trace?.endRun();
+    }
     this.record(step, debugName);
     return result;
   }
