@@ -149,9 +149,12 @@ export class Engine implements OptimizerStateStore {
    * `POPLAR_ENGINE_OPTIONS` overrides them) and, for a framework, its host side.
    */
   constructor(executable: Executable, options?: EngineOptionFlags, host?: EngineHost);
-  /** Compiles `graph` and its programs (see `compileGraph`) into an engine. */
-  constructor(graph: ModelGraph, programs?: readonly string[], options?: EngineOptionFlags, progress?: ProgressCallback);
-  constructor(source: Executable | ModelGraph, second?: EngineOptionFlags | readonly string[], third?: EngineOptionFlags | EngineHost, progress?: ProgressCallback) {
+  /**
+   * Compiles `graph` and its programs (see `compileGraph`) into an engine; a
+   * single program (one name) is the engine's program 0, which `run()` runs.
+   */
+  constructor(graph: ModelGraph, programs?: string | readonly string[], options?: EngineOptionFlags, progress?: ProgressCallback);
+  constructor(source: Executable | ModelGraph, second?: EngineOptionFlags | string | readonly string[], third?: EngineOptionFlags | EngineHost, progress?: ProgressCallback) {
     const fromExecutable = 'placement' in source && 'programs' in source;
     if (fromExecutable) {
       this.executable = source as Executable;
@@ -163,7 +166,8 @@ export class Engine implements OptimizerStateStore {
     } else {
       const graph = source as ModelGraph;
       const options = (third as EngineOptionFlags | undefined) ?? {};
-      this.executable = compileGraph(graph, second as readonly string[] | undefined, options, progress);
+      const programs = typeof second === 'string' ? [second] : (second as readonly string[] | undefined);
+      this.executable = compileGraph(graph, programs, options, progress);
       this.host = { optimizer: graph.optimizer };
       this.options = this.engineOptions(options, true);
     }
@@ -541,23 +545,27 @@ export class Engine implements OptimizerStateStore {
   /** The value behind a tensor handle: a weight (its host value) or an optimizer state slot (`<slot>/<parameter>`). */
   private tensorOf(handle: string, what: string): { value: tf.Tensor; write?: (t: tf.Tensor) => void } {
     const loaded = this.requireLoaded(what);
-    if (paramValues(this.executable.graph).has(handle)) {
+    const param = paramValues(this.executable.graph).get(handle);
+    if (param) {
+      const write = (t: tf.Tensor) => loaded.loadWeight(handle, t);
+      // A weight with no value yet can be written: its host shape and dtype are the executable's.
+      if (what === 'writeTensor' && !loaded.weight(handle)) return { value: tf.zeros(hostShapeOf(this.executable, handle), param.dtype), write };
       this.requireWeight(loaded, handle, what);
-      return { value: loaded.hostWeight(handle), write: (t) => loaded.loadWeight(handle, t) };
+      return { value: loaded.hostWeight(handle), write };
     }
     const slash = handle.indexOf('/');
     const state = loaded.readOptimizerState();
     const slot = handle.slice(0, slash);
-    const param = handle.slice(slash + 1);
+    const slotParam = handle.slice(slash + 1);
     for (const [key, record] of Object.entries(state.states)) {
-      const data = record.slots[param]?.[slot];
+      const data = record.slots[slotParam]?.[slot];
       if (slash > 0 && data) {
         return {
           value: tf.tensor(data.data, [...data.shape], 'float32'),
           write: (t) => {
             const updated = {
               ...record,
-              slots: { ...record.slots, [param]: { ...record.slots[param], [slot]: { shape: data.shape, data: Float32Array.from(t.dataSync()) } } },
+              slots: { ...record.slots, [slotParam]: { ...record.slots[slotParam], [slot]: { shape: data.shape, data: Float32Array.from(t.dataSync()) } } },
             };
             loaded.writeOptimizerState({ ...state, states: { ...state.states, [key]: updated } });
           },
@@ -586,7 +594,11 @@ export class Engine implements OptimizerStateStore {
     }
   }
 
-  /** Copies `buffer` (a typed array of the tensor's dtype and exactly its size) to tensor `handle` on the device (every replica of a weight). */
+  /**
+   * Copies `buffer` (a typed array of the tensor's dtype and exactly its
+   * size) to tensor `handle` on the device (every replica of a weight); a
+   * weight with no value on the device yet takes it, as `weightsFromHost` would give it.
+   */
   writeTensor(handle: string, buffer: HostBuffer): void {
     const { value, write } = this.tensorOf(handle, 'writeTensor');
     try {
