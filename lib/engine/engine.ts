@@ -34,6 +34,7 @@ import { PoplarException, PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { paramValues, type Node } from '../ir/graph.js';
 import type { Device } from '../ipu/device.js';
+import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { SimulatedErrorCode, type ErrorLocation } from '../ipu/simulated_errors.js';
 import type { ConnectionType } from '../option_vocabulary/enums.js';
 import { checkEngineOptions, engineSettings, environmentEngineOptions, type EngineSettings } from '../options/engine_options.js';
@@ -335,6 +336,12 @@ export class Engine implements OptimizerStateStore {
     this.run(program);
   }
 
+  /** An executable compiled out of memory (`debug.allowOutOfMemory`) is loaded for its reports, but runs nothing. */
+  private requireFits(): void {
+    const { hardware, microBatchSize, modelName } = this.executable;
+    if (!hardware.memory.fits) throw new OutOfMemoryError(hardware.memory, microBatchSize, modelName);
+  }
+
   /** The programs' names, for messages. */
   private programList(): string {
     return this.executable.programs.map((p) => `${p.index}: ${p.name}`).join(', ');
@@ -352,11 +359,12 @@ export class Engine implements OptimizerStateStore {
    * loaded device; `debugName` names the run in the execution profile, and
    * `runOptions` override the runtime options for this run (see
    * {@link Engine.prepare}). An error for an index out of range, an engine
-   * not loaded, or a device that cannot run (detached, offline, or waiting
-   * for a recovery).
+   * not loaded, an executable that does not fit (`OutOfMemoryError`), or a
+   * device that cannot run (detached, offline, or waiting for a recovery).
    */
   run(program = 0, debugName = '', runOptions?: RuntimeOptions): void {
     const loaded = this.requireLoaded('run');
+    this.requireFits();
     this.applyRuntimeOptions(runOptions);
     const count = this.executable.programs.length;
     if (!Number.isInteger(program) || program < 0 || program >= count) {
@@ -483,6 +491,7 @@ export class Engine implements OptimizerStateStore {
    */
   runStep(inputs: readonly tf.Tensor[], debugName = ''): CallResult {
     const loaded = this.requireLoaded('runStep');
+    this.requireFits();
     const step = this.programIndex('step');
     if (!this.weightsPresent) {
       for (const name of loaded.parameterNames) this.requireWeight(loaded, name, 'run');

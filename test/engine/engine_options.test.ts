@@ -1,6 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINE_OPTION_NAMES } from '../../lib/options/engine_options.js';
-import { BeginBlock, Engine, Executable, Options, PipelinedExecution, Stage, compileGraph, executableCacheStatistics, inferenceModel, tf } from 'poptfjs';
+import {
+  BeginBlock,
+  DeviceManager,
+  Engine,
+  Executable,
+  Options,
+  OutOfMemoryError,
+  PipelinedExecution,
+  Stage,
+  compileGraph,
+  executableCacheStatistics,
+  inferenceModel,
+  tf,
+} from 'poptfjs';
 import { exportedRegressor, regressor } from './engine_fixtures.js';
 
 /** How many compilations `fn` ran. */
@@ -194,6 +207,28 @@ describe('Engine options', () => {
     process.env.POPLAR_ENGINE_OPTIONS = '{"prng.enableStochasticRounding":"true","debug.instrument":"true"}';
     expect(await compilations(compile)).toBe(0);
     expect(stochasticRounding).toBe(true);
+  });
+
+  it('debug.allowOutOfMemory compiles a model that does not fit, whose report says so; its engine loads but runs nothing', async () => {
+    // A 128 × 128 float32 kernel (64 KiB) on an IPU of 4 tiles × 8 KiB = 32 KiB.
+    const small = () => new Options().ipuTarget({ tiles: 4, memoryPerTile: 8 * 1024 });
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 128, inputShape: [128] })] });
+    const executor = inferenceModel(model, { options: small().allowOutOfMemory(true) });
+    await executor.compile(tf.zeros([1, 128]));
+    const { graph } = executor.executable;
+    expect(() => compileGraph({ graph, options: small() })).toThrow(OutOfMemoryError);
+    const executable = compileGraph({ graph, options: small() }, undefined, { 'debug.allowOutOfMemory': 'true' });
+    const memory = executable.hardware.memory;
+    expect(memory.fits).toBe(false);
+    expect(memory.ipus[0]!.byKind.weights).toBeGreaterThanOrEqual(128 * 128 * 4);
+    const engine = new Engine(executable);
+    engine.load(new DeviceManager().createIpuModelDevice());
+    let summary = '';
+    engine.printProfileSummary({ write: (text: string) => (summary += text) });
+    expect(summary).toMatch(/OUT OF MEMORY by/);
+    expect(() => engine.run(engine.programIndex('weightsFromHost'))).toThrow(OutOfMemoryError);
+    expect(() => engine.run(engine.programIndex('step'))).toThrow(/^IPU 0 is out of memory compiling model '[^']+' at micro-batch 1: it needs /);
+    executor.destroy();
   });
 
   it('debug.cpuMultiThreadExecution "false" runs every IPU on the main thread, even with Options.parallelIpus', async () => {
