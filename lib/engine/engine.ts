@@ -297,6 +297,10 @@ export class Engine implements OptimizerStateStore {
     try {
       if (this.host.hostWeights) loaded.loadWeights(this.host.hostWeights);
       if (this.host.initialState) loaded.importState(mapDeviceState(this.host.initialState, tensorFromData));
+      // prng.seed seeds the generator over the state an export saved, unless the framework chose the seed.
+      if (this.host.initialState && this.host.seed === undefined && this.settings.seed !== undefined) {
+        loaded.random.setState(new RandomSource(this.settings.seed).getState());
+      }
     } catch (error) {
       loaded.dispose();
       binding.device.detach();

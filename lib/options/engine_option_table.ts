@@ -105,7 +105,7 @@ export const ENGINE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'autoReport.executionProfileProgramRunCount': { type: INTEGER, acts: 'how many runs of each program the execution profile keeps' },
   'autoReport.directory': { type: STRING, acts: 'where the autoReport files go (default ".")' },
   'prng.enableStochasticRounding': { type: BOOLEAN, compiles: true, acts: 'float16 results round stochastically' },
-  'prng.seed': { type: INTEGER, acts: "seeds the device's random generator" },
+  'prng.seed': { type: INTEGER, acts: "seeds the device's random generator (over the generator state an exported executable saved)" },
 };
 
 /** A value's problem against `type`, or undefined if it is one of its values. */

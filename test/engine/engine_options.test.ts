@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINE_OPTION_NAMES } from '../../lib/options/engine_options.js';
 import {
@@ -12,7 +15,9 @@ import {
   compileGraph,
   executableCacheStatistics,
   inferenceModel,
+  optim,
   tf,
+  trainingModel,
 } from 'poptfjs';
 import { exportedRegressor, regressor } from './engine_fixtures.js';
 
@@ -229,6 +234,37 @@ describe('Engine options', () => {
     expect(() => engine.run(engine.programIndex('weightsFromHost'))).toThrow(OutOfMemoryError);
     expect(() => engine.run(engine.programIndex('step'))).toThrow(/^IPU 0 is out of memory compiling model '[^']+' at micro-batch 1: it needs /);
     executor.destroy();
+  });
+
+  it("prng.seed seeds the device's random generator: the same seed draws the same dropout masks, another seed others", async () => {
+    const model = tf.sequential({
+      layers: [
+        tf.layers.dense({ units: 64, inputShape: [5], kernelInitializer: tf.initializers.glorotUniform({ seed: 56 }) }),
+        tf.layers.dropout({ rate: 0.5 }),
+        tf.layers.dense({ units: 3, kernelInitializer: tf.initializers.glorotUniform({ seed: 57 }) }),
+      ],
+    });
+    const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+    const path = join(mkdtempSync(join(tmpdir(), 'poptfjs-seed-')), 'dropout.poptfjs');
+    await executor.compileAndExport(path, tf.zeros([2, 5]), tf.zeros([2, 3]));
+    executor.destroy();
+    /** The losses of three steps on an engine seeded by `seed`. */
+    const losses = (seed: string) => {
+      const engine = new Engine(Executable.fromFile(path), { 'prng.seed': seed });
+      engine.load(new DeviceManager().createIpuModelDevice());
+      engine.connectStream('input0', new Float32Array(10).fill(1));
+      engine.connectStream('input1', new Float32Array(6).fill(0.5));
+      engine.connectStream('output0', new Float32Array(6));
+      const loss = new Float32Array(1);
+      engine.connectStream('loss', loss);
+      return [0, 1, 2].map(() => {
+        engine.run(engine.programIndex('step'));
+        return loss[0]!;
+      });
+    };
+    const seven = losses('7');
+    expect(losses('7')).toEqual(seven);
+    expect(losses('8')).not.toEqual(seven);
   });
 
   it('debug.cpuMultiThreadExecution "false" runs every IPU on the main thread, even with Options.parallelIpus', async () => {
