@@ -28,6 +28,11 @@ export function isRandomNode(node: Node): boolean {
   return RANDOM_KERNEL_NAMES.has(node.kernel);
 }
 
+/** True for a random draw traced with shapes only: its distribution's parameters are unknown, so it cannot run. */
+export function lacksDistribution(node: Node): boolean {
+  return isRandomNode(node) && !('minval' in node.attrs || 'mean' in node.attrs);
+}
+
 /** A random pseudo-kernel name. */
 export type RandomKernel = (typeof RANDOM_KERNELS)[keyof typeof RANDOM_KERNELS];
 
