@@ -153,19 +153,19 @@ const vitLamb = (params: PlanOptimizerTarget) => new optim.LAMB(params, { lr: 0.
  * What the simulator does not model for ViT. Graphcore's published ViT-B/16 figures on Bow IPUs come to 1,740-1,950
  * images/s a replica whatever the configuration: fine-tuning at micro-batch 17 with 30 micro-batches a step and
  * float16 images, pre-training at micro-batch 8 with 512 or 2,048 and 8-bit images, SGD or LAMB. The simulator
- * reproduces these configurations' rates relative to each other within about 10%, but each about 1.35-1.45 times
- * too fast. It is not the host: the application's benchmarks read generated images (benchmarks.yml: `--dataset
+ * reproduces these configurations' rates relative to each other within about 10%, but each 1.3-1.5 times too
+ * fast. It is not the host: the application's benchmarks read generated images (benchmarks.yml: `--dataset
  * generated`, GeneratedDataset hands out tensors made once), and float16 and 8-bit images give the same rate. Nor the
  * pipeline's ramps (30 or 2,048 micro-batches alike) or the optimizer. Per token and layer, the published figures put
- * a ViT-B/16 layer (197 tokens) at 0.87-0.92 µs of a Bow IPU's time against 0.49 µs for BERT-Base's (128 tokens,
- * the same width and heads; within 0.75-1.33 here), where the simulator's kernel costs, from poplibs' vertex and
- * planner estimates (the AMP's passes, the padding and rearranging of the 197-wide attention products, popnn's
- * softmax over 197-element rows), differ by 1.1-1.25 times.
+ * a ViT-B/16 layer (197 tokens) at 0.87-0.97 µs of a Bow IPU's time against 0.48-0.52 µs for BERT-Base's (128
+ * tokens, the same width and heads; within 0.75-1.33 here), where the simulator's kernel costs, from poplibs' vertex
+ * and planner estimates (the AMP's passes, the padding and rearranging of the 197-wide attention products, popnn's
+ * softmax over 197-element rows), differ by 1.1-1.4 times (forward, recomputation and backward, micro-batch 17 and 8).
  */
 const VIT_LAYER_COST =
   "what Poplar spends on ViT's 197-token encoder layers beyond poplibs' published vertex and planner estimates is not modelled: " +
-  "Graphcore's figures put a ViT-B/16 layer at 0.87-0.92 µs a token on a Bow IPU against 0.49 µs for BERT-Base's at 128 tokens (same width and heads), " +
-  'where those estimates differ by 1.1-1.25 times; the rates of the ViT configurations relative to each other are reproduced. ' +
+  "Graphcore's figures put a ViT-B/16 layer at 0.87-0.97 µs a token on a Bow IPU against 0.48-0.52 µs for BERT-Base's at 128 tokens (same width and heads), " +
+  'where those estimates differ by 1.1-1.4 times; the rates of the ViT configurations relative to each other are reproduced. ' +
   "Not the host's image pipeline: the published benchmarks read generated images (benchmarks.yml --dataset generated), and float16 and 8-bit images run at the same rate";
 
 /** What the TensorFlow 2 BERT-Base configurations leave out, and how they are planned. */
