@@ -317,13 +317,27 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   const inputElements = node.inputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
   if (REDUCTIONS.has(kernel)) return reductionCost(sizeOf(graph.values[node.inputs[0]!]!.shape), Math.max(1, sizeOf(output.shape)), half, tiles);
   if (kernel === 'Softmax' || kernel === 'LogSoftmax') {
+    // popnn's softmax and log-softmax (lib/popnn/NonLinearity.cpp softmaxImpl, LogSoftmax.cpp logSoftmaxImpl): the
+    // row maxima, x - max and its exp on every element, the row sums in float32; then, once a row, 1 / sum cast back
+    // to half (softmax: "we compute 1/x first as there are a lot fewer elements") or log(sum) with the same cast, and
+    // one more pass over the elements: a multiply by the row's 1 / sum, or a subtract of its log(sum).
     const rows = Math.max(1, outputElements / (output.shape[output.shape.length - 1] ?? 1));
+    const overRows = (table: readonly [number, number]): KernelCost => ({
+      compute: elementwiseCycles(rows, perElement(table, false), tiles),
+      exchange: 0,
+      sync: TILE_SYNC_CYCLES,
+      temporaryBytes: 0,
+    });
+    const cast = half ? [CYCLES_PER_ELEMENT.Cast!] : [];
+    // Softmax inverts in place, then casts (two passes); log-softmax maps Cast(Log(sum)) in one.
+    const perRow = kernel === 'Softmax' ? [CYCLES_PER_ELEMENT.Reciprocal!, ...cast].map(overRows) : [overRows(chained(CYCLES_PER_ELEMENT.Log!, ...cast))];
     return sum(
       reductionCost(outputElements, rows, half, tiles),
       elementwise(CYCLES_PER_ELEMENT.Sub!),
       elementwise(CYCLES_PER_ELEMENT.Exp!),
       reductionCost(outputElements, rows, half, tiles),
-      elementwise(kernel === 'Softmax' ? CYCLES_PER_ELEMENT.RealDiv! : CYCLES_PER_ELEMENT.Log!),
+      ...perRow,
+      elementwise(kernel === 'Softmax' ? CYCLES_PER_ELEMENT.Multiply! : CYCLES_PER_ELEMENT.Sub!),
     );
   }
   // Normalizing applies a per-channel scale and offset: two passes (popnn's channelMul and addToChannel).
