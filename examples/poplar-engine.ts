@@ -4,14 +4,16 @@
  * an `Engine`, connects the step's streams, runs the step program a few
  * times, reads a weight back, prints the profile summary and the intervals
  * CSV, then simulates an error where the step runs and recovers as Poplar's
- * reference describes (clear the errors, load again, run).
+ * reference describes (clear the errors, load again, run). Last, the engine
+ * option `debug.trace` traces one step to a file: each compute set, then the
+ * values each of its kernels read and made.
  *
  *     npx tsx examples/poplar-engine.ts
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeviceManager, Engine, Executable, type PoplarRuntimeError, SimulatedErrorCode, optim, tf, trainingModel } from 'poptfjs';
 
@@ -84,6 +86,18 @@ function runEngine(path: string): void {
   recovering.load();
   recovering.run(step);
   console.log(`after clearSimulatedErrors and load: loss ${loss[0]!.toFixed(6)}`);
+
+  // debug.trace: each compute set and the values its kernels read and made, to debug.traceFile (else stderr).
+  const traceFile = join(dirname(path), 'step.trace');
+  const traced = new Engine(executable, { 'debug.trace': 'true', 'debug.traceFile': traceFile });
+  traced.load(new DeviceManager().createIpuModelDevice());
+  traced.connectStream('input0', Float32Array.from([0.5, -1, 0.25, 2, -0.5, 1, 0.75, -2]));
+  traced.connectStream('input1', Float32Array.from([1, 0, -1, 0.5, 0.5, 0.5]));
+  traced.connectStream('output0', output);
+  traced.connectStream('loss', loss);
+  traced.run(step);
+  const trace = readFileSync(traceFile, 'utf8').split('\n');
+  console.log(`the trace of one step (${trace.length - 1} lines), its first lines:\n${trace.slice(0, 12).join('\n')}`);
 }
 
 const file = process.argv[2];

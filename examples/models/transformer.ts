@@ -1,8 +1,8 @@
 /**
  * The pieces of a transformer encoder as tfjs functions over tf.Variables:
- * dense and layer-norm parameters, GELU, and the encoder layer (self
- * attention and feed-forward, post-norm, as BERT and ViT use them). BERT and
- * ViT in this folder are made of them.
+ * dense and layer-norm parameters, GELU, multi-head attention, and the
+ * encoder layer (self attention and feed-forward, post-norm, as BERT uses
+ * it). BERT, GPT and ViT in this folder are made of them.
  */
 import { half, tf } from 'poptfjs';
 
@@ -111,20 +111,32 @@ export interface EncoderShape {
 }
 
 /**
+ * Multi-head scaled dot-product attention of the queries, keys and values
+ * `q`, `k`, `v` (each `[batch · sequence, hidden]`, the heads side by side),
+ * with an optional additive mask (`[batch, 1, 1, sequence]`) and dropout of
+ * `probabilityDropout` on the attention probabilities: the heads' contexts,
+ * `[batch · sequence, hidden]`.
+ */
+export function attentionContext(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, shape: EncoderShape, probabilityDropout: number, maskBias?: tf.Tensor): tf.Tensor {
+  const { batch, sequence, hidden, heads } = shape;
+  const dh = hidden / heads;
+  const perHead = (t: tf.Tensor) => tf.transpose(tf.reshape(t, [batch, sequence, heads, dh]), [0, 2, 1, 3]);
+  const scaled = tf.mul(tf.matMul(perHead(q), perHead(k), false, true), 1 / Math.sqrt(dh));
+  const scores = maskBias ? tf.add(scaled, maskBias) : scaled;
+  const probabilities = probabilityDropout > 0 ? tf.dropout(tf.softmax(scores), probabilityDropout) : tf.softmax(scores);
+  const context = tf.matMul(probabilities, perHead(v));
+  return tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [batch * sequence, hidden]);
+}
+
+/**
  * One encoder layer on `x` (`[batch · sequence, hidden]`): multi-head self
  * attention with an optional additive mask (`[batch, 1, 1, sequence]`),
  * then the feed-forward network, each with a residual and a layer norm.
  */
 export function encoderLayer(x: tf.Tensor, w: EncoderLayerWeights, shape: EncoderShape, maskBias?: tf.Tensor): tf.Tensor {
-  const { batch, sequence, hidden, heads } = shape;
-  const dh = hidden / heads;
   const dropout = (t: tf.Tensor) => (shape.dropout > 0 ? tf.dropout(t, shape.dropout) : t);
-  const perHead = (t: tf.Tensor) => tf.transpose(tf.reshape(t, [batch, sequence, heads, dh]), [0, 2, 1, 3]);
-  const [q, k, v] = tf.split(dense(x, w.qkv), 3, 1).map(perHead) as [tf.Tensor, tf.Tensor, tf.Tensor];
-  const scaled = tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(dh));
-  const scores = maskBias ? tf.add(scaled, maskBias) : scaled;
-  const context = tf.matMul(dropout(tf.softmax(scores)), v);
-  const attention = dense(tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [batch * sequence, hidden]), w.output);
+  const [q, k, v] = tf.split(dense(x, w.qkv), 3, 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
+  const attention = dense(attentionContext(q, k, v, shape, shape.dropout, maskBias), w.output);
   const attended = layerNorm(tf.add(x, dropout(attention)), w.attentionNorm, shape.epsilon);
   const ffn = dense(gelu(dense(attended, w.intermediate)), w.ffnOutput);
   return layerNorm(tf.add(attended, dropout(ffn)), w.ffnNorm, shape.epsilon);

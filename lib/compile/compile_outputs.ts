@@ -5,8 +5,10 @@
  * with `autoReport.outputArchive`) and the lowered variables
  * (`debug.loweredVarDumpFile`, or `lowered_vars.json` in
  * `autoReport.directory` with `autoReport.outputLoweredVars`; both
- * `autoReport` switches follow `autoReport.all` unless set). Each file is
- * written atomically; folders above it are created.
+ * `autoReport` switches follow `autoReport.all` unless set), and the
+ * compilation reports (`autoReport.outputGraphProfile`: the JSON, HTML and
+ * Chrome-trace reports in `autoReport.directory`). Each file is written
+ * atomically; folders above it are created.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -14,6 +16,8 @@ import { getLogger } from '../common/log.js';
 import type { Executable } from '../executable/executable.js';
 import { writeArchive } from '../files/ar_archive.js';
 import { writeFileAtomic } from '../files/atomic_file.js';
+import { environmentEngineOptions } from '../options/engine_options.js';
+import { writeProfileReports } from '../report/profile_report.js';
 import { loweredVariables } from './lowered_variables.js';
 import { archiveMembers } from './tile_programs.js';
 
@@ -41,4 +45,26 @@ export function writeCompileOutputs(executable: Executable, options: Readonly<Re
     writeFileAtomic(loweredVars, new TextEncoder().encode(`${JSON.stringify(loweredVariables(executable), null, 1)}\n`));
     log.info(`wrote the lowered variables of '${executable.modelName}' to ${loweredVars}`);
   }
+}
+
+/**
+ * Where `compileGraph` writes the compilation reports: `autoReport.directory`
+ * (default ".") when the options it was given ask for the graph profile
+ * (`autoReport.outputGraphProfile`, or `autoReport.all`) and
+ * `POPLAR_ENGINE_OPTIONS` does not turn it off; undefined otherwise. The
+ * environment's options alone do not: the model wrappers write the reports
+ * they ask for where their own options say.
+ */
+export function compileReportDirectory(options: Readonly<Record<string, string>>): string | undefined {
+  const asks = (flags: Readonly<Record<string, string>>) => (flags['autoReport.outputGraphProfile'] ?? flags['autoReport.all']) === 'true';
+  const merged = { ...options, ...environmentEngineOptions()?.options };
+  return asks(options) && asks(merged) ? merged['autoReport.directory'] || '.' : undefined;
+}
+
+/** Writes the compilation reports of `executable` that `options` (given to `compileGraph`) ask for. */
+export function writeCompileReports(executable: Executable, options: Readonly<Record<string, string>>): void {
+  const directory = compileReportDirectory(options);
+  if (directory === undefined) return;
+  const written = writeProfileReports(directory, executable);
+  log.info(`wrote the compilation reports of '${executable.modelName}' to ${written.json}, ${written.html} and ${written.trace}`);
 }

@@ -28,7 +28,7 @@ import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
 import { CompileProgress, type ProgressCallback } from './compile_progress.js';
 import { resolveModelGraph, type ModelGraph } from './model_graph.js';
-import { writeCompileOutputs } from './compile_outputs.js';
+import { writeCompileOutputs, writeCompileReports } from './compile_outputs.js';
 
 /** Poplar's option flags: option name → value, every value a string (`"true"`, `"4"`, `"./reports"`). */
 export type EngineOptionFlags = Readonly<Record<string, string>>;
@@ -45,8 +45,8 @@ export function engineOptionsSource(name: string): EngineOptionsSource {
  * engine options (see `Engine`): checked by name and value, applied under
  * `POPLAR_ENGINE_OPTIONS`, and recorded in the executable. `progress` is told
  * `(done, total)` after each step. An `OutOfMemoryError` if it does not fit
- * (unless `debug.allowOutOfMemory`). The archive and lowered variables the
- * options ask for are written (compile_outputs.ts).
+ * (unless `debug.allowOutOfMemory`). The archive, lowered variables and
+ * compilation reports the options ask for are written (compile_outputs.ts).
  */
 export function compileGraph(
   model: ModelGraph,
@@ -161,6 +161,7 @@ export function compileGraph(
     ...(remoteBuffers.length > 0 ? { remoteBuffers } : {}),
   };
   writeCompileOutputs(executable, engineOptions);
+  writeCompileReports(executable, options);
   return executable;
 }
 

@@ -21,7 +21,8 @@
  * `Engine.reportTiming`), and, when the engine is instrumented
  * (`debug.instrument`, or `autoReport`'s execution profile), is recorded in
  * the execution profile (`getReport`, `printProfileSummary`,
- * `reportIntervals`). Faults are simulated as Poplar's
+ * `reportIntervals`); with `debug.trace` the step's kernels are traced
+ * (trace_output.ts). Faults are simulated as Poplar's
  * `insertSimulatedError` simulates them: after `load`, before `run`.
  *
  * PoplarExecutor and the PopART Session run their models through an engine
@@ -33,6 +34,7 @@ import { PoplarException, PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { paramValues, type Node } from '../ir/graph.js';
 import type { Device } from '../device/device.js';
+import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { SimulatedErrorCode, type ErrorLocation } from '../device/simulated_errors.js';
 import type { ConnectionType } from '../option_vocabulary/enums.js';
 import { checkEngineOptions, engineSettings, environmentEngineOptions, type EngineSettings } from '../options/engine_options.js';
@@ -65,6 +67,7 @@ import { programPlacements, unitPrograms } from './program_locations.js';
 import { reportTiming, type TimerTimePoint } from './timer_time_point.js';
 import { RemoteBuffers } from './remote_buffers.js';
 import { hostTensor, tensorBuffer } from './host_tensors.js';
+import { TraceOutput } from './trace_output.js';
 
 const log = getLogger('engine');
 
@@ -135,6 +138,8 @@ export class Engine implements OptimizerStateStore {
   private deviceCycles = 0;
   private printTensorSink: TextSink | undefined;
   private printSink: TextSink | undefined;
+  /** Where the trace goes while loaded (`debug.trace`). */
+  private trace: TraceOutput | undefined;
   private destroyed = false;
   /** True once a step found every weight on the device (they stay there until the engine is loaded again). */
   private weightsPresent = false;
@@ -145,9 +150,12 @@ export class Engine implements OptimizerStateStore {
    * `POPLAR_ENGINE_OPTIONS` overrides them) and, for a framework, its host side.
    */
   constructor(executable: Executable, options?: EngineOptionFlags, host?: EngineHost);
-  /** Compiles `graph` and its programs (see `compileGraph`) into an engine. */
-  constructor(graph: ModelGraph, programs?: readonly string[], options?: EngineOptionFlags, progress?: ProgressCallback);
-  constructor(source: Executable | ModelGraph, second?: EngineOptionFlags | readonly string[], third?: EngineOptionFlags | EngineHost, progress?: ProgressCallback) {
+  /**
+   * Compiles `graph` and its programs (see `compileGraph`) into an engine; a
+   * single program (one name) is the engine's program 0, which `run()` runs.
+   */
+  constructor(graph: ModelGraph, programs?: string | readonly string[], options?: EngineOptionFlags, progress?: ProgressCallback);
+  constructor(source: Executable | ModelGraph, second?: EngineOptionFlags | string | readonly string[], third?: EngineOptionFlags | EngineHost, progress?: ProgressCallback) {
     const fromExecutable = 'placement' in source && 'programs' in source;
     if (fromExecutable) {
       this.executable = source as Executable;
@@ -159,7 +167,8 @@ export class Engine implements OptimizerStateStore {
     } else {
       const graph = source as ModelGraph;
       const options = (third as EngineOptionFlags | undefined) ?? {};
-      this.executable = compileGraph(graph, second as readonly string[] | undefined, options, progress);
+      const programs = typeof second === 'string' ? [second] : (second as readonly string[] | undefined);
+      this.executable = compileGraph(graph, programs, options, progress);
       this.host = { optimizer: graph.optimizer };
       this.options = this.engineOptions(options, true);
     }
@@ -272,12 +281,14 @@ export class Engine implements OptimizerStateStore {
     const binding = this.requireBinding('deploy');
     if (this.loaded) throw new PoptfjsError('deploy: the engine is already loaded', { type: 'engine' });
     let loaded: LoadedExecutable;
+    const trace = this.options['debug.trace'] === 'true' ? new TraceOutput(this.options['debug.traceFile'] || undefined) : undefined;
     try {
       loaded = new LoadedExecutable(this.executable, this.optimizer, this.host.seed ?? this.settings.seed, {
         // debug.cpuMultiThreadExecution "false" keeps every IPU on this thread.
         ...(this.host.parallelIpus && this.options['debug.cpuMultiThreadExecution'] !== 'false' ? { parallelIpus: true } : {}),
         ...(this.host.instances ? { instances: this.host.instances } : {}),
         printTensor: (node: Node, value: tf.Tensor) => this.printTensor(node, value),
+        ...(trace ? { trace: (line: string) => trace.line(line) } : {}),
       });
     } catch (error) {
       binding.device.detach();
@@ -286,12 +297,17 @@ export class Engine implements OptimizerStateStore {
     try {
       if (this.host.hostWeights) loaded.loadWeights(this.host.hostWeights);
       if (this.host.initialState) loaded.importState(mapDeviceState(this.host.initialState, tensorFromData));
+      // prng.seed seeds the generator over the state an export saved, unless the framework chose the seed.
+      if (this.host.initialState && this.host.seed === undefined && this.settings.seed !== undefined) {
+        loaded.random.setState(new RandomSource(this.settings.seed).getState());
+      }
     } catch (error) {
       loaded.dispose();
       binding.device.detach();
       throw error;
     }
     this.loaded = loaded;
+    this.trace = trace;
     this.weightsPresent = false;
     log.debug(() => `loaded '${this.executable.modelName}' on device ${binding.device.id}`);
   }
@@ -324,6 +340,12 @@ export class Engine implements OptimizerStateStore {
     this.run(program);
   }
 
+  /** An executable compiled out of memory (`debug.allowOutOfMemory`) is loaded for its reports, but runs nothing. */
+  private requireFits(): void {
+    const { hardware, microBatchSize, modelName } = this.executable;
+    if (!hardware.memory.fits) throw new OutOfMemoryError(hardware.memory, microBatchSize, modelName);
+  }
+
   /** The programs' names, for messages. */
   private programList(): string {
     return this.executable.programs.map((p) => `${p.index}: ${p.name}`).join(', ');
@@ -341,11 +363,12 @@ export class Engine implements OptimizerStateStore {
    * loaded device; `debugName` names the run in the execution profile, and
    * `runOptions` override the runtime options for this run (see
    * {@link Engine.prepare}). An error for an index out of range, an engine
-   * not loaded, or a device that cannot run (detached, offline, or waiting
-   * for a recovery).
+   * not loaded, an executable that does not fit (`OutOfMemoryError`), or a
+   * device that cannot run (detached, offline, or waiting for a recovery).
    */
   run(program = 0, debugName = '', runOptions?: RuntimeOptions): void {
     const loaded = this.requireLoaded('run');
+    this.requireFits();
     this.applyRuntimeOptions(runOptions);
     const count = this.executable.programs.length;
     if (!Number.isInteger(program) || program < 0 || program >= count) {
@@ -472,12 +495,18 @@ export class Engine implements OptimizerStateStore {
    */
   runStep(inputs: readonly tf.Tensor[], debugName = ''): CallResult {
     const loaded = this.requireLoaded('runStep');
+    this.requireFits();
     const step = this.programIndex('step');
     if (!this.weightsPresent) {
       for (const name of loaded.parameterNames) this.requireWeight(loaded, name, 'run');
       this.weightsPresent = true;
     }
-    const result = loaded.run(inputs, this.binding!.observer());
+    let result: CallResult;
+    try {
+      result = loaded.run(inputs, this.binding!.observer());
+    } finally {
+      this.trace?.endRun();
+    }
     this.record(step, debugName);
     return result;
   }
@@ -529,23 +558,27 @@ export class Engine implements OptimizerStateStore {
   /** The value behind a tensor handle: a weight (its host value) or an optimizer state slot (`<slot>/<parameter>`). */
   private tensorOf(handle: string, what: string): { value: tf.Tensor; write?: (t: tf.Tensor) => void } {
     const loaded = this.requireLoaded(what);
-    if (paramValues(this.executable.graph).has(handle)) {
+    const param = paramValues(this.executable.graph).get(handle);
+    if (param) {
+      const write = (t: tf.Tensor) => loaded.loadWeight(handle, t);
+      // A weight with no value yet can be written: its host shape and dtype are the executable's.
+      if (what === 'writeTensor' && !loaded.weight(handle)) return { value: tf.zeros(hostShapeOf(this.executable, handle), param.dtype), write };
       this.requireWeight(loaded, handle, what);
-      return { value: loaded.hostWeight(handle), write: (t) => loaded.loadWeight(handle, t) };
+      return { value: loaded.hostWeight(handle), write };
     }
     const slash = handle.indexOf('/');
     const state = loaded.readOptimizerState();
     const slot = handle.slice(0, slash);
-    const param = handle.slice(slash + 1);
+    const slotParam = handle.slice(slash + 1);
     for (const [key, record] of Object.entries(state.states)) {
-      const data = record.slots[param]?.[slot];
+      const data = record.slots[slotParam]?.[slot];
       if (slash > 0 && data) {
         return {
           value: tf.tensor(data.data, [...data.shape], 'float32'),
           write: (t) => {
             const updated = {
               ...record,
-              slots: { ...record.slots, [param]: { ...record.slots[param], [slot]: { shape: data.shape, data: Float32Array.from(t.dataSync()) } } },
+              slots: { ...record.slots, [slotParam]: { ...record.slots[slotParam], [slot]: { shape: data.shape, data: Float32Array.from(t.dataSync()) } } },
             };
             loaded.writeOptimizerState({ ...state, states: { ...state.states, [key]: updated } });
           },
@@ -574,7 +607,11 @@ export class Engine implements OptimizerStateStore {
     }
   }
 
-  /** Copies `buffer` (a typed array of the tensor's dtype and exactly its size) to tensor `handle` on the device (every replica of a weight). */
+  /**
+   * Copies `buffer` (a typed array of the tensor's dtype and exactly its
+   * size) to tensor `handle` on the device (every replica of a weight); a
+   * weight with no value on the device yet takes it, as `weightsFromHost` would give it.
+   */
   writeTensor(handle: string, buffer: HostBuffer): void {
     const { value, write } = this.tensorOf(handle, 'writeTensor');
     try {

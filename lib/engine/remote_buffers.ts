@@ -47,10 +47,14 @@ export class RemoteBuffers {
     const spec = this.byHandle.get(handle);
     if (!spec) {
       const handles = [...this.byHandle.keys()];
-      throw new PoptfjsError(
-        `${what}: the engine has no remote buffer '${handle}'; ${handles.length ? `its remote buffers are ${handles.join(', ')}` : 'it keeps nothing off chip (Options.TensorLocations)'}`,
-        { type: 'engine' },
-      );
+      const streamed = [...new Set(this.executable.streamingTransfers.map((t) => t.kind).filter((kind) => kind !== 'weights'))];
+      const buffers = handles.length ? `its remote buffers are ${handles.join(', ')}` : 'it has none';
+      const why = streamed.length
+        ? `. The ${streamed.join(' and ')} it keeps off chip hold no value between runs, so they have no remote buffer; read them with Options.anchorTensor`
+        : handles.length
+          ? ''
+          : ' (it keeps nothing off chip: Options.TensorLocations)';
+      throw new PoptfjsError(`${what}: the engine has no remote buffer '${handle}'; ${buffers}${why}`, { type: 'engine' });
     }
     if (repeatIndex !== 0) throw new PoptfjsError(`${what}('${handle}'): repeat ${repeatIndex} is out of range; the buffer has 1 repeat (index 0)`, { type: 'engine' });
     const replicas = this.executable.factors.replicationFactor;

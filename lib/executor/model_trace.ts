@@ -11,6 +11,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
 import { getLogger } from '../common/log.js';
 import type { LossSpec } from '../trace/loss_function.js';
+import { lacksDistribution } from '../trace/random_distribution.js';
 import { allLayers, isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TraceOptions, type TracedModel } from '../trace/trace_model.js';
 
@@ -33,9 +34,10 @@ function traceOnce(request: ModelTraceRequest, options: TraceOptions): TracedMod
   return request.training ? traceTraining(request.model, request.loss, request.examples, options) : traceInference(request.model, request.examples, options);
 }
 
-/** True if every constant of the graph has its values (a graph that can run). */
+/** True if every constant of the graph has its values and every random draw its distribution (a graph that can run). */
 function runnable(traced: TracedModel): boolean {
-  return traced.graph.values.every((v) => v.source.kind !== 'constant' || v.source.data !== null);
+  const { values, nodes } = traced.graph;
+  return values.every((v) => v.source.kind !== 'constant' || v.source.data !== null) && !nodes.some(lacksDistribution);
 }
 
 /** Traces the model: with shapes only when it can, else for real. */
@@ -45,7 +47,7 @@ export async function traceWrappedModel(request: ModelTraceRequest): Promise<Tra
     try {
       const traced = await withShapeOnlyBackend(() => traceOnce(request, { replacements: request.replacements }));
       if (runnable(traced)) return traced;
-      log.debug(() => `model '${modelName(request.model)}' makes constants the shape-only backend keeps no values of; tracing it for real`);
+      log.debug(() => `model '${modelName(request.model)}' makes constants or random draws the shape-only backend keeps no values of; tracing it for real`);
     } catch (error) {
       log.debug(() => `model '${modelName(request.model)}' cannot be traced with shapes only (${(error as Error).message}); tracing it for real`);
     }

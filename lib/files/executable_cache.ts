@@ -212,19 +212,26 @@ export interface CacheEntryInfo {
   readonly contents: { modelName: string; kind: string; backend: string } | { error: string };
 }
 
+/** Why `dir`, which readdir found no directory, is none: what it is, or a part of its path that is none. */
+function notADirectory(dir: string): string {
+  try {
+    return `it is ${fileKind(statSync(dir))}, not a directory`;
+  } catch {
+    return 'a part of the path is not a directory';
+  }
+}
+
 function directoryFiles(dir: string): string[] {
   try {
     return readdirSync(dir).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new PoptfjsError(
-      `cannot read the executable cache directory ${dir}: ${code === 'ENOENT' ? 'no such directory' : error instanceof Error ? error.message : String(error)}`,
-      {
-        type: 'cache',
-        location: dir,
-        cause: error,
-      },
-    );
+    const why = code === 'ENOENT' ? 'no such directory' : code === 'ENOTDIR' ? notADirectory(dir) : error instanceof Error ? error.message : String(error);
+    throw new PoptfjsError(`cannot read the executable cache directory ${dir}: ${why}`, {
+      type: 'cache',
+      location: dir,
+      cause: error,
+    });
   }
 }
 

@@ -55,8 +55,11 @@ export const ENGINE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
   'debug.branchRecordTile': { type: INTEGER, acts: 'must be a tile of the device (checked); the tile that holds the control-flow records' },
   'debug.runtimeVerify': { type: BOOLEAN, recorded: 'the simulated engine checks every transfer, tensor and buffer it is given on every run already' },
-  'debug.trace': { type: BOOLEAN, recorded: `${NO_TILE_CODE}; there are no edges to trace` },
-  'debug.traceFile': { type: STRING, recorded: 'only used with debug.trace, which is recorded only' },
+  'debug.trace': {
+    type: BOOLEAN,
+    acts: 'prints a trace to the error stream (stderr), as Poplar does: each compute set run (a stage pass on a micro-batch and replica), then each of its kernels with every value it read and made; every IPU runs on the main thread while tracing',
+  },
+  'debug.traceFile': { type: STRING, acts: 'with debug.trace, the trace goes to this file instead of stderr (rewritten atomically after each run)' },
   'debug.verify': { type: BOOLEAN, recorded: 'compiling always checks the memory of every IPU, which is what the verification checks of laid-out variables' },
   'debug.supervisorStackSizeInBytes': { type: INTEGER, recorded: `${NO_TILE_CODE}; it has no stacks` },
   'debug.workerStackSizeInBytes': { type: INTEGER, recorded: `${NO_TILE_CODE}; it has no stacks` },
@@ -102,7 +105,7 @@ export const ENGINE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'autoReport.executionProfileProgramRunCount': { type: INTEGER, acts: 'how many runs of each program the execution profile keeps' },
   'autoReport.directory': { type: STRING, acts: 'where the autoReport files go (default ".")' },
   'prng.enableStochasticRounding': { type: BOOLEAN, compiles: true, acts: 'float16 results round stochastically' },
-  'prng.seed': { type: INTEGER, acts: "seeds the device's random generator" },
+  'prng.seed': { type: INTEGER, acts: "seeds the device's random generator (over the generator state an exported executable saved)" },
 };
 
 /** A value's problem against `type`, or undefined if it is one of its values. */

@@ -40,6 +40,8 @@ export interface InterpreterOptions {
   beforeKernel?: (node: Node) => void;
   /** Where print nodes (`ops.ipuPrintTensor`) print their value; default: the `op` logger. */
   printTensor?: (node: Node, value: tf.Tensor) => void;
+  /** Called after each kernel runs, with the values it read and made (the engine's `debug.trace`). */
+  afterKernel?: (node: Node, inputs: readonly tf.Tensor[], outputs: readonly tf.Tensor[]) => void;
 }
 
 interface Step {
@@ -275,6 +277,7 @@ export class GraphInterpreter {
   private readonly rootTakes: Int32Array;
   private readonly order: NodeId[];
   private readonly beforeKernel: ((node: Node) => void) | undefined;
+  private readonly afterKernel: InterpreterOptions['afterKernel'];
   /** The interpreters of the control-flow nodes' bodies. */
   private readonly bodies: GraphInterpreter[] = [];
   /**
@@ -288,6 +291,7 @@ export class GraphInterpreter {
     options: InterpreterOptions = {},
   ) {
     this.beforeKernel = options.beforeKernel;
+    this.afterKernel = options.afterKernel;
     this.routinesOnly = graph.nodes.some((node) => asksFusedMultiplyAdd(node.attrs));
     const roles = rootValues(graph);
     this.roots = [...new Set(roles)];
@@ -316,8 +320,8 @@ export class GraphInterpreter {
   private nodeRunner(node: Node, options: InterpreterOptions): NodeRun {
     if (isRandomDraw(node.kernel)) return randomRunner(node);
     if (node.bodies) {
-      // `beforeKernel` knows the nodes of this graph only: a body's nodes run under the check of their control-flow node.
-      const { beforeKernel: _outerOnly, ...bodyOptions } = options;
+      // `beforeKernel` and `afterKernel` know the nodes of this graph only: a body's nodes run under their control-flow node.
+      const { beforeKernel: _outerOnly, afterKernel: _outerTraceOnly, ...bodyOptions } = options;
       const bodies = node.bodies.map((body) => new GraphInterpreter(body, bodyOptions));
       this.bodies.push(...bodies);
       return controlFlowRunner(node, bodies);
@@ -401,6 +405,7 @@ export class GraphInterpreter {
             cause: error,
           });
         }
+        this.afterKernel?.(node, inputs, outputs);
         for (const v of node.inputs) env.used(v);
         for (let i = 0; i < node.outputs.length; i++) env.store(node.outputs[i]!, outputs[i]!);
       }

@@ -44,6 +44,7 @@ import { ReplicaWeights } from './replica_weights.js';
 import { WeightDerivedCache } from './weight_derived_cache.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
+import { computeSetTrace, kernelTrace } from './execution_trace.js';
 
 /** What one call returns: the outputs (per output mode), for training the loss, and the anchored tensors (per their modes) by name. */
 export interface CallResult {
@@ -66,6 +67,13 @@ export interface LoadOptions {
   readonly instances?: InstanceGradients;
   /** Where print nodes (`ops.ipuPrintTensor`) run in this process print their value; default: the `op` logger. */
   readonly printTensor?: (node: Node, value: tf.Tensor) => void;
+  /**
+   * Where the trace of the engine's `debug.trace` goes, line by line: each
+   * compute set run (a unit on a micro-batch and replica), then each of its
+   * kernels with the values it read and made (execution_trace.ts). Tracing
+   * runs every IPU in this process and every kernel in its compute set.
+   */
+  readonly trace?: (line: string) => void;
 }
 
 /** A micro-batch being run: its environment and the inputs sliced for it. */
@@ -107,6 +115,8 @@ export class LoadedExecutable implements OptimizerStateStore {
   private readonly outOfMemory: (cause: unknown) => Error;
   /** The other instances of a multi-instance run, if this is one. */
   private readonly instanceGradients: InstanceGradients | undefined;
+  /** Where the trace goes, when the engine traces. */
+  private readonly trace: ((line: string) => void) | undefined;
   /** The values made from the weights alone, kept between calls until the weights change (in-process runs only). */
   private readonly weightDerived: WeightDerivedCache | undefined;
 
@@ -122,10 +132,12 @@ export class LoadedExecutable implements OptimizerStateStore {
     const context = () => executableMemoryContext(executable, 'running', options.parallelIpus ?? false);
     this.outOfMemory = (error) => hostOutOfMemory(heap, context(), error);
     const beforeKernel = kernelMemoryGuard(graph, heap, context);
+    this.trace = options.trace;
     this.interpreter = new GraphInterpreter(graph, {
       float16: numerics,
       ...(beforeKernel ? { beforeKernel } : {}),
       ...(options.printTensor ? { printTensor: options.printTensor } : {}),
+      ...(options.trace ? { afterKernel: kernelTrace(graph, options.trace) } : {}),
     });
     this.random = new RandomSource(seed);
     this.rounding = new Float16Rounding(numerics.stochasticRounding, this.random);
@@ -145,9 +157,9 @@ export class LoadedExecutable implements OptimizerStateStore {
     this.maxWork = Math.max(1, ...schedule.steps.map((s) => s.work.length));
     this.lastWorkOf = new Array(schedule.microBatches).fill(-1);
     schedule.steps.forEach((step, t) => step.work.forEach((w, i) => (this.lastWorkOf[w.microBatch] = t * this.maxWork + i)));
-    this.workerIpus = WorkerIpuExecution.forExecutable(executable, this.random, options.parallelIpus ?? false);
+    this.workerIpus = WorkerIpuExecution.forExecutable(executable, this.random, (options.parallelIpus ?? false) && !options.trace);
     const drawsRandomly = (node: Node) => numerics.stochasticRounding && node.outputs.some((id) => graph.values[id]!.precision === 'float16');
-    this.weightDerived = this.workerIpus ? undefined : new WeightDerivedCache(graph, this.interpreter, this.weights, (node) => !drawsRandomly(node));
+    this.weightDerived = this.workerIpus || this.trace ? undefined : new WeightDerivedCache(graph, this.interpreter, this.weights, (node) => !drawsRandomly(node));
     this.instanceGradients = options.instances;
     const grouped = Object.keys(executable.replicaGroupings);
     if (options.instances && grouped.length > 0) {
@@ -420,6 +432,7 @@ export class LoadedExecutable implements OptimizerStateStore {
         step.work.forEach((work, i) => {
           const run = open(work.microBatch);
           observer?.beforeWork(work.unit, replica);
+          this.trace?.(computeSetTrace(executable, work.unit, work.microBatch, replica));
           this.interpreter.runNodes(this.unitNodes[work.unit]!, run.env);
           complete(work, t, i);
         });

@@ -159,7 +159,7 @@ export abstract class Session {
   async prepareDevice(loadEngine = true): Promise<void> {
     this.assertUsable('prepareDevice');
     const executable = await this.compilation.compile();
-    if (this.reportDirectory !== undefined) {
+    if (this.reportDirectory !== undefined && !this.compilation.wroteReports) {
       const written = writeProfileReports(this.reportDirectory, executable);
       log.info(`profile reports written to ${written.json} and ${written.html}`);
     }

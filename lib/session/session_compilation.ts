@@ -8,6 +8,7 @@ import type * as tf from '@tensorflow/tfjs';
 import { PopartRuntimeError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { executableCacheKey } from '../compile/executable_cache_key.js';
+import { compileReportDirectory } from '../compile/compile_outputs.js';
 import { compileGraph } from '../compile/graph_compiler.js';
 import { resolveModelGraph, type ResolvedModelGraph } from '../compile/model_graph.js';
 import { executableCache } from '../files/executable_cache.js';
@@ -44,12 +45,19 @@ export interface SessionCompilationSetup {
 /** A session's executable: compiled (or read) once, then kept. */
 export class SessionCompilation {
   private compiled: Executable | undefined;
+  /** True once compileGraph wrote the compilation reports the session's engine options ask for. */
+  private reportsWritten = false;
 
   constructor(private readonly setup: SessionCompilationSetup) {}
 
   /** The executable, once compiled or loaded. */
   get executable(): Executable | undefined {
     return this.compiled;
+  }
+
+  /** True when compiling wrote the compilation reports already (the session's engine options asked compileGraph for them). */
+  get wroteReports(): boolean {
+    return this.reportsWritten;
   }
 
   /** The executable: compiled now (or taken from the cache) unless it already is. */
@@ -109,6 +117,7 @@ export class SessionCompilation {
     const started = performance.now();
     // The session's engine options are compileGraph's: the files they ask for are written while compiling.
     const executable = compileGraph(request, undefined, this.setup.settings.engineOptions);
+    this.reportsWritten = compileReportDirectory(this.setup.settings.engineOptions) !== undefined;
     log.info(
       () =>
         `compiled '${this.setup.name}' for ${this.setup.kind} in ${(performance.now() - started).toFixed(1)} ms: ${executable.graph.nodes.length} nodes on ${executable.placement.ipusReserved} IPU(s)`,

@@ -26,6 +26,7 @@ import { currentNameScope } from './name_scope.js';
 import { currentOpAttributes } from './op_attributes.js';
 import { userSourceLocation } from './source_location.js';
 import { backwardMultiConv } from './multi_conv_scope.js';
+import { windowLargerThanInput } from './window_fit.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
 /** An error in a model that cannot be traced. */
@@ -464,6 +465,15 @@ export class KernelRecorder {
     return source.kind === 'node' ? source.node : undefined;
   }
 
+  /** Refuses, naming the layer, a convolution or pooling whose window does not fit in its input (window_fit.ts), before it runs. */
+  checkWindowFits(kernel: string, inputs: KernelInputs, attrs: Record<string, unknown> | undefined): void {
+    if (Array.isArray(inputs)) return;
+    const unfit = windowLargerThanInput(kernel, inputs.x?.shape, inputs.filter?.shape, attrs ?? {});
+    if (unfit === undefined) return;
+    const layer = this.layerStack[this.layerStack.length - 1];
+    throw new TraceError(layer !== undefined ? `layer '${layer}': ${unfit}` : unfit);
+  }
+
   private recordKernel(kernel: string, inputs: KernelInputs, attrs: Record<string, unknown> | undefined, out: tf.Tensor | tf.Tensor[]): void {
     const names: string[] | null = Array.isArray(inputs) ? null : [];
     const ids: ValueId[] = [];
@@ -563,6 +573,7 @@ export class KernelRecorder {
       (runKernel) =>
         function (kernelName, inputs, attrs) {
           if (recorder.nestedKernelDepth > 0 || recorder.internal > 0) return runKernel.call(eng, kernelName, inputs, attrs);
+          recorder.checkWindowFits(kernelName, inputs, attrs);
           recorder.nestedKernelDepth++;
           let out: tf.Tensor | tf.Tensor[];
           try {

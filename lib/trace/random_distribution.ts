@@ -12,8 +12,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { RANDOM_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
-import type { AttrValue } from '../ir/graph.js';
+import { isRandomDraw, RANDOM_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
+import type { AttrValue, Node } from '../ir/graph.js';
+
+/** True for a random draw traced with shapes only: its distribution's parameters are unknown, so it cannot run. */
+export function lacksDistribution(node: Node): boolean {
+  return isRandomDraw(node.kernel) && !('minval' in node.attrs || 'mean' in node.attrs);
+}
 
 /** A random pseudo-kernel name (the kernel catalogue's random draws). */
 export type RandomKernel = (typeof RANDOM_KERNELS)[keyof typeof RANDOM_KERNELS];

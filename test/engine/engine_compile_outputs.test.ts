@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BeginBlock, compileGraph, inferenceModel, Options, PipelinedExecution, Stage, tf } from 'poptfjs';
+import { BeginBlock, compileGraph, Engine, inferenceModel, Options, PipelinedExecution, Stage, tf } from 'poptfjs';
 import { readArchive } from '../../lib/files/ar_archive.js';
 import type { LoweredVariables } from '../../lib/compile/lowered_variables.js';
 import type { TileProgram } from '../../lib/compile/tile_programs.js';
@@ -93,6 +93,41 @@ describe('Files compiling writes (target.saveArchive, debug.loweredVarDumpFile, 
     expect(() => readArchive(join(reports, 'archive.a'))).toThrow('no such file');
     compileGraph({ graph: executor.executable.graph, modelName: 'regressor' }, undefined, { 'autoReport.all': 'true', 'autoReport.directory': reports });
     expect(readArchive(join(reports, 'archive.a')).map((m) => m.name)).toEqual(['t0-1471']);
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('autoReport.outputGraphProfile writes the compilation reports to autoReport.directory; the environment can turn it off, not on', async () => {
+    const folder = dir();
+    const model = regressor(83);
+    const executor = inferenceModel(model);
+    await executor(tf.zeros([2, 5]));
+    const { graph } = executor.executable;
+    const reports = join(folder, 'reports');
+    const engine = new Engine({ graph, modelName: 'regressor' }, ['weightsFromHost', 'step'], {
+      'autoReport.outputGraphProfile': 'true',
+      'autoReport.directory': reports,
+    });
+    expect(readdirSync(reports).sort()).toEqual(['regressor-inference.html', 'regressor-inference.json', 'regressor-inference.trace.json']);
+    const json = JSON.parse(readFileSync(join(reports, 'regressor-inference.json'), 'utf8'));
+    expect(json.hardware.memory.ipus[0].used).toBe(engine.executable.hardware.memory.ipus[0]!.used);
+    expect(json.programs).toEqual([
+      { index: 0, name: 'weightsFromHost' },
+      { index: 1, name: 'step' },
+    ]);
+    // The environment's options alone leave the reports to the model wrappers; set against the program's, they win.
+    const off = join(folder, 'off');
+    process.env.POPLAR_ENGINE_OPTIONS = JSON.stringify({
+      'autoReport.all': 'true',
+      'autoReport.outputArchive': 'false',
+      'autoReport.outputLoweredVars': 'false',
+      'autoReport.directory': off,
+    });
+    compileGraph({ graph, modelName: 'regressor' });
+    expect(() => readdirSync(off)).toThrow();
+    process.env.POPLAR_ENGINE_OPTIONS = JSON.stringify({ 'autoReport.outputGraphProfile': 'false' });
+    compileGraph({ graph, modelName: 'regressor' }, undefined, { 'autoReport.outputGraphProfile': 'true', 'autoReport.directory': off });
+    expect(() => readdirSync(off)).toThrow();
+    executor.destroy();
     rmSync(folder, { recursive: true, force: true });
   });
 });

@@ -1,6 +1,24 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINE_OPTION_NAMES } from '../../lib/options/engine_options.js';
-import { BeginBlock, Engine, Executable, Options, PipelinedExecution, Stage, compileGraph, executableCacheStatistics, inferenceModel, tf } from 'poptfjs';
+import {
+  BeginBlock,
+  DeviceManager,
+  Engine,
+  Executable,
+  Options,
+  OutOfMemoryError,
+  PipelinedExecution,
+  Stage,
+  compileGraph,
+  executableCacheStatistics,
+  inferenceModel,
+  optim,
+  tf,
+  trainingModel,
+} from 'poptfjs';
 import { exportedRegressor, regressor } from './engine_fixtures.js';
 
 /** How many compilations `fn` ran. */
@@ -194,6 +212,59 @@ describe('Engine options', () => {
     process.env.POPLAR_ENGINE_OPTIONS = '{"prng.enableStochasticRounding":"true","debug.instrument":"true"}';
     expect(await compilations(compile)).toBe(0);
     expect(stochasticRounding).toBe(true);
+  });
+
+  it('debug.allowOutOfMemory compiles a model that does not fit, whose report says so; its engine loads but runs nothing', async () => {
+    // A 128 × 128 float32 kernel (64 KiB) on an IPU of 4 tiles × 8 KiB = 32 KiB.
+    const small = () => new Options().ipuTarget({ tiles: 4, memoryPerTile: 8 * 1024 });
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 128, inputShape: [128] })] });
+    const executor = inferenceModel(model, { options: small().allowOutOfMemory(true) });
+    await executor.compile(tf.zeros([1, 128]));
+    const { graph } = executor.executable;
+    expect(() => compileGraph({ graph, options: small() })).toThrow(OutOfMemoryError);
+    const executable = compileGraph({ graph, options: small() }, undefined, { 'debug.allowOutOfMemory': 'true' });
+    const memory = executable.hardware.memory;
+    expect(memory.fits).toBe(false);
+    expect(memory.ipus[0]!.byKind.weights).toBeGreaterThanOrEqual(128 * 128 * 4);
+    const engine = new Engine(executable);
+    engine.load(new DeviceManager().createIpuModelDevice());
+    let summary = '';
+    engine.printProfileSummary({ write: (text: string) => (summary += text) });
+    expect(summary).toMatch(/OUT OF MEMORY by/);
+    expect(() => engine.run(engine.programIndex('weightsFromHost'))).toThrow(OutOfMemoryError);
+    expect(() => engine.run(engine.programIndex('step'))).toThrow(/^IPU 0 is out of memory compiling model '[^']+' at micro-batch 1: it needs /);
+    executor.destroy();
+  });
+
+  it("prng.seed seeds the device's random generator: the same seed draws the same dropout masks, another seed others", async () => {
+    const model = tf.sequential({
+      layers: [
+        tf.layers.dense({ units: 64, inputShape: [5], kernelInitializer: tf.initializers.glorotUniform({ seed: 56 }) }),
+        tf.layers.dropout({ rate: 0.5 }),
+        tf.layers.dense({ units: 3, kernelInitializer: tf.initializers.glorotUniform({ seed: 57 }) }),
+      ],
+    });
+    const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+    const path = join(mkdtempSync(join(tmpdir(), 'poptfjs-seed-')), 'dropout.poptfjs');
+    await executor.compileAndExport(path, tf.zeros([2, 5]), tf.zeros([2, 3]));
+    executor.destroy();
+    /** The losses of three steps on an engine seeded by `seed`. */
+    const losses = (seed: string) => {
+      const engine = new Engine(Executable.fromFile(path), { 'prng.seed': seed });
+      engine.load(new DeviceManager().createIpuModelDevice());
+      engine.connectStream('input0', new Float32Array(10).fill(1));
+      engine.connectStream('input1', new Float32Array(6).fill(0.5));
+      engine.connectStream('output0', new Float32Array(6));
+      const loss = new Float32Array(1);
+      engine.connectStream('loss', loss);
+      return [0, 1, 2].map(() => {
+        engine.run(engine.programIndex('step'));
+        return loss[0]!;
+      });
+    };
+    const seven = losses('7');
+    expect(losses('7')).toEqual(seven);
+    expect(losses('8')).not.toEqual(seven);
   });
 
   it('debug.cpuMultiThreadExecution "false" runs every IPU on the main thread, even with Options.parallelIpus', async () => {

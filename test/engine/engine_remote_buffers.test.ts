@@ -54,13 +54,28 @@ describe('Engine: remote buffers', () => {
     expect(Array.from(whole.subarray(0, 15))).toEqual(Array.from(shards[0]!));
   });
 
+  it('has none for the activations and gradient accumulators it keeps off chip, and says why', async () => {
+    const model = regressor(64);
+    const options = new Options();
+    options.Training.gradientAccumulation(2);
+    options.TensorLocations.setActivationLocation(new TensorLocationSettings().useOnChipStorage(false));
+    options.TensorLocations.setAccumulatorLocation(new TensorLocationSettings().useOnChipStorage(false));
+    const executor = trainingModel(model, { options, loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
+    await executor(tf.ones([4, 5]), tf.ones([4, 3]));
+    expect(executor.engine.executable.remoteBuffers).toBeUndefined();
+    expect(() => executor.engine.copyFromRemoteBuffer('activations/x', new Float32Array(1), 0)).toThrow(
+      "copyFromRemoteBuffer: the engine has no remote buffer 'activations/x'; it has none. The activations and gradient accumulators it keeps off chip hold no value between runs, so they have no remote buffer; read them with Options.anchorTensor",
+    );
+    executor.destroy();
+  });
+
   it('has no remote buffer when everything is on chip', async () => {
     const model = regressor(63);
     const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0.1 }) });
     await executor(tf.ones([2, 5]), tf.ones([2, 3]));
     expect(executor.engine.executable.remoteBuffers).toBeUndefined();
     expect(() => executor.engine.copyFromRemoteBuffer('weights/x', new Float32Array(1), 0)).toThrow(
-      "copyFromRemoteBuffer: the engine has no remote buffer 'weights/x'; it keeps nothing off chip (Options.TensorLocations)",
+      "copyFromRemoteBuffer: the engine has no remote buffer 'weights/x'; it has none (it keeps nothing off chip: Options.TensorLocations)",
     );
   });
 });

@@ -19,5 +19,9 @@ describe('poplar-engine.ts', () => {
     expect(stdout).toContain('caught: simulated IPU_RESET at F0 on IPU 0, tile 0: recover with IPU_RESET');
     // Loaded again, the engine starts from the exported state: its first step's loss is the first engine's.
     expect(stdout).toContain(`after clearSimulatedErrors and load: loss ${losses[0]!.toFixed(6)}`);
+    // The input stream's first sample, as the step's first kernel read it.
+    expect(stdout).toMatch(
+      /^the trace of one step \(\d+ lines\), its first lines:\ncompute set F0:0 \(IPU 0, replica 0\)\n {2}#0 Reshape \(dense_Dense1\)\n {4}before %0 float32\[2,4\]: \(\n {7}\(0\.5,-1,0\.25,2\)\n/m,
+    );
   });
 });

@@ -289,4 +289,28 @@ describe('trainingModel', () => {
     expect(text).toMatch(/# backward/);
     expect(text).toMatch(/gradients=\{/);
   });
+
+  it('draws a fresh dropout mask on every step of a built Sequential model, each kept value scaled by 1 / (1 - rate)', async () => {
+    // Ones through a 1 → 400 dense layer of ones: each of the 400 values of dropout(0.5) is 0 or 1 / 0.5 = 2.
+    const model = tf.sequential({
+      layers: [tf.layers.dense({ units: 400, inputShape: [1], useBias: false, kernelInitializer: 'ones' }), tf.layers.dropout({ rate: 0.5 })],
+    });
+    const executor = trainingModel(model, { loss: 'meanSquaredError', optimizer: new optim.SGD(model, { lr: 0 }) });
+    const step = async () => {
+      const [output, loss] = (await executor(tf.ones([1, 1]), tf.ones([1, 400]))) as [tf.Tensor, tf.Tensor];
+      const values = [...output.dataSync()];
+      expect(values.every((v) => v === 0 || v === 2)).toBe(true);
+      // MSE against ones: each value is 1 away from its label.
+      expect(loss.dataSync()[0]).toBeCloseTo(1, 6);
+      return values;
+    };
+    const first = await step();
+    const second = await step();
+    for (const mask of [first, second]) {
+      expect(mask.filter((v) => v === 2).length).toBeGreaterThan(150);
+      expect(mask.filter((v) => v === 2).length).toBeLessThan(250);
+    }
+    expect(second).not.toEqual(first);
+    executor.destroy();
+  });
 });

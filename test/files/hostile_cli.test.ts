@@ -139,7 +139,7 @@ describe('npx poptfjs on hostile files and flags', () => {
   );
 
   it(
-    'lists and clears a cache directory holding a directory, a link to nothing and a FIFO where entries should be',
+    'lists and clears a cache directory holding a directory, a link to nothing and a FIFO where entries should be, and names what a cache path that is no directory is',
     async () => {
       const ls = await cli('cache', 'ls', cache);
       expect(ls.stderr).toBe('');
@@ -152,6 +152,11 @@ describe('npx poptfjs on hostile files and flags', () => {
       expect(clear.status).toBe(0);
       expect(clear.stdout).toBe(`removed 2 entries (0 bytes) from ${cache}; kept the directory ${join(cache, `${'a'.repeat(64)}.poptfjs`)} (not entries)\n`);
       expect(readdirSync(cache)).toEqual([`${'a'.repeat(64)}.poptfjs`]);
+      const file = join(model, 'model.json');
+      const [lsFile, clearDevice, lsBelowFile] = await Promise.all([cli('cache', 'ls', file), cli('cache', 'clear', '/dev/null'), cli('cache', 'ls', join(file, 'cache'))]);
+      refusedWith(lsFile, `cannot read the executable cache directory ${file}: it is a regular file, not a directory`);
+      refusedWith(clearDevice, 'cannot read the executable cache directory /dev/null: it is a character device, not a directory');
+      refusedWith(lsBelowFile, `cannot read the executable cache directory ${join(file, 'cache')}: a part of the path is not a directory`);
     },
     TIMEOUT_MS + 60_000,
   );

@@ -39,17 +39,26 @@ export function productCost(fused: boolean): CostRule {
   return (_node, model) => model.product(fused ? { epilogue: DEFAULT_CYCLES_PER_ELEMENT } : {});
 }
 
-/** Softmax: the row maxima, a subtraction, an exponential, the row sums and a division. */
+/**
+ * Softmax as popnn computes it (lib/popnn/NonLinearity.cpp softmaxImpl): the
+ * row maxima, x - max and its exp on every element, the row sums in float32;
+ * then, once a row, 1 / sum cast back to half ("we compute 1/x first as there
+ * are a lot fewer elements"), in place then cast (two passes over the rows);
+ * and one more pass over the elements, a multiply by the row's 1 / sum.
+ */
 export const softmaxCost: CostRule = (node, model) => {
   const output = node.outputs[0]!;
   const elements = outputElements(node);
   const rows = Math.max(1, elements / (output.shape[output.shape.length - 1] ?? 1));
+  const overRows = (cycles: CyclesPerElement) => model.parts({ compute: model.vertexCycles + Math.ceil(rows / model.tiles) * cyclesIn(cycles, false), supersteps: 1 });
+  const perRow = [POPLIBS_CYCLES.Reciprocal, ...(model.float16 ? [POPLIBS_CYCLES.Cast] : [])].map(overRows);
   return model.sequence(
     model.reduction(elements, rows),
     model.elementwise(POPLIBS_CYCLES.Sub),
     model.elementwise(POPLIBS_CYCLES.Exp),
     model.reduction(elements, rows),
-    model.elementwise(POPLIBS_CYCLES.RealDiv),
+    ...perRow,
+    model.elementwise(POPLIBS_CYCLES.Multiply),
   );
 };
 

@@ -43,6 +43,7 @@ export const POPLIBS_CYCLES = {
   Abs: [0.5, 1],
   Square: [0.5, 1],
   Sign: [1.25, 2.5],
+  Cast: [1, 1],
   Floor: [0.5, 1],
   Ceil: [0.5, 1],
   Round: [0.5, 1],
