@@ -40,27 +40,32 @@ export function productCost(fused: boolean): CostRule {
 }
 
 /**
- * Softmax as popnn computes it (lib/popnn/NonLinearity.cpp softmaxImpl): the
- * row maxima, x - max and its exp on every element, the row sums in float32;
- * then, once a row, 1 / sum cast back to half ("we compute 1/x first as there
- * are a lot fewer elements"), in place then cast (two passes over the rows);
- * and one more pass over the elements, a multiply by the row's 1 / sum.
+ * Softmax (`log` false) or log-softmax as popnn computes them
+ * (lib/popnn/NonLinearity.cpp softmaxImpl, LogSoftmax.cpp logSoftmaxImpl):
+ * the row maxima, x - max and its exp on every element, the row sums in
+ * float32; then, once a row, 1 / sum cast back to half (softmax: "we compute
+ * 1/x first as there are a lot fewer elements", in place then cast, two
+ * passes) or log(sum) with the same cast (one pass); and one more pass over
+ * the elements: a multiply by the row's 1 / sum, or a subtract of its log(sum).
  */
-export const softmaxCost: CostRule = (node, model) => {
-  const output = node.outputs[0]!;
-  const elements = outputElements(node);
-  const rows = Math.max(1, elements / (output.shape[output.shape.length - 1] ?? 1));
-  const overRows = (cycles: CyclesPerElement) => model.parts({ compute: model.vertexCycles + Math.ceil(rows / model.tiles) * cyclesIn(cycles, false), supersteps: 1 });
-  const perRow = [POPLIBS_CYCLES.Reciprocal, ...(model.float16 ? [POPLIBS_CYCLES.Cast] : [])].map(overRows);
-  return model.sequence(
-    model.reduction(elements, rows),
-    model.elementwise(POPLIBS_CYCLES.Sub),
-    model.elementwise(POPLIBS_CYCLES.Exp),
-    model.reduction(elements, rows),
-    ...perRow,
-    model.elementwise(POPLIBS_CYCLES.Multiply),
-  );
-};
+export function softmaxCost(log: boolean): CostRule {
+  return (node, model) => {
+    const output = node.outputs[0]!;
+    const elements = outputElements(node);
+    const rows = Math.max(1, elements / (output.shape[output.shape.length - 1] ?? 1));
+    const overRows = (cycles: CyclesPerElement) => model.parts({ compute: model.vertexCycles + Math.ceil(rows / model.tiles) * cyclesIn(cycles, false), supersteps: 1 });
+    const cast = model.float16 ? [POPLIBS_CYCLES.Cast] : [];
+    const perRow = log ? [overRows(chained(POPLIBS_CYCLES.Log, ...cast))] : [POPLIBS_CYCLES.Reciprocal, ...cast].map(overRows);
+    return model.sequence(
+      model.reduction(elements, rows),
+      model.elementwise(POPLIBS_CYCLES.Sub),
+      model.elementwise(POPLIBS_CYCLES.Exp),
+      model.reduction(elements, rows),
+      ...perRow,
+      model.elementwise(log ? POPLIBS_CYCLES.Sub : POPLIBS_CYCLES.Multiply),
+    );
+  };
+}
 
 /** A division, or a multiplication by the reciprocal when the divisor is one number. */
 export const divisionCost: CostRule = (node, model) => model.elementwise(node.inputs[1]!.elements === 1 ? POPLIBS_CYCLES.Multiply : POPLIBS_CYCLES.RealDiv);

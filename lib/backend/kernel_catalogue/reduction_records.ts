@@ -31,7 +31,9 @@ export const REDUCTION_RECORDS: TfjsKernelRecords = {
   Cumsum: reduction,
   Cumprod: reduction,
   /** The row maxima, a subtraction, an exponential, the row sums and a division: five FLOPs an element. */
-  Softmax: { category: 'reduction', cost: softmaxCost, flops: flopsPerOutput(5) },
+  Softmax: { category: 'reduction', cost: softmaxCost(false), flops: flopsPerOutput(5) },
+  /** Log-softmax, a kernel of its own in graphs other than tfjs's (ONNX's LogSoftmax): the same, with log(sum) once a row and a subtract. */
+  LogSoftmax: { category: 'reduction', cost: softmaxCost(true), flops: flopsPerOutput(5) },
   AvgPool: pooling(false),
   AvgPool3D: pooling(false),
   MaxPool: pooling(false),
