@@ -27,6 +27,7 @@ const DATA_PATH = [
   'ops',
   'lib/onnx',
   'lib/session',
+  'lib/planner',
   'lib/data',
   'lib',
   'bin',
