@@ -67,6 +67,7 @@ export { autoPlan, type AutoPlan, type AutoPlanRequest } from './planner/auto_pl
 export type { Candidate, CandidateChoices } from './planner/search_candidate.js';
 export { OptimizerStatePlace, type SearchSpace } from './planner/search_space.js';
 export type { StageSplit, SplitBalance } from './planner/stage_splits.js';
+export type { SearchReportFiles } from './planner/search_report.js';
 export { optionsConfigText } from './options/config_text.js';
 export type { CompileAndExportOptions } from './executor/executable_export.js';
 export type { EditOptions } from './executor/precompiled_model.js';

@@ -26,7 +26,6 @@
  * Candidates are ranked by simulated throughput among those that fit.
  */
 import * as tf from '@tensorflow/tfjs';
-import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { compilePlan, tracePlan, type PlanInput, type PlanOptimizerName, type PlanOptimizerTarget, type PlanTrace } from '../executor/model_plan.js';
@@ -46,8 +45,9 @@ import { MicroBatchDerivationError, MicroBatchGraph } from './micro_batch_graph.
 import { candidate, describeChoices, type Candidate, type CandidateChoices } from './search_candidate.js';
 import { OptimizerStatePlace, resolveSpace, type ResolvedSpace, type SearchSpace } from './search_space.js';
 import { searchReasons } from './search_reasons.js';
+import { type SearchReportFiles, writeSearchReport } from './search_report.js';
 import { stageSplits, unitCosts, type SplitBalance, type StageSplit, type UnitCost } from './stage_splits.js';
-import { remainingUnits, unitGraph, type UnitGraph } from './split_units.js';
+import { unitGraph, type UnitGraph } from './split_units.js';
 
 const log = getLogger('plan');
 
@@ -94,6 +94,8 @@ export interface AutoPlan {
   readonly seconds: number;
   /** The search in words: the best configuration, why, and the ranked candidates. */
   summary(): string;
+  /** Writes the search's report into `directory`: every candidate on a chart, why the best wins, and the best's own reports. */
+  report(directory: string): SearchReportFiles;
 }
 
 /**
@@ -188,9 +190,10 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
       inputs: request.inputs.map((input, i) => batched(input, m, `inputs[${i}]`)!),
       ...(request.target !== undefined ? { target: batched(request.target, m, 'target')! } : {}),
     });
-    const units = unitGraph(trace.graph);
-    const patterned = applyPatterns(units.graph, patternsFromSetting(base.settings.patterns), { backend: tf.getBackend(), training }).graph;
-    return { trace: { ...trace, graph: patterned }, units: { ...units, graph: patterned, units: remainingUnits(patterned, units.units) } };
+    // The patterns first, on the backend the compile runs on, as a plan of the model applies them; then the units of what remains.
+    const patterned = applyPatterns(trace.graph, patternsFromSetting(base.settings.patterns), { backend: tf.getBackend(), training }).graph;
+    const units = unitGraph(patterned);
+    return { trace: { ...trace, graph: units.graph }, units };
   };
   const graphAt = async (m: number, sizes: readonly number[]): Promise<SearchGraph> => {
     const known = graphs.get(m);
@@ -229,7 +232,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
 
   // The units, from a first trace at the smallest micro-batch of the space.
   const firstSpace = resolveSpace(request.space, ipus, globalBatch, Number.MAX_SAFE_INTEGER, training);
-  const firstGraph = await withShapeOnlyBackend(() => graphAt(firstSpace.microBatch[0]!, []));
+  const firstGraph = await graphAt(firstSpace.microBatch[0]!, []);
   const unitCount = firstGraph.units.units.length;
   const space: ResolvedSpace = resolveSpace(request.space, ipus, globalBatch, unitCount, training);
   if (space.ipusPerReplica.length === 0) throw searchError(`no number of IPUs a replica divides ${ipus} and is at most the model's ${unitCount} unit(s)`);
@@ -274,7 +277,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
     const key = keyOf(c);
     const known = evaluated.get(key);
     if (known) return known;
-    const graph = await withShapeOnlyBackend(() => graphAt(c.microBatch, [...graphs.keys(), c.microBatch]));
+    const graph = await graphAt(c.microBatch, [...graphs.keys(), c.microBatch]);
     const options = optionsOf(c, graph.units);
     // The compile places the units as the split says, whether or not the printed options need a strategy to say it.
     const plan = compilePlan(graph.trace, options, undefined, { ...compileSettings(options), executionStrategy: strategyOf(c.split) });
@@ -312,7 +315,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
   };
   const uniform = (k: number, p: number) => Array.from({ length: k }, () => p);
   const splitsAt = async (k: number, m: number): Promise<StageSplit[]> => {
-    const graph = await withShapeOnlyBackend(() => graphAt(m, [...graphs.keys(), m]));
+    const graph = await graphAt(m, [...graphs.keys(), m]);
     return stageSplits(costsOf(m, graph), k, stateBytesPerWeightByte);
   };
   const savingSettings = (k: number) => {
@@ -331,7 +334,8 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
     const splits = await splitsAt(k, m);
     const order: SplitBalance[] = ['time', 'time and memory', 'memory'];
     const scale = fitting ? fitting.fullest.used / Math.max(...fitting.split.memory) : 0;
-    for (const split of splits.sort((a, b) => order.indexOf(a.balance) - order.indexOf(b.balance))) {
+    const rank = (split: StageSplit) => Math.min(...split.balances.map((b) => order.indexOf(b)));
+    for (const split of splits.sort((a, b) => rank(a) - rank(b))) {
       if (fitting && split !== fitting.split && scale * Math.max(...split.memory) > fitting.fullest.capacity) continue;
       const c = split === fitting?.split ? fitting : await savingWith(k, m, split);
       if (c.fits) return c;
@@ -355,7 +359,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
     const probe = async (i: number): Promise<Candidate | undefined> => {
       const m = sizes[i]!;
       let last: Candidate | undefined;
-      for (const split of (await splitsAt(k, m)).filter((s) => s.balance === 'memory' || k === 1)) {
+      for (const split of (await splitsAt(k, m)).filter((s) => s.balances.includes('memory'))) {
         last = await savingWith(k, m, split);
         if (last.fits) return last;
       }
@@ -442,7 +446,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
   }
   const candidates = [...evaluated.values()].filter((c) => c.fits).sort((a, b) => b.throughput - a.throughput);
   const rejected = [...evaluated.values()].filter((c) => !c.fits).sort((a, b) => a.fullest.used / a.fullest.capacity - b.fullest.used / b.fullest.capacity);
-  const best = leader();
+  const best = candidates[0];
   const why = searchReasons(best, candidates, rejected);
   const seconds = (performance.now() - started) / 1000;
   return {
@@ -452,6 +456,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
     why,
     traces,
     seconds,
+    report: (directory) => writeSearchReport(directory, { modelName: firstGraph.trace.name, ipus, globalBatch, best, candidates, rejected, why }),
     summary: () =>
       [
         `autoPlan: ${candidates.length} of ${evaluated.size} configuration(s) fit ${ipus} IPU(s) at a global batch of ${globalBatch} (${traces} trace(s), ${seconds.toFixed(1)} s)`,

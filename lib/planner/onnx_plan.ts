@@ -31,7 +31,7 @@ import { StageSpec } from '../strategy/stages_and_phases.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { dirname } from 'node:path';
 import { stageSplits, unitCosts } from './stage_splits.js';
-import { remainingUnits, unitGraph } from './split_units.js';
+import { unitGraph } from './split_units.js';
 
 /** What {@link planOnnx} plans. */
 export interface OnnxPlanRequest {
@@ -123,12 +123,11 @@ export async function planOnnx(source: string | Uint8Array, request: OnnxPlanReq
       strategy = placed.strategy;
     } else if (ipus > 1) {
       // Split between the nodes that remain after the IR patterns (the compile applies them again, to the same effect).
-      const units = unitGraph(graph);
-      const patterned = applyPatterns(units.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training }).graph;
-      const remaining = remainingUnits(patterned, units.units);
-      const costs = unitCosts(patterned, remaining, targetSpec(settings.ipuTarget), settings.precision.partialsType === 'half');
+      const patterned = applyPatterns(graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training }).graph;
+      const units = unitGraph(patterned);
+      const costs = unitCosts(units.graph, units.units, targetSpec(settings.ipuTarget), settings.precision.partialsType === 'half');
       const [split] = stageSplits(costs, ipus, 0);
-      graph = patterned;
+      graph = units.graph;
       strategy = new PipelinedExecutionSpec(...split!.stages.map((stage, i) => new StageSpec(...stage).ipu(split!.ipus[i]!)));
     }
     const inputs = graph.inputs.filter((id) => id !== graph.roles.lossScale).map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));

@@ -41,8 +41,14 @@ export function searchReasons(best: Candidate | undefined, candidates: readonly 
   }
   const share = (c: Candidate) => `${formatBytes(c.fullest.used)} on IPU ${c.fullest.ipu}, ${(100 * (c.fullest.used / c.fullest.capacity)).toFixed(0)}% of it`;
   lines.push(`  Its fullest IPU holds ${share(best)}.`);
-  const neighbours = rejected.filter((c) => choiceDifferences(best, c).length === 1);
-  for (const c of neighbours.slice(0, 6)) lines.push(`  Not faster because it does not fit: ${choiceDifferences(best, c)[0]} needs ${share(c)}.`);
-  if (neighbours.length === 0 && rejected.length > 0) lines.push(`  ${rejected.length} other configuration(s) do not fit, e.g. ${rejected[rejected.length - 1]!.describe()}.`);
+  // What would have been faster: the configurations planned faster than the best that do not fit, the closest to it first.
+  const faster = rejected
+    .filter((c) => c.throughput > best.throughput)
+    .map((c) => ({ c, differences: choiceDifferences(best, c) }))
+    .sort((a, b) => a.differences.length - b.differences.length || b.c.throughput - a.c.throughput);
+  for (const { c, differences } of faster.slice(0, 4)) {
+    lines.push(`  Not faster because it does not fit: ${differences.join('; ')} (${c.throughput.toFixed(1)} samples/s) needs ${share(c)}.`);
+  }
+  if (faster.length === 0) lines.push('  No configuration planned faster was left out for memory: the space has nothing faster.');
   return lines.join('\n');
 }

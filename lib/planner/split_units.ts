@@ -7,7 +7,8 @@
  * graph named after it, so a stage of the search's configuration lists the
  * units it holds (`Stage("layer0", "layer1").ipu(0)`), as a PopTorch
  * configuration lists block ids. Backward nodes follow the forward node
- * they differentiate, as placement places them.
+ * they differentiate, as placement places them. A model split between its
+ * own blocks keeps its graph as it is.
  */
 import type { Graph, Node } from '../ir/graph.js';
 import { UNANNOTATED_BLOCK } from '../strategy/placement.js';
@@ -66,23 +67,12 @@ export function unitGraph(graph: Graph): UnitGraph {
     units.push(UNANNOTATED_BLOCK);
     for (const node of pending) unitOfNode.set(node.id, UNANNOTATED_BLOCK);
   }
+  // Only the block changes, and only where the unit is not the node's own block already.
   const nodes = graph.nodes.map((node) => {
-    const { ipu: _ipu, block: _block, ...rest } = node.annotations;
     let unit = unitOfNode.get(node.id);
     if (unit === undefined && node.annotations.pass === 'backward' && node.annotations.gradOf !== undefined) unit = unitOfNode.get(node.annotations.gradOf);
-    if (unit === undefined && node.annotations.block === undefined && node.annotations.ipu === undefined) return node;
-    return { ...node, annotations: unit === undefined ? rest : { ...rest, block: unit } };
+    if (unit === undefined || unit === node.annotations.block) return node;
+    return { ...node, annotations: { ...node.annotations, block: unit } };
   });
   return { graph: { ...graph, nodes }, units, blocks: byBlock, blockIpus };
-}
-
-/**
- * The blocks of `graph`'s forward nodes in the order the model runs them:
- * the units of a {@link unitGraph} that are still there after the IR
- * patterns (a unit whose nodes were all folded away has none left).
- */
-export function remainingUnits(graph: Graph, units: readonly string[]): string[] {
-  const present = new Set<string>();
-  for (const node of graph.nodes) if (isModelNode(node) && node.annotations.block !== undefined) present.add(node.annotations.block);
-  return units.filter((unit) => present.has(unit));
 }

@@ -63,7 +63,8 @@ export type SplitBalance = 'time' | 'memory' | 'time and memory';
 
 /** Units over the IPUs of a replica: stages in the order the model runs them, each on an IPU. */
 export interface StageSplit {
-  readonly balance: SplitBalance;
+  /** The measures it is balanced by (several when they give the same split). */
+  readonly balances: readonly SplitBalance[];
   /** The units of each stage. */
   readonly stages: readonly (readonly string[])[];
   /** The IPU of each stage. */
@@ -86,7 +87,8 @@ function sharedWithFirst(costs: readonly UnitCost[]): boolean {
  * (weights with `stateBytesPerWeightByte` of optimizer state and
  * accumulators a weight byte, and activations), and by both (each share of
  * its total, added); each again with the last unit on IPU 0 when it shares a
- * weight with the first. Duplicates are left out. One IPU: one split.
+ * weight with the first. A split two measures give is listed once, with
+ * both. One IPU: one split.
  */
 export function stageSplits(costs: readonly UnitCost[], ipus: number, stateBytesPerWeightByte: number): StageSplit[] {
   const units = costs.map((c) => c.unit);
@@ -97,7 +99,7 @@ export function stageSplits(costs: readonly UnitCost[], ipus: number, stateBytes
     stages.forEach((stage, i) => stage.forEach((unit) => (perIpu[stageIpus[i]!]! += memory(byUnit.get(unit)!))));
     return perIpu;
   };
-  if (ipus === 1) return [{ balance: 'time', stages: [units], ipus: [0], sharedWeightOnFirstIpu: false, memory: ipuMemory([units], [0]) }];
+  if (ipus === 1) return [{ balances: ['time', 'memory', 'time and memory'], stages: [units], ipus: [0], sharedWeightOnFirstIpu: false, memory: ipuMemory([units], [0]) }];
   const totalTime = costs.reduce((n, c) => n + c.cycles, 0) || 1;
   const totalMemory = costs.reduce((n, c) => n + memory(c), 0) || 1;
   const measures: [SplitBalance, (c: UnitCost) => number][] = [
@@ -106,19 +108,17 @@ export function stageSplits(costs: readonly UnitCost[], ipus: number, stateBytes
     ['time and memory', (c) => c.cycles / totalTime + memory(c) / totalMemory],
   ];
   const splits: StageSplit[] = [];
-  const seen = new Set<string>();
   const add = (split: StageSplit) => {
-    const key = JSON.stringify([split.stages, split.ipus]);
-    if (seen.has(key)) return;
-    seen.add(key);
-    splits.push(split);
+    const same = splits.findIndex((s) => JSON.stringify([s.stages, s.ipus]) === JSON.stringify([split.stages, split.ipus]));
+    if (same < 0) splits.push(split);
+    else splits[same] = { ...splits[same]!, balances: [...splits[same]!.balances, ...split.balances] };
   };
   for (const [balance, measure] of measures) {
     if (costs.length >= ipus) {
       const groups = balancedGroups(costs, measure, ipus);
       const stages = groups.map((g) => g.map((c) => c.unit));
       const stageIpus = groups.map((_, i) => i);
-      add({ balance, stages, ipus: stageIpus, sharedWeightOnFirstIpu: false, memory: ipuMemory(stages, stageIpus) });
+      add({ balances: [balance], stages, ipus: stageIpus, sharedWeightOnFirstIpu: false, memory: ipuMemory(stages, stageIpus) });
     }
     if (sharedWithFirst(costs) && costs.length - 1 >= ipus) {
       // The head is balanced as if it came first, so IPU 0 counts it.
@@ -127,7 +127,7 @@ export function stageSplits(costs: readonly UnitCost[], ipus: number, stateBytes
       const stages = groups.map((g) => g.filter((c) => c !== last).map((c) => c.unit));
       if (stages.some((s) => s.length === 0)) continue;
       const stageIpus = [...stages.map((_, i) => i), 0];
-      add({ balance, stages: [...stages, [last.unit]], ipus: stageIpus, sharedWeightOnFirstIpu: true, memory: ipuMemory([...stages, [last.unit]], stageIpus) });
+      add({ balances: [balance], stages: [...stages, [last.unit]], ipus: stageIpus, sharedWeightOnFirstIpu: true, memory: ipuMemory([...stages, [last.unit]], stageIpus) });
     }
   }
   return splits;
