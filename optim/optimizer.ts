@@ -354,6 +354,21 @@ export abstract class Optimizer<G extends GroupValues = any, O extends GlobalVal
   }
 
   /**
+   * Whether gradient accumulation keeps a tensor of its own per parameter
+   * with `settings` (true), or adds the gradients straight into the
+   * optimizer state (SGD's combined variant).
+   */
+  separateAccumulator(_settings: OptimizerSettings<G, O>): boolean {
+    return true;
+  }
+
+  /** Whether the optimizer clips the gradients to a global norm (a finite `maxGradNorm`). */
+  clipsGradients(): boolean {
+    const maxNorm = this.settings().global.maxGradNorm;
+    return typeof maxNorm === 'number' && maxNorm !== Infinity;
+  }
+
+  /**
    * A summary of the hyper-parameters for reports: the optimizer attributes
    * and, for each group attribute, its largest value (or `true` if any group
    * sets it) over the parameter groups; `betas` as `beta1` and `beta2`.

@@ -123,6 +123,17 @@ export class SGD extends Optimizer<SGDGroupAttributes, SGDAttributes> {
     return settings.global.useCombinedAccum ? 'parameter' : settings.global.accumType;
   }
 
+  /**
+   * The combined variant with momentum is PopART's SGD1: the gradients of
+   * each micro-batch go straight into the velocity, which is the one tensor
+   * it keeps (graphcore/popart willow/include/popart/sgd.hpp: "for each micro
+   * batch v += ... g"; `SGD::createOp` makes an `SGD1ComboOp`). Without
+   * momentum it is PopART's SGD0, which accumulates in a tensor of its own.
+   */
+  override separateAccumulator(settings: OptimizerSettings<SGDGroupAttributes, SGDAttributes>): boolean {
+    return !(settings.global.useCombinedAccum && settings.groups.some((g) => g.momentum !== 0));
+  }
+
   protected override updateParameter(u: ParameterUpdate<SGDGroupAttributes, SGDAttributes>): ParameterResult {
     const { lr, momentum, dampening, weightDecay, nesterov, velocityScaling } = u.group;
     const g = weightDecay !== 0 ? tf.add(u.grad, tf.mul(u.weight, u.scalar(weightDecay))) : u.grad;

@@ -7,15 +7,24 @@
  *   (`dense_Dense1`) names the layer's output, the last value its forward
  *   pass makes;
  * - as PopART names gradients: `Gradient___<weight name>`, the gradient of the
- *   (scaled) loss with respect to that weight, per micro-batch.
+ *   (scaled) loss with respect to that weight, per micro-batch;
+ * - by the name of a weight (its value as the step reads it), of an input
+ *   (`input0`, or a layers model's input name), or `loss`, the loss of a
+ *   training graph.
  * Anchored values become graph outputs after the model's own (and so stay
  * live until their micro-batch ends), and go to the host with the outputs.
  */
 import { PoptfjsError } from '../common/errors.js';
+import { getLogger } from '../common/log.js';
 import type { Graph, ValueId } from '../ir/graph.js';
 import type { AnchoredTensor } from '../options/options_settings.js';
 import type { ExecutableAnchor } from '../executable/executable.js';
 import type { ResolvedOutputMode } from '../executable/output_mode.js';
+
+const log = getLogger('poptfjs');
+
+/** How PopTorch's debug log names each output mode of an anchor (`Gradient___fc2.bias EVERYN/4`). */
+const MODE_LABELS: Readonly<Record<ResolvedOutputMode, string>> = { All: 'ALL', EveryN: 'EVERYN', Final: 'FINAL', Sum: 'Sum' };
 
 /** PopART's prefix of gradient tensor names. */
 export const GRADIENT_PREFIX = 'Gradient___';
@@ -36,11 +45,37 @@ function layerOutputs(graph: Graph): Map<string, ValueId> {
   return outputs;
 }
 
+/** The weights and inputs of the graph by name, and `loss` when it has one. */
+function namedValues(graph: Graph): Map<string, ValueId> {
+  const named = new Map<string, ValueId>();
+  for (const v of graph.values) if (v.source.kind === 'param' || v.source.kind === 'input') named.set(v.source.name, v.id);
+  if (graph.roles.loss !== undefined) named.set(LOSS_NAME, graph.roles.loss);
+  return named;
+}
+
+/** The name of the loss of a training graph. */
+const LOSS_NAME = 'loss';
+
 function resolve(graph: Graph, longName: string, layers: ReadonlyMap<string, ValueId>): ValueId | undefined {
   const id = /^%(\d+)$/.exec(longName);
   if (id) return Number(id[1]) < graph.values.length ? Number(id[1]) : undefined;
   if (longName.startsWith(GRADIENT_PREFIX)) return graph.roles.gradients?.[longName.slice(GRADIENT_PREFIX.length)];
-  return layers.get(longName);
+  return layers.get(longName) ?? namedValues(graph).get(longName);
+}
+
+/**
+ * Every name `Options.anchorTensor` takes in `graph`, as PopTorch's
+ * `getTensorNames()` lists the tensors of the compiled graph: its inputs and
+ * weights by name, `loss`, the layers' outputs, the gradients
+ * (`Gradient___<weight>`), then every value (`%0`, `%1`, ...).
+ */
+export function tensorNames(graph: Graph): string[] {
+  return [
+    ...namedValues(graph).keys(),
+    ...layerOutputs(graph).keys(),
+    ...Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w),
+    ...graph.values.map((v) => `%${v.id}`),
+  ];
 }
 
 function quoted(names: readonly string[]): string {
@@ -81,6 +116,7 @@ export function anchorTensors(
       );
     }
     values.push(value);
+    log.debug(`anchored tensor '${name}': ${anchor.longName} ${MODE_LABELS[outputMode]}/${outputMode === 'EveryN' ? outputReturnPeriod : 1}`);
     return { name, longName: anchor.longName, outputMode, outputReturnPeriod };
   });
   return { graph: { ...graph, roles: { ...graph.roles, outputs: [...graph.roles.outputs, ...values] } }, anchors };

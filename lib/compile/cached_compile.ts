@@ -15,6 +15,8 @@ import { renameExecutableParameters, renameGraphLayers } from '../executable/par
 import { COMPILE_GRAPH_STEPS, type CompileProgress } from './compile_progress.js';
 import { canonicalNames, executableCacheKey, type KeyNames } from './executable_cache_key.js';
 import { compileGraph } from './graph_compiler.js';
+import { writeCompileOutputs } from './compile_outputs.js';
+import { environmentEngineOptions } from '../options/engine_options.js';
 import { resolveModelGraph, type ModelGraph } from './model_graph.js';
 
 /**
@@ -27,7 +29,8 @@ import { resolveModelGraph, type ModelGraph } from './model_graph.js';
  * layers and tf.Variables tfjs numbered differently (a second instance in
  * this process), hits the entry; the in-process memory cache only serves the
  * same model again. The executable returned uses the request's names and
- * model name.
+ * model name. An executable found in the cache writes the files compiling
+ * would have written (compile_outputs.ts).
  */
 export async function compileWithCache(
   model: ModelGraph,
@@ -57,8 +60,13 @@ export async function compileWithCache(
     backend: tf.getBackend(),
     createdUnixMs: Date.now(),
   }));
-  if (result.source !== 'compiled') for (let i = 0; i < COMPILE_GRAPH_STEPS.length; i++) progress.step();
-  return { executable: { ...renamedExecutable(result.executable, fromKey), modelName: request.modelName }, source: result.source };
+  const executable = { ...renamedExecutable(result.executable, fromKey), modelName: request.modelName };
+  if (result.source !== 'compiled') {
+    // What compiling would have written, the environment's engine options ask of the executable found.
+    writeCompileOutputs(executable, environmentEngineOptions()?.options ?? {});
+    for (let i = 0; i < COMPILE_GRAPH_STEPS.length; i++) progress.step();
+  }
+  return { executable, source: result.source };
 }
 
 /** `executable` with its parameters and layers renamed. */

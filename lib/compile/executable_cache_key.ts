@@ -3,12 +3,15 @@
  * what compiling produces. Any change in these misses the cache:
  *
  * - the traced IR, in its serialized form (every node, attribute,
- *   annotation, shape and constant; parameters and layers by the names
+ *   annotation but the source location, shape and constant; parameters and layers by the names
  *   `names` gives them, so another instance of the same model, whose layers
  *   and tf.Variables tfjs numbered differently, can have the same key);
  * - the input signature (shapes and dtypes of one micro-batch) and the
  *   execution settings (batching, output mode, gradient reduction);
- * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`);
+ * - the options that affect compilation (all but `RUNTIME_OPTION_KEYS`),
+ *   and the engine options of the environment (`POPLAR_ENGINE_OPTIONS`)
+ *   that change what `compileGraph` produces (`debug.allowOutOfMemory`,
+ *   `prng.enableStochasticRounding`, ...: `compileEngineOptions`);
  * - the optimizer's type, constant attribute values, state slots and trained weights;
  * - the kind (training or inference), the replica groupings and the
  *   float16 declarations (or that the graph flags its float16 values);
@@ -22,12 +25,14 @@ import type { Optimizer } from '../../optim/optimizer.js';
 import type { Graph } from '../ir/graph.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { RUNTIME_OPTION_KEYS } from '../options/options_settings.js';
+import { compileEngineOptions, environmentEngineOptions } from '../options/engine_options.js';
 import { encodeMessage, Messages } from '../proto/executable_proto.js';
 import { graphMessage } from '../proto/graph_message.js';
 import { stringifyLossless } from '../proto/lossless_json.js';
 import { renameGraphLayers, renameGraphParameters } from '../executable/parameter_renaming.js';
 import { POPTFJS_VERSION } from '../files/poptfjs_version.js';
 import type { ResolvedModelGraph } from './model_graph.js';
+import { withoutSourceLocations } from '../trace/source_location.js';
 
 /** The options that affect what is compiled: every option but the runtime ones. */
 export function compileAffectingOptions(options: object): Record<string, unknown> {
@@ -86,11 +91,12 @@ export function canonicalNames(graph: Graph): { params: Map<string, string>; lay
 
 /**
  * The cache key (64 hex digits) of compiling `request` with the options
- * `options` (`Options.toJSON()`), its parameters and layers named by `names`
- * (default: as they are).
+ * `options` (`Options.toJSON()`) under the engine options of `env`, its
+ * parameters and layers named by `names` (default: as they are).
  */
-export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES): string {
+export function executableCacheKey(request: ResolvedModelGraph, options: object, names: KeyNames = OWN_NAMES, env: NodeJS.ProcessEnv = process.env): string {
   const rename = names.param;
+  const engineOptions = compileEngineOptions(environmentEngineOptions(env)?.options ?? {});
   const material = {
     version: POPTFJS_VERSION,
     kind: request.kind,
@@ -98,6 +104,7 @@ export function executableCacheKey(request: ResolvedModelGraph, options: object,
     microBatchSize: request.microBatchSize,
     execution: request.execution,
     options: compileAffectingOptions(options),
+    ...(Object.keys(engineOptions).length > 0 ? { engineOptions } : {}),
     optimizer: optimizerPart(request.optimizer, rename),
     replicaGroupings: Object.fromEntries(Object.entries(request.replicaGroupings).map(([name, grouping]) => [rename(name), grouping])),
     float16: { params: [...(request.float16?.params ?? [])].map(rename).sort(), inputs: [...(request.float16?.inputs ?? [])].sort((a, b) => a - b) },
@@ -108,6 +115,6 @@ export function executableCacheKey(request: ResolvedModelGraph, options: object,
   return createHash('sha256')
     .update(stringifyLossless(canonical(material)))
     .update('\0')
-    .update(encodeMessage(Messages.Graph, graphMessage(renameGraphLayers(renameGraphParameters(request.graph, rename), names.layer))))
+    .update(encodeMessage(Messages.Graph, graphMessage(renameGraphLayers(renameGraphParameters(withoutSourceLocations(request.graph), rename), names.layer))))
     .digest('hex');
 }

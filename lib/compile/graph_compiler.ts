@@ -20,6 +20,7 @@ import { hostBatchSize } from '../executable/batch_plan.js';
 import type { Executable, RemoteBufferSpec } from '../executable/executable.js';
 import { returnedMicroSteps } from '../executable/output_mode.js';
 import { executablePrograms, modelPrograms } from '../executable/program.js';
+import { compilerChoices } from '../strategy/compiler_defaults.js';
 import { placeGraph } from '../strategy/placement.js';
 import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
@@ -27,6 +28,7 @@ import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
 import { CompileProgress, type ProgressCallback } from './compile_progress.js';
 import { resolveModelGraph, type ModelGraph } from './model_graph.js';
+import { writeCompileOutputs } from './compile_outputs.js';
 
 /** Poplar's option flags: option name → value, every value a string (`"true"`, `"4"`, `"./reports"`). */
 export type EngineOptionFlags = Readonly<Record<string, string>>;
@@ -43,7 +45,8 @@ export function engineOptionsSource(name: string): EngineOptionsSource {
  * engine options (see `Engine`): checked by name and value, applied under
  * `POPLAR_ENGINE_OPTIONS`, and recorded in the executable. `progress` is told
  * `(done, total)` after each step. An `OutOfMemoryError` if it does not fit
- * (unless `debug.allowOutOfMemory`).
+ * (unless `debug.allowOutOfMemory`). The archive and lowered variables the
+ * options ask for are written (compile_outputs.ts).
  */
 export function compileGraph(
   model: ModelGraph,
@@ -81,8 +84,24 @@ export function compileGraph(
   const schedule = (request.simulatedOnly ? periodicSchedule : buildSchedule)(placement, training, training ? factors.gradientAccumulation : factors.deviceIterations);
   const optimizer = request.optimizer;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
-  const storage = tensorStorage(settings.tensorLocations, factors.replicationFactor);
-  const transfers = streamingTransfers(graph, placement, schedule, { storage, training, trainedWeights, gradientAccumulation: factors.gradientAccumulation });
+  const separateAccumulator = optimizer?.separateAccumulator(optimizer.settings()) ?? true;
+  const chosen = compilerChoices(
+    {
+      ...(settings.autoRecomputation ? { autoRecomputation: settings.autoRecomputation } : {}),
+      tensorLocations: settings.tensorLocations,
+      clipsGradients: optimizer?.clipsGradients() ?? false,
+      gradientAccumulation: training ? factors.gradientAccumulation : 1,
+    },
+    placement,
+  );
+  const storage = tensorStorage(chosen.tensorLocations, factors.replicationFactor);
+  const transfers = streamingTransfers(graph, placement, schedule, {
+    storage,
+    training,
+    trainedWeights,
+    gradientAccumulation: factors.gradientAccumulation,
+    separateAccumulator,
+  });
   const remoteBuffers = offChipBuffers(graph, storage, factors.replicationFactor, training ? trainedWeights : new Set(), optimizer?.stateSlots().map((s) => s.name) ?? []);
   steps.step();
   const hardware = analyseHardware({
@@ -101,18 +120,19 @@ export function compileGraph(
     anchoredOutputs: anchors.map((a) => ({ returnedMicroBatches: returnedMicroSteps(a.outputMode, a.outputReturnPeriod, factors) })),
     trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
-    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()) } : {}),
+    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()), separateAccumulator } : {}),
     availableMemoryProportion: settings.availableMemoryProportion,
     halfPartials: precision.partialsType === 'half',
     storage,
-    recomputation: settings.autoRecomputation,
+    recomputation: chosen.recomputation,
+    weightUpdateSchedule: chosen.weightUpdateSchedule,
     weightNames: request.weightNames,
     syntheticData: settings.syntheticData,
     syncPattern,
   });
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   steps.step();
-  return {
+  const executable: Executable = {
     kind: request.kind,
     modelName: request.modelName,
     graph,
@@ -145,6 +165,8 @@ export function compileGraph(
     ...(Object.keys(options).length > 0 ? { engineOptions: { ...options } } : {}),
     ...(remoteBuffers.length > 0 ? { remoteBuffers } : {}),
   };
+  writeCompileOutputs(executable, engineOptions);
+  return executable;
 }
 
 /** The remote buffers of the weights and optimizer state `storage` keeps off chip, in parameter order. */

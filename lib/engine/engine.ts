@@ -10,8 +10,13 @@
  * The step reads its inputs from and writes its outputs to the engine's
  * streams (`connectStream`, `connectStreamToCallback`, `listStreams`);
  * weights and optimizer state are read and written directly with
- * `readTensor` / `writeTensor`, and what `TensorLocations` keeps off chip
- * with `copyFromRemoteBuffer` / `copyToRemoteBuffer`. Every run advances the
+ * `readTensor` / `writeTensor`, and those `TensorLocations` keeps off chip
+ * also with `copyFromRemoteBuffer` / `copyToRemoteBuffer` (off-chip
+ * activations and accumulators hold no value between runs, so they have no
+ * remote buffer: remote_buffers.ts). Engine options are checked and act as
+ * lib/options/engine_option_table.ts says; the runtime options among them
+ * are the defaults a `RuntimeOptions` given to `prepare` or `run`, then
+ * `POPLAR_RUNTIME_OPTIONS`, override. Every run advances the
  * device's clock by the program's simulated cycles (`getTimeStamp`,
  * `Engine.reportTiming`), and, when the engine is instrumented
  * (`debug.instrument`, or `autoReport`'s execution profile), is recorded in
@@ -30,7 +35,8 @@ import { paramValues, type Node } from '../ir/graph.js';
 import type { Device } from '../ipu/device.js';
 import { SimulatedErrorCode, type ErrorLocation } from '../ipu/simulated_errors.js';
 import type { ConnectionType } from '../option_vocabulary/enums.js';
-import { engineSettings, environmentEngineOptions, type EngineSettings } from '../options/engine_options.js';
+import { checkEngineOptions, engineSettings, environmentEngineOptions, type EngineSettings } from '../options/engine_options.js';
+import { environmentRuntimeFlags, RUNTIME_OPTION_NAMES, runtimeSettings } from '../options/runtime_options.js';
 import type { Executable } from '../executable/executable.js';
 import { microBatchesPerCall } from '../executable/batch_plan.js';
 import { mapDeviceState, type DeviceState } from '../executable/device_state.js';
@@ -50,6 +56,8 @@ import type { Optimizer } from '../../optim/optimizer.js';
 import type { OptimizerStateData, OptimizerStateStore } from '../../optim/optimizer_state.js';
 import { DeviceBinding } from './device_binding.js';
 import { activityIntervals, ExecutionProfile, intervalsCsv } from './execution_profile.js';
+import { instrumentationSwitches, isInstrumented, stepInstrumentation, type InstrumentationSwitches, type StepInstrumentation } from './step_instrumentation.js';
+import type { RuntimeOptions } from './runtime_options.js';
 import { bufferTypeOf, executableStreams, StreamConnections, type HostBuffer, type StreamCallback } from './engine_streams.js';
 import { engineReport, profileSummary, type EngineReport } from './profile_summary.js';
 import { programCycles } from './program_cycles.js';
@@ -115,6 +123,11 @@ export class Engine implements OptimizerStateStore {
   private readonly host: EngineHost;
   private readonly streams: StreamConnections;
   private readonly profile: ExecutionProfile;
+  private readonly instrumentation: InstrumentationSwitches;
+  /** What each recorded run of the step holds, made at its first run. */
+  private stepRecord: StepInstrumentation | undefined;
+  /** The runtime options `prepare` was given, over the engine's own. */
+  private preparedRuntimeFlags: Readonly<Record<string, string>> = {};
   private readonly remoteBuffers: RemoteBuffers;
   private optimizer: Optimizer | undefined;
   private binding: DeviceBinding | undefined;
@@ -158,15 +171,14 @@ export class Engine implements OptimizerStateStore {
     }
     this.remoteBuffers = new RemoteBuffers(this.executable);
     this.streams = new StreamConnections(executableStreams(this.executable, (name) => hostShapeOf(this.executable, name)));
-    const instrumented = ['debug.instrument', 'debug.instrumentCompute', 'debug.instrumentExternalExchange', 'debug.instrumentControlFlow'].some(
-      (key) => this.options[key] === 'true',
-    );
-    this.profile = new ExecutionProfile(instrumented || this.settings.executionProfile, Number(this.options['autoReport.executionProfileProgramRunCount'] ?? 2));
+    this.instrumentation = instrumentationSwitches(this.options, this.settings.executionProfile, this.executable);
+    this.profile = new ExecutionProfile(isInstrumented(this.instrumentation), Number(this.options['autoReport.executionProfileProgramRunCount'] ?? 2));
   }
 
   /** The options the engine runs with: the executable's, `options` over them, `POPLAR_ENGINE_OPTIONS` over both; an error where `options` contradict what was compiled. */
   private engineOptions(options: EngineOptionFlags, strict: boolean): Record<string, string> {
     const compiled = this.executable.engineOptions ?? {};
+    checkEngineOptions(options, engineOptionsSource('Engine options'));
     for (const key of ['debug.allowOutOfMemory', 'prng.enableStochasticRounding']) {
       if (strict && options[key] !== undefined && options[key] !== (compiled[key] ?? 'false')) {
         throw new PoptfjsError(
@@ -175,7 +187,9 @@ export class Engine implements OptimizerStateStore {
         );
       }
     }
-    return { ...compiled, ...options, ...environmentEngineOptions()?.options };
+    const environment = environmentEngineOptions();
+    if (environment) checkEngineOptions(environment.options, environment.source);
+    return { ...compiled, ...options, ...environment?.options };
   }
 
   /** The tiles the instrumentation options name must exist. */
@@ -231,12 +245,21 @@ export class Engine implements OptimizerStateStore {
   /**
    * Prepares `device` for loading: the executable is bound to it (its IPUs
    * must be enough) and the device is attached unless its connection is
-   * `OnDemand` or `Never`.
+   * `OnDemand` or `Never`. `runOptions` override the engine's runtime options
+   * for every run from now on (`POPLAR_RUNTIME_OPTIONS` overrides them in turn).
    */
-  prepare(device: Device): void {
+  prepare(device: Device, runOptions?: RuntimeOptions): void {
     this.assertUsable('prepare');
     if (this.loaded) throw new PoptfjsError('prepare: the engine is already loaded; load(device) again to start afresh', { type: 'engine' });
     this.binding = DeviceBinding.bind(device, this.executable, this.host.connectionType ?? device.connectionType);
+    this.preparedRuntimeFlags = runOptions?.flags ?? {};
+  }
+
+  /** Applies the runtime options of a run: the engine's, `prepare`'s over them, `runOptions` over both, the environment's over all. */
+  private applyRuntimeOptions(runOptions: RuntimeOptions | undefined): void {
+    const own = Object.fromEntries(RUNTIME_OPTION_NAMES.filter((key) => this.options[key] !== undefined).map((key) => [key, this.options[key]!]));
+    const settings = runtimeSettings(own, this.preparedRuntimeFlags, runOptions?.flags ?? {}, environmentRuntimeFlags());
+    this.streams.hostSyncTimeout = settings.hostSyncTimeout;
   }
 
   /**
@@ -251,7 +274,8 @@ export class Engine implements OptimizerStateStore {
     let loaded: LoadedExecutable;
     try {
       loaded = new LoadedExecutable(this.executable, this.optimizer, this.host.seed ?? this.settings.seed, {
-        ...(this.host.parallelIpus ? { parallelIpus: true } : {}),
+        // debug.cpuMultiThreadExecution "false" keeps every IPU on this thread.
+        ...(this.host.parallelIpus && this.options['debug.cpuMultiThreadExecution'] !== 'false' ? { parallelIpus: true } : {}),
         ...(this.host.instances ? { instances: this.host.instances } : {}),
         printTensor: (node: Node, value: tf.Tensor) => this.printTensor(node, value),
       });
@@ -314,12 +338,15 @@ export class Engine implements OptimizerStateStore {
 
   /**
    * Runs program `program` (an index into `executable.programs`) on the
-   * loaded device; `debugName` names the run in the execution profile. An
-   * error for an index out of range, an engine not loaded, or a device that
-   * cannot run (detached, offline, or waiting for a recovery).
+   * loaded device; `debugName` names the run in the execution profile, and
+   * `runOptions` override the runtime options for this run (see
+   * {@link Engine.prepare}). An error for an index out of range, an engine
+   * not loaded, or a device that cannot run (detached, offline, or waiting
+   * for a recovery).
    */
-  run(program = 0, debugName = ''): void {
+  run(program = 0, debugName = '', runOptions?: RuntimeOptions): void {
     const loaded = this.requireLoaded('run');
+    this.applyRuntimeOptions(runOptions);
     const count = this.executable.programs.length;
     if (!Number.isInteger(program) || program < 0 || program >= count) {
       throw new PoptfjsError(`run(${program}): the engine has ${count} program(s) (${this.programList()})`, { type: 'engine' });
@@ -350,7 +377,8 @@ export class Engine implements OptimizerStateStore {
     const { name } = this.executable.programs[program]!;
     const optimizerValues = name === 'optimizerFromHost' && this.optimizer ? Object.keys(this.optimizer.settings().global).length : 0;
     const cycles = programCycles(this.executable, name, optimizerValues);
-    this.profile.add({ program, name, debugName, startCycle: this.deviceCycles, cycles });
+    if (name === 'step' && this.profile.recording) this.stepRecord ??= stepInstrumentation(this.executable, this.instrumentation);
+    this.profile.add({ program, name, debugName, startCycle: this.deviceCycles, cycles, ...(name === 'step' && this.stepRecord ? { instrumentation: this.stepRecord } : {}) });
     this.deviceCycles += cycles;
   }
 
@@ -483,9 +511,11 @@ export class Engine implements OptimizerStateStore {
 
   /**
    * Copies repeat `repeatIndex` of remote buffer `handle` (an off-chip
-   * tensor, see `executable.remoteBuffers`) on replica `replicationIndex`
-   * into `buffer` (a Float32Array of one repeat: the tensor, or the replica's
-   * shard of a sharded one).
+   * weight or optimizer state slot, see `executable.remoteBuffers`) on
+   * replica `replicationIndex` into `buffer` (a Float32Array of one repeat:
+   * the tensor, or the replica's shard of a sharded one). Off-chip
+   * activations and accumulators have none: the runtime keeps no value of
+   * theirs between runs (see remote_buffers.ts).
    */
   copyFromRemoteBuffer(handle: string, buffer: Float32Array, repeatIndex: number, replicationIndex = 0): void {
     this.remoteBuffers.copyFrom(this.requireLoaded('copyFromRemoteBuffer'), handle, buffer, repeatIndex, replicationIndex);

@@ -13,10 +13,12 @@
  * buffer of all the micro-batches of one run is read anew by every run. A
  * callback is called with a buffer of one transfer to fill (host-write) or
  * read (host-read); one connected with a replica index serves that replica's
- * transfers only (Poplar's replicated streams).
+ * transfers only (Poplar's replicated streams). The device waits at a host
+ * sync while a callback runs: one that keeps it waiting longer than the
+ * runtime option `target.hostSyncTimeout` fails the run.
  */
 import type { DataType } from '@tensorflow/tfjs';
-import { PoptfjsError } from '../common/errors.js';
+import { PoplarRuntimeError, PoptfjsError } from '../common/errors.js';
 import { paramValues, sizeOf } from '../ir/graph.js';
 import type { Executable } from '../executable/executable.js';
 
@@ -95,6 +97,8 @@ type Connection =
 export class StreamConnections {
   private readonly byHandle: ReadonlyMap<string, StreamInfo>;
   private readonly connections = new Map<string, Connection>();
+  /** Seconds the device waits at a host sync for a callback before the run fails (the runtime option `target.hostSyncTimeout`); 0 for no limit. */
+  hostSyncTimeout = 0;
 
   constructor(readonly streams: readonly StreamInfo[]) {
     this.byHandle = new Map(streams.map((s) => [s.handle, s]));
@@ -184,7 +188,14 @@ export class StreamConnections {
           type: 'engine',
         });
       }
+      const started = performance.now();
       callback(part);
+      const waited = (performance.now() - started) / 1000;
+      if (this.hostSyncTimeout > 0 && waited > this.hostSyncTimeout) {
+        throw new PoplarRuntimeError(
+          `run: the device waited ${waited.toFixed(2)} s at a host sync for the callback of stream '${stream.handle}', longer than target.hostSyncTimeout (${this.hostSyncTimeout} s)`,
+        );
+      }
       return;
     }
     const slot = connection.buffer.subarray(connection.position, connection.position + part.length);

@@ -11,6 +11,7 @@
 import type { Executable } from '../executable/executable.js';
 import type { ProgramName } from '../executable/program.js';
 import type { TimelineSegment } from '../ipu/timeline.js';
+import type { StepInstrumentation } from './step_instrumentation.js';
 
 /** One run of a program, in simulated device time. */
 export interface ProgramRun {
@@ -23,6 +24,8 @@ export interface ProgramRun {
   readonly startCycle: number;
   /** Device cycles the run took. */
   readonly cycles: number;
+  /** For a run of the step, what the instrumentation options record of it (step_instrumentation.ts). */
+  readonly instrumentation?: StepInstrumentation;
 }
 
 /** The runs an engine recorded. */
@@ -31,7 +34,7 @@ export class ExecutionProfile {
   private paused = false;
 
   /**
-   * @param instrumented whether the engine counts cycles at all (`debug.instrument`, or the execution profile of `autoReport`)
+   * @param instrumented whether the engine counts cycles at all (any `debug.instrument*` switch, `debug.instrument` by default, which the execution profile of `autoReport` sets)
    * @param runsPerProgram how many runs of each program are kept (`autoReport.executionProfileProgramRunCount`)
    */
   constructor(

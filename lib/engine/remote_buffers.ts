@@ -9,6 +9,18 @@
  * shard: the flattened tensor, padded with zeros to a multiple of the
  * replicas, split into equal parts, part `r` on replica `r`; writing a
  * replica's shard changes the tensor every replica gathers.
+ *
+ * Off-chip activations and gradient accumulators have no remote buffer,
+ * because the runtime keeps no value of theirs between program runs, which
+ * is the only time a buffer can be read or written: an activation lives for
+ * one micro-batch of the step (the stash the backward pass reads is freed
+ * after that micro-batch's last unit), and an accumulator for one device
+ * iteration (the gradients summed over the gradient-accumulation steps are
+ * consumed by the weight update, which leaves it at zero, as PopART zeroes
+ * its accumulators after each update). The memory plan counts both in
+ * streaming memory while the step runs (`IpuMemoryUse.streaming`), and the
+ * timeline moves them (`executable.streamingTransfers`); a buffer of theirs
+ * would only ever hold nothing the next run reads.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';

@@ -46,8 +46,14 @@ export class DeviceWeights {
     if (state.newestOnDevice === this.holder) state.newestOnDevice = undefined;
   }
 
-  /** Loads the host model's weights on the device as a new host version: every other executor of the model loads them before its next run. */
+  /**
+   * Loads the host model's weights on the device as they are, as a new host
+   * version: every other executor of the model loads them before its next
+   * run. The device's own trained weights are not copied back first, as
+   * PopTorch's `copyWeightsToDevice` overwrites them with the host's.
+   */
   loadNewHostVersion(compiled: Compiled): void {
+    markHostWeightsCurrent(this.holder);
     wrappedModelState(this.model).hostVersion++;
     this.load(compiled);
   }

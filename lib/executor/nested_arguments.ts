@@ -58,17 +58,34 @@ export function flattenArguments(args: readonly unknown[], structures: readonly 
 }
 
 /**
+ * `args` as long as the compiled inputs `compiled` where they differ only by
+ * arguments left out: an argument left out is undefined, as a JavaScript
+ * function sees it (and then takes its default value), so a call may leave
+ * out trailing arguments the model was compiled with as undefined, or pass
+ * undefined for ones it was compiled without, as PopTorch passes a
+ * parameter's default when a call leaves it out.
+ */
+function withOmittedArguments(args: readonly unknown[], compiled: readonly Structure[]): readonly unknown[] {
+  const isUndefined = (s: Structure | undefined) => s?.kind === 'value' && s.value === undefined;
+  if (args.length < compiled.length && compiled.slice(args.length).every(isUndefined)) return [...args, ...compiled.slice(args.length).map(() => undefined)];
+  if (args.length > compiled.length && args.slice(compiled.length).every((a) => a === undefined)) return args.slice(0, compiled.length);
+  return args;
+}
+
+/**
  * The tensors a call passes to the compiled model, flattened along the
  * structure it was compiled with; a call whose structure differs is an error
- * naming where. A call of tensors only to a model compiled for tensors only
- * is passed on as it is (the signature check names a wrong count).
+ * naming where (trailing arguments left out count as undefined). A call of
+ * tensors only to a model compiled for tensors only is passed on as it is
+ * (the signature check names a wrong count).
  */
-export function compiledArguments(args: readonly unknown[], executable: Executable): tf.Tensor[] {
+export function compiledArguments(given: readonly unknown[], executable: Executable): tf.Tensor[] {
   const io = executable.ioStructure;
   if (!io) {
-    checkTensorInputs(args);
-    return args;
+    checkTensorInputs(given);
+    return given;
   }
+  const args = withOmittedArguments(given, io.inputs);
   if (args.length !== io.inputs.length) {
     const flat = io.inputs.every((s) => s.kind === 'tensor') && args.every((a) => a instanceof tf.Tensor);
     if (flat) return args as tf.Tensor[];

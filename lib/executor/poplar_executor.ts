@@ -9,84 +9,45 @@
  * they are copied back when the host model's weights are next read
  * (`copyWeightsToHostIfNeeded`), or by `copyWeightsToHost()`.
  */
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
-import { getLogger, withLogFile } from '../common/log.js';
-import { initBackend } from '../backend/backend_selection.js';
-import { irText } from '../ir/ir_text.js';
 import type { Device } from '../ipu/device.js';
-import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import type { Options } from '../options/options.js';
-import type { OptionsSettings } from '../options/options_settings.js';
-import { withEngineOptions } from '../options/engine_options.js';
-import { summaryReport } from '../report/summary_report.js';
 import type { Executable } from '../executable/executable.js';
-import type { ReplicaGrouping } from '../executable/replica_grouping.js';
-import { planText } from '../report/plan_text.js';
-import type { LossSpec } from '../trace/loss_function.js';
-import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
-import type { TracedModel } from '../trace/trace_model.js';
-import type { CompiledOptimizerAttributes } from '../../optim/compiled_attributes.js';
+import { modelName, type WrappableModel } from '../trace/model_function.js';
 import type { Optimizer } from '../../optim/optimizer.js';
-import type { OptimizerBuilder } from '../../optim/tfjs_optimizer.js';
 import type { PoptfjsDataType } from '../precision/half.js';
-import { float16Declarations } from '../precision/float16_declarations.js';
-import { bytesPerElement } from '../ir/graph.js';
 import type { HostMemoryEstimate } from '../host_memory/host_memory_estimate.js';
 import { CallableInstance } from './callable_instance.js';
 import { moduleRepr } from '../trace/module_repr.js';
-import { COMPILE_OPTION_KEYS, CompileProgress, progressBar, type CompileOptions, type ProgressCallback } from '../compile/compile_progress.js';
-import type { DeviceBinding } from '../engine/device_binding.js';
+import { COMPILE_OPTION_KEYS, type CompileOptions } from '../compile/compile_progress.js';
 import type { Engine } from '../engine/engine.js';
-import { executorLogFile } from './log_file.js';
-import { executionSettings } from '../compile/execution_settings.js';
-import { claimTraining, releaseExecutor, type WeightHolder } from './model_registry.js';
-import { hostWeightsStale, markHostWeightsCurrent } from './host_weight_access.js';
-import { ParameterHandle } from './parameter_handle.js';
-import { readCheckpointFile, writeCheckpointFile } from '../files/checkpoint_file.js';
-import { mapDeviceState } from '../executable/device_state.js';
-import { readExecutableFile, writeExecutableFile, type ExecutableFileContents } from '../files/executable_file.js';
-import { parameterSpecs } from '../files/parameter_spec.js';
-import { renameExecutableParameters, renameGraphParameters } from '../executable/parameter_renaming.js';
-import { tensorFromData } from '../files/tensor_data_conversion.js';
-import type { NestedTensors, Structure } from '../trace/nested_values.js';
-import { compileWithCache } from '../compile/cached_compile.js';
-import { exportFilePath } from '../files/export_path.js';
-import {
-  checkpointContents,
-  executableFileContents,
-  splitExportArguments,
-  type CompileAndExportOptions,
-  type ExportSource,
-  type ModelTraceRecord,
-} from './executable_export.js';
-import '../files/file_system_io.js';
-import { argumentStructures, callOutput, compiledArguments, flatModel, flattenArguments, ioStructure, splitTrailingOptions } from './nested_arguments.js';
-import { checkCallInputs } from './call_inputs_check.js';
+import { claimTraining, type WeightHolder } from './model_registry.js';
 import { hostVariable } from './host_variable.js';
-import { tracedInputCount, type ExecutorTraceRequest } from './executor_trace.js';
-import { traceWithinHostMemory } from './compile_trace.js';
-import { checkStepHostMemory, type HostMemoryCheckRequest } from './host_memory_check.js';
-import { microBatchExamples } from './micro_batch_examples.js';
+import { ParameterHandle } from './parameter_handle.js';
+import type { ExecutableFileContents } from '../files/executable_file.js';
+import type { NestedTensors } from '../trace/nested_values.js';
+import type { CompileAndExportOptions } from './executable_export.js';
+import { splitTrailingOptions } from './nested_arguments.js';
+import { ExecutorState, type ExecutorConfig } from './executor_state.js';
+import { attachToDevice, destroyExecutor, detachFromDevice, ensureCompiled } from './executor_lifecycle.js';
+import { runExecutor, setExecutorOptimizer } from './executor_run.js';
+import { copyNamedBuffersToDevice, copyWeightsToDevice, copyWeightsToHost, copyWeightsToHostIfNeeded } from './executor_weight_sync.js';
+import { attachExportedExecutable, compileAndExport, loadCheckpoint, loadExecutable, saveCheckpoint, saveModel } from './executor_files.js';
 import {
-  buildOptimizer,
-  checkReplacementOptimizer,
-  optimizerReduction,
-  replacementOptimizer,
-  resetOptimizerState,
-  switchOptimizer,
-  takeOptimizer,
-  unknownAttributeCheck,
-} from './executor_optimizer.js';
-import { installExecutable, type Compiled } from './executable_install.js';
-import { ExecutorInstances } from './executor_instances.js';
-import { DeviceWeights, syncHostWeights } from './device_weights.js';
-import { checkpointCompileInputs, restoreCheckpoint } from './checkpoint_restore.js';
-import { matchExecutableFile } from './executable_file_match.js';
-import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
-import { CallAnchors } from './call_anchors.js';
+  compilationTime,
+  computeLatency,
+  cycleCount,
+  executorIrText,
+  executorPlanText,
+  executorSummaryReport,
+  compiledTensorNames,
+  firedPatterns,
+  measuredOverlap,
+  outputDtypes,
+} from './executor_reports.js';
 
-const log = getLogger('poptfjs');
+export type { ExecutorConfig } from './executor_state.js';
 
 /**
  * What an executor returns: one tensor, or a list when the model returns
@@ -99,17 +60,14 @@ export type ModelOutput = tf.Tensor | tf.Tensor[];
 /** What a training executor returns: the model's output and the loss. */
 export type TrainingOutput = [ModelOutput, tf.Tensor];
 
-/** The settings an executor is created with. */
-export interface ExecutorConfig {
-  readonly model: WrappableModel;
-  readonly options: Options;
-  readonly training: boolean;
-  /** The optimizer, or the builder of one for the traced model's weights (a tfjs optimizer's equivalent). */
-  readonly optimizer?: Optimizer | OptimizerBuilder | undefined;
-  readonly loss?: LossSpec | undefined;
-}
-
-/** A model wrapped for the simulated IPU. Call it like the model: `await executor(x, target)`. */
+/**
+ * A model wrapped for the simulated IPU. Call it like the model: `await executor(x, target)`.
+ *
+ * The class is a façade: its state is an {@link ExecutorState}, and its
+ * lifecycle (executor_lifecycle.ts), run (executor_run.ts), weight sync
+ * (executor_weight_sync.ts), files (executor_files.ts) and reports
+ * (executor_reports.ts) each live in a file of their own.
+ */
 export class PoplarExecutor extends CallableInstance implements WeightHolder {
   /** The wrapped model (a tf.LayersModel or a function). */
   readonly model: WrappableModel;
@@ -117,28 +75,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
   readonly options: Options;
   /** True for a `trainingModel`, false for an `inferenceModel`. */
   readonly training: boolean;
-  private optimizer: Optimizer | undefined;
-  /** Builds the optimizer when the model is first compiled, if none was given. */
-  private readonly optimizerBuilder: OptimizerBuilder | undefined;
-  /** The optimizer attribute values the model was compiled with. */
-  private compiledOptimizer: CompiledOptimizerAttributes | undefined;
-  private readonly loss: LossSpec | undefined;
-  private compiled: Compiled | undefined;
-  private compiling: Promise<Compiled> | undefined;
-  private destroyed = false;
-  /** The device's weights against the host model's. */
-  private readonly weights: DeviceWeights;
-  private compilations = 0;
-  private compileSeconds = 0;
-  private hostMemoryEstimate: HostMemoryEstimate | undefined;
-  private calls = 0;
-  /** The anchored tensors of the last call, by short name. */
-  private readonly anchored = new CallAnchors();
-  private readonly replicaGroupings: Record<string, ReplicaGrouping> = {};
-  /** What {@link PoplarExecutor.attachToDevice} must reload: the weights, and after a fault the optimizer state too. */
-  private reloadOnAttach: 'weights' | 'after-fault' | undefined;
-  /** This process's place in a multi-instance run (known once compiled). */
-  private instances = new ExecutorInstances(undefined);
+  private readonly executorState: ExecutorState;
 
   /** @internal Use `trainingModel` or `inferenceModel`. */
   constructor(config: ExecutorConfig) {
@@ -146,18 +83,9 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     this.model = config.model;
     this.options = config.options;
     this.training = config.training;
-    this.weights = new DeviceWeights(this.model, this);
-    this.optimizer = typeof config.optimizer === 'function' ? undefined : config.optimizer;
-    this.optimizerBuilder = typeof config.optimizer === 'function' ? config.optimizer : undefined;
-    takeOptimizer(this.optimizer, this.options.settings);
-    this.loss = config.loss;
+    this.executorState = new ExecutorState(config, this);
     if (!config.options.isFrozen()) config.options.freeze();
     if (this.training) claimTraining(this.model, modelName(this.model), this);
-  }
-
-  /** The device binding of the engine, once compiled. */
-  private get binding(): DeviceBinding | undefined {
-    return this.compiled?.engine.deviceBinding;
   }
 
   /** The wrapped model with its block annotations, as PopTorch's `repr` of a wrapped model (`moduleRepr`). */
@@ -167,27 +95,27 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
 
   /** True once {@link PoplarExecutor.destroy} was called. */
   get isDestroyed(): boolean {
-    return this.destroyed;
+    return this.executorState.destroyed;
   }
 
   /** True once the model was compiled (by {@link PoplarExecutor.compile} or the first call). */
   isCompiled(): boolean {
-    return this.compiled !== undefined;
+    return this.executorState.compiled !== undefined;
   }
 
   /** How many times this executor compiled its model. */
   get compileCount(): number {
-    return this.compilations;
+    return this.executorState.compilations;
   }
 
   /** The compiled executable (an error before compilation). */
   get executable(): Executable {
-    return this.requireCompiled('executable').executable;
+    return this.executorState.requireCompiled('executable').executable;
   }
 
   /** The engine the compiled model runs on (an error before compilation): its programs, streams, profile and simulated errors at the Poplar level. */
   get engine(): Engine {
-    return this.requireCompiled('engine').engine;
+    return this.executorState.requireCompiled('engine').engine;
   }
 
   /**
@@ -195,36 +123,36 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * options such as `replicaGrouping` before compiling.
    */
   parameter(name: string): ParameterHandle {
-    this.assertUsable('parameter');
+    const state = this.executorState;
+    state.assertUsable('parameter');
     hostVariable(this.model, name);
     return new ParameterHandle(name, (grouping) => {
-      if (this.compiled) {
+      if (state.compiled) {
         throw new PoptfjsError(`parameter('${name}').replicaGrouping: set replica groupings before the model is compiled`, { type: 'replication' });
       }
-      this.replicaGroupings[name] = grouping;
+      state.replicaGroupings[name] = grouping;
     });
   }
 
   /** The execution plan as text: stages, IPUs and the schedule table. */
   planText(): string {
-    const { placement, schedule, streamingTransfers: transfers } = this.requireCompiled('planText').executable;
-    return planText(placement, schedule, transfers);
+    return executorPlanText(this.executorState);
   }
 
   /** How often each IR pattern fired when the model was compiled, by pattern name. */
   patterns(): Readonly<Record<string, number>> {
-    return this.requireCompiled('patterns').executable.firedPatterns;
+    return firedPatterns(this.executorState);
   }
 
   /** The device the model was compiled for (after compiling). */
   get device(): Device {
-    this.requireCompiled('device');
-    return this.binding!.device;
+    this.executorState.requireCompiled('device');
+    return this.executorState.binding!.device;
   }
 
   /** True while the executor is attached to its device. */
   isAttachedToDevice(): boolean {
-    return this.binding?.device.isAttached ?? false;
+    return this.executorState.binding?.device.isAttached ?? false;
   }
 
   /**
@@ -233,15 +161,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * The next call attaches again, as {@link PoplarExecutor.attachToDevice} does.
    */
   detachFromDevice(): void {
-    this.requireCompiled('detachFromDevice');
-    const device = this.binding!.device;
-    if (!device.isAttached) throw new PoptfjsError('detachFromDevice: the device is not attached', { type: 'device' });
-    // After a fault the device's weights are gone (the fault's error said so): the host keeps those last copied.
-    if (this.training && device.pendingRecovery !== undefined) markHostWeightsCurrent(this);
-    else if (this.training) this.copyWeightsToHostIfNeeded();
-    device.detach();
-    this.compiled!.engine.stopWorkerIpus();
-    this.reloadOnAttach = device.pendingRecovery !== undefined ? 'after-fault' : 'weights';
+    detachFromDevice(this.executorState);
   }
 
   /**
@@ -250,34 +170,22 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * compiling (restore it from a checkpoint if needed).
    */
   attachToDevice(): void {
-    const compiled = this.requireCompiled('attachToDevice');
-    const device = this.binding!.device;
-    if (device.isAttached) throw new PoptfjsError('attachToDevice: the device is already attached', { type: 'device' });
-    device.attach();
-    if (this.reloadOnAttach === 'after-fault') resetOptimizerState(compiled.engine, compiled.executable, this.optimizer);
-    if (this.reloadOnAttach !== undefined) this.weights.load(compiled);
-    this.reloadOnAttach = undefined;
+    attachToDevice(this.executorState);
   }
 
   /** Simulated cycles of one call on the target IPUs (a call must have run). */
   cycleCount(): number {
-    const { executable } = this.requireCompiled('cycleCount');
-    if (this.calls === 0) throw new PoptfjsError('cycleCount: the model has not run yet', { type: 'executor' });
-    return executable.hardware.timeline.cycles;
+    return cycleCount(this.executorState);
   }
 
   /** Simulated latency of a call in seconds: `{ min, max, mean }` over the calls so far. */
   getComputeLatency(): { min: number; max: number; mean: number } {
-    const { executable } = this.requireCompiled('getComputeLatency');
-    if (this.calls === 0) throw new PoptfjsError('getComputeLatency: the model has not run yet', { type: 'executor' });
-    const seconds = executable.hardware.timeline.duration;
-    return { min: seconds, max: seconds, mean: seconds };
+    return computeLatency(this.executorState);
   }
 
   /** Seconds the compilation took (wall clock). */
   compilationTime(): number {
-    this.requireCompiled('compilationTime');
-    return this.compileSeconds;
+    return compilationTime(this.executorState);
   }
 
   /**
@@ -286,9 +194,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `POPTFJS_ENGINE_OPTIONS`), the simulated execution.
    */
   getSummaryReport(): string {
-    const { executable, engine } = this.requireCompiled('getSummaryReport');
-    const allReduce = this.instances.gradientAllReduce(executable, this.training);
-    return summaryReport(executable, withEngineOptions(this.options.settings).profileDir !== undefined, engine.measuredOverlap(), allReduce);
+    return executorSummaryReport(this.executorState);
   }
 
   /**
@@ -298,7 +204,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * model runs its IPUs in-process.
    */
   measuredOverlap(): ReturnType<Engine['measuredOverlap']> {
-    return this.requireCompiled('measuredOverlap').engine.measuredOverlap();
+    return measuredOverlap(this.executorState);
   }
 
   /**
@@ -307,26 +213,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * Undefined before compiling and for an executable loaded from a file.
    */
   hostMemory(): HostMemoryEstimate | undefined {
-    return this.hostMemoryEstimate;
+    return this.executorState.hostMemoryEstimate;
   }
 
   /** The optimizer of a training executor. */
   getOptimizer(): Optimizer | undefined {
-    return this.optimizer;
-  }
-
-  private assertUsable(what: string): void {
-    if (this.destroyed) {
-      throw new PoptfjsError(`${what}: this executor was destroyed; wrap the model again to use it`, { type: 'executor' });
-    }
-  }
-
-  private requireCompiled(what: string): Compiled {
-    this.assertUsable(what);
-    if (!this.compiled) {
-      throw new PoptfjsError(`${what}: the model is not compiled yet; call compile(...inputs) or run it once`, { type: 'executor' });
-    }
-    return this.compiled;
+    return this.executorState.optimizer;
   }
 
   /**
@@ -338,122 +230,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    */
   async compile(...inputs: Array<NestedTensors | CompileOptions>): Promise<void> {
     const split = splitTrailingOptions<CompileOptions>(inputs, COMPILE_OPTION_KEYS);
-    await this.ensureCompiled(split.inputs, split.options?.progress);
-  }
-
-  private async ensureCompiled(args: readonly unknown[], progressCallback?: ProgressCallback): Promise<Compiled> {
-    this.assertUsable('compile');
-    if (this.compiled) return this.compiled;
-    const structures = argumentStructures(args, this.model);
-    const inputs = flattenArguments(args, structures);
-    this.compiling ??= withLogFile(executorLogFile(this.options.settings), () => this.compileNow(inputs, structures, progressCallback)).finally(
-      () => (this.compiling = undefined),
-    );
-    return this.compiling;
-  }
-
-  private async compileNow(inputs: readonly tf.Tensor[], structures: readonly Structure[], progressCallback?: ProgressCallback): Promise<Compiled> {
-    const started = performance.now();
-    const progress = new CompileProgress(progressCallback, this.options.settings.showCompilationProgressBar ? progressBar() : undefined);
-    await initBackend(this.options.settings.backend);
-    const settings = withEngineOptions(this.options.settings);
-    const execution = executionSettings(settings, this.training);
-    const { factors } = execution;
-    const { split, micro, examples } = microBatchExamples(inputs, structures, factors);
-    const flat = isLayersModel(this.model) ? undefined : flatModel(this.model, structures, this.training, this.loss);
-    const tracedModel = flat?.fn ?? this.model;
-    // The optimizer is known once the model is traced (a training executor without one builds it from the trace).
-    const memoryCheck = (): HostMemoryCheckRequest => ({
-      model: settings.modelName ?? modelName(this.model),
-      training: this.training,
-      examples,
-      settings,
-      factors,
-      trainedWeights: this.optimizer ? new Set(this.optimizer.parameterNames) : undefined,
-      optimizerSlots: this.optimizer?.stateSlots().length ?? 0,
-      inputBytes: inputs.reduce((n, x) => n + x.size * bytesPerElement(x.dtype), 0),
-    });
-    let traced: TracedModel;
-    try {
-      traced = await traceWithinHostMemory(this.traceRequest(tracedModel, examples), memoryCheck());
-    } finally {
-      if (split) tf.dispose(examples);
-    }
-    progress.step();
-    this.ensureOptimizer(traced);
-    const parameters = parameterSpecs(traced.variables);
-    const { executable: compiledExecutable, source } = await compileWithCache(
-      {
-        kind: this.training ? 'training' : 'inference',
-        modelName: settings.modelName ?? modelName(this.model),
-        graph: traced.graph,
-        inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
-        microBatchSize: micro,
-        execution: optimizerReduction(this.optimizer, execution),
-        settings,
-        optimizer: this.optimizer,
-        replicaGroupings: this.replicaGroupings,
-        float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
-        weightNames: traced.weightNames,
-      },
-      progress,
-      this.options,
-      parameters,
-    );
-    const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
-    this.hostMemoryEstimate = checkStepHostMemory(executable.graph, traced.variables, memoryCheck());
-    const compiled = this.install(executable, traced.variables, {
-      parameters,
-      graph: traced.graph,
-      inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length),
-    });
-    this.compilations++;
-    this.compileSeconds = (performance.now() - started) / 1000;
-    progress.step();
-    writeCompileProfileReports(settings, executable);
-    logCompiled(executable, source, traced.variables.size, micro, started);
-    return compiled;
-  }
-
-  /** What tracing `model` (the wrapped model, or a function model taking flat tensors) on `examples` (one micro-batch) takes of this executor. */
-  private traceRequest(model: WrappableModel, examples: readonly tf.Tensor[]): Omit<ExecutorTraceRequest, 'afterKernel'> {
-    return { wrapped: this.model, model, training: this.training, loss: this.loss, examples, replicaGroupings: this.replicaGroupings };
-  }
-
-  /**
-   * A training executor without an optimizer builds one over the traced
-   * model's trainable weights: the given tfjs optimizer's equivalent, else
-   * the one its layers model was compiled with, else `SGD(lr 0.01)`.
-   */
-  private ensureOptimizer(traced: TracedModel): void {
-    if (this.training && !this.optimizer) this.optimizer = buildOptimizer(this.model, this.optimizerBuilder, traced, unknownAttributeCheck(this.options.settings));
-  }
-
-  /**
-   * Loads a compiled executable on the device with the weights of
-   * `variables`, and makes it this executor's (named as `opts.modelName`
-   * says, a run-time option, when it is set).
-   */
-  private install(executable: Executable, variables: ReadonlyMap<string, tf.Variable>, trace: ModelTraceRecord): Compiled {
-    const installed = installExecutable({ executable, variables, trace, settings: this.options.settings, training: this.training, optimizer: this.optimizer });
-    this.instances = new ExecutorInstances(installed.instances);
-    this.compiledOptimizer = installed.compiledOptimizer;
-    this.weights.loadedCurrent();
-    this.compiled = installed.compiled;
-    return this.compiled;
-  }
-
-  /** What an export or checkpoint of the compiled state reads. */
-  private exportSource(compiled: Compiled): ExportSource {
-    return {
-      model: this.model,
-      executable: compiled.executable,
-      trace: compiled.trace,
-      options: this.options,
-      optimizer: this.optimizer,
-      engine: compiled.engine,
-      variables: compiled.variables,
-    };
+    await ensureCompiled(this.executorState, split.inputs, split.options?.progress);
   }
 
   /**
@@ -469,15 +246,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * it (with a warning), as PopTorch writes `model.poptorch`.
    */
   async compileAndExport(path: string, ...args: Array<NestedTensors | CompileAndExportOptions>): Promise<void> {
-    const { inputs, options } = splitExportArguments(args);
-    const compiled = await this.ensureCompiled(inputs);
-    checkCallInputs(compiled.executable, compiledArguments(inputs, compiled.executable));
-    if (this.instances.skipsWriting(`compileAndExport(${path})`)) return;
-    const exportModel = options.exportModel ?? true;
-    if (exportModel) syncHostWeights(this.model);
-    const file = exportFilePath(path);
-    writeExecutableFile(file, executableFileContents(this.exportSource(compiled), exportModel));
-    log.info(`exported the ${compiled.executable.kind} executable of '${compiled.executable.modelName}' to ${file}${exportModel ? ' with its model' : ''}`);
+    await compileAndExport(this.executorState, path, args);
   }
 
   /**
@@ -489,29 +258,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * executor's options apply (the others are the file's).
    */
   async loadExecutable(path: string): Promise<void> {
-    this.assertUsable('loadExecutable');
-    if (this.compiled || this.compiling) {
-      throw new PoptfjsError(`loadExecutable(${path}): this executor is already compiled; wrap the model again to load an executable`, { type: 'executor' });
-    }
-    const file = readExecutableFile(path);
-    const { traced, tracedModel, parameters, names } = await matchExecutableFile({
-      path,
-      file,
-      model: this.model,
-      training: this.training,
-      loss: this.loss,
-      replicaGroupings: this.replicaGroupings,
-      settings: this.options.settings,
-      optionsData: this.options.toJSON(),
-    });
-    this.ensureOptimizer(traced);
-    const executable = renameExecutableParameters(file.executable, (n) => names.get(n) ?? n);
-    this.install(executable, traced.variables, {
-      parameters,
-      graph: traced.graph,
-      inputCount: tracedInputCount(tracedModel, this.training, this.loss, executable.inputSignature.length),
-    });
-    log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' from ${path}`);
+    await loadExecutable(this.executorState, path);
   }
 
   /**
@@ -520,14 +267,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * names, and restores the exported device state.
    */
   attachExportedExecutable(file: ExecutableFileContents, path: string, variables: ReadonlyMap<string, tf.Variable>): void {
-    const rename = (n: string) => variables.get(n)?.name ?? n;
-    const executable = renameExecutableParameters(file.executable, rename);
-    const renamed = new Map([...variables.values()].map((v) => [v.name, v]));
-    const parameters = file.parameters.map((p) => ({ ...p, name: rename(p.name) }));
-    const exported = file.model!;
-    const compiled = this.install(executable, renamed, { parameters, graph: renameGraphParameters(exported.forwardGraph, rename), inputCount: exported.inputCount });
-    if (file.deviceState) compiled.engine.importState(mapDeviceState(file.deviceState, tensorFromData, rename));
-    log.info(`loaded the ${executable.kind} executable of '${executable.modelName}' and its model from ${path}`);
+    attachExportedExecutable(this.executorState, file, path, variables);
   }
 
   /**
@@ -537,19 +277,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * {@link PoplarExecutor.loadCheckpoint} reproduces the uninterrupted run.
    */
   saveCheckpoint(path: string): void {
-    const compiled = this.requireCompiled('saveCheckpoint');
-    const recovery = this.binding?.device.pendingRecovery;
-    if (recovery !== undefined) {
-      throw new PoptfjsError(
-        `saveCheckpoint(${path}): the device lost its state in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice(), or load the last checkpoint`,
-        {
-          type: 'device',
-        },
-      );
-    }
-    if (this.instances.skipsWriting(`saveCheckpoint(${path})`)) return;
-    writeCheckpointFile(path, checkpointContents(this.exportSource(compiled)));
-    log.info(`saved a checkpoint of '${compiled.executable.modelName}' to ${path}`);
+    saveCheckpoint(this.executorState, path);
   }
 
   /**
@@ -559,21 +287,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * the first difference). The weights are also written to the host model.
    */
   async loadCheckpoint(path: string): Promise<void> {
-    this.assertUsable('loadCheckpoint');
-    const checkpoint = readCheckpointFile(path);
-    let compiled = this.compiled;
-    if (!compiled) {
-      const inputs = checkpointCompileInputs(path, checkpoint, this.model);
-      try {
-        compiled = await this.ensureCompiled(inputs);
-      } finally {
-        tf.dispose(inputs);
-      }
-    }
-    restoreCheckpoint(path, checkpoint, compiled, this.optimizer);
-    this.weights.forgetOtherNewest();
-    this.copyWeightsToHost();
-    log.info(`restored '${compiled.executable.modelName}' from the checkpoint ${path} (after ${checkpoint.deviceState.iterations} device iterations)`);
+    await loadCheckpoint(this.executorState, path);
   }
 
   /**
@@ -584,14 +298,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * it back. Only a tf.LayersModel can be saved.
    */
   async saveModel(url: string | tf.io.IOHandler): Promise<tf.io.SaveResult> {
-    this.assertUsable('saveModel');
-    if (!isLayersModel(this.model)) {
-      throw new PoptfjsError('saveModel: the wrapped model is a function, which tfjs cannot save; save its executable with compileAndExport(path, ...inputs)', {
-        type: 'executor',
-      });
-    }
-    syncHostWeights(this.model);
-    return this.model.save(url);
+    return saveModel(this.executorState, url);
   }
 
   /**
@@ -600,45 +307,12 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * device. Inference returns the outputs; training returns `[output, loss]`.
    */
   async run(...inputs: NestedTensors[]): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
-    const settings = this.options.settings;
-    return withLogFile(executorLogFile(settings), () => this.runLogged(inputs, settings));
-  }
-
-  private async runLogged(args: NestedTensors[], settings: OptionsSettings): Promise<NestedTensors | [NestedTensors, tf.Tensor]> {
-    const compiled = await this.ensureCompiled(args);
-    const inputs = compiledArguments(args, compiled.executable);
-    checkCallInputs(compiled.executable, inputs);
-    const binding = this.binding!;
-    if (binding.needsAttach(settings.connectionType)) this.attachToDevice();
-    binding.readyToRun(settings.connectionType);
-    if (!compiled.executable.hardware.memory.fits)
-      throw new OutOfMemoryError(compiled.executable.hardware.memory, compiled.executable.microBatchSize, compiled.executable.modelName);
-    this.weights.sync(compiled);
-    await this.instances.beforeStep(compiled.engine, this.training);
-    let result: ReturnType<Engine['runStep']>;
-    try {
-      result = compiled.engine.runStep(inputs);
-    } catch (error) {
-      this.instances.stepFailed(error, binding.device);
-      throw error;
-    }
-    this.anchored.replace(result.anchors);
-    this.calls++;
-    if (this.training) this.weights.trained(compiled.variables);
-    const output = callOutput(compiled.executable, result.outputs);
-    return this.training ? [output, result.loss!] : output;
+    return runExecutor(this.executorState, inputs);
   }
 
   /** Writes the device weights (and buffers) into the host model's variables. */
   copyWeightsToHost(): void {
-    const compiled = this.requireCompiled('copyWeightsToHost');
-    const recovery = this.binding?.device.pendingRecovery;
-    if (recovery !== undefined) {
-      throw new PoptfjsError(`copyWeightsToHost: the device lost its weights in a fault; recover (${recovery}) with detachFromDevice() and attachToDevice()`, {
-        type: 'device',
-      });
-    }
-    this.weights.copyToHost(compiled);
+    copyWeightsToHost(this.executorState);
   }
 
   /**
@@ -650,17 +324,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * warning.
    */
   copyWeightsToHostIfNeeded(): boolean {
-    if (!hostWeightsStale(this)) return false;
-    const recovery = this.binding?.device.pendingRecovery;
-    if (recovery !== undefined) {
-      markHostWeightsCurrent(this);
-      log.warn(
-        `the device of '${this.compiled?.executable.modelName ?? modelName(this.model)}' lost its weights in a fault (recover with ${recovery}); the host model keeps the weights last copied from it`,
-      );
-      return false;
-    }
-    this.copyWeightsToHost();
-    return true;
+    return copyWeightsToHostIfNeeded(this.executorState);
   }
 
   /**
@@ -669,8 +333,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * of the model loads them before its next run.
    */
   copyWeightsToDevice(): void {
-    const compiled = this.requireCompiled('copyWeightsToDevice');
-    this.weights.loadNewHostVersion(compiled);
+    copyWeightsToDevice(this.executorState);
   }
 
   /**
@@ -680,12 +343,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * `copyNamedBuffersToDevice`. An error if no buffer was named.
    */
   copyNamedBuffersToDevice(): void {
-    const compiled = this.requireCompiled('copyNamedBuffersToDevice');
-    const names = this.options.settings.updatableNamedBuffers;
-    if (names.length === 0) {
-      throw new PoptfjsError('copyNamedBuffersToDevice: no buffers are marked as updatable; name them with Options.updatableNamedBuffers([...])', { type: 'executor' });
-    }
-    compiled.engine.writeHostWeights(compiled.variables, names);
+    copyNamedBuffersToDevice(this.executorState);
   }
 
   /**
@@ -697,27 +355,18 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * constant attribute is an error naming it.
    */
   setOptimizer(given: Optimizer | tf.Optimizer): void {
-    this.assertUsable('setOptimizer');
-    const optimizer = this.training ? replacementOptimizer(given, this.optimizer, this.model) : (given as Optimizer);
-    checkReplacementOptimizer(this.training, optimizer, unknownAttributeCheck(this.options.settings), this.compiledOptimizer);
-    const previous = this.optimizer;
-    this.optimizer = optimizer;
-    switchOptimizer(this.compiled?.engine, previous, optimizer);
+    setExecutorOptimizer(this.executorState, given);
   }
 
   /** The dtype of each model output (`'float16'` for outputs computed in float16, which hold float16 values in float32 tensors). */
   outputDtypes(): PoptfjsDataType[] {
-    const { graph, outputCount } = this.requireCompiled('outputDtypes').executable;
-    return graph.roles.outputs.slice(0, outputCount).map((id) => {
-      const v = graph.values[id]!;
-      return v.precision === 'float16' ? 'float16' : v.dtype;
-    });
+    return outputDtypes(this.executorState);
   }
 
   /** The loss scale the next training step uses: the optimizer's `lossScaling`, as moved by automatic loss scaling. */
   currentLossScale(): number {
     if (!this.training) throw new PoptfjsError('currentLossScale: an inference model has no loss scale', { type: 'executor' });
-    return this.requireCompiled('currentLossScale').engine.lossScale;
+    return this.executorState.requireCompiled('currentLossScale').engine.lossScale;
   }
 
   /**
@@ -727,13 +376,22 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * tensor). An error before the first call or for a name not anchored.
    */
   getAnchoredTensor(shortName: string): tf.Tensor {
-    const { executable } = this.requireCompiled('getAnchoredTensor');
-    return this.anchored.get(shortName, executable);
+    const { executable } = this.executorState.requireCompiled('getAnchoredTensor');
+    return this.executorState.anchored.get(shortName, executable);
+  }
+
+  /**
+   * The names of the tensors of the compiled graph that `Options.anchorTensor`
+   * takes (inputs and weights by name, `loss`, layers' outputs, gradients,
+   * every value), as PopTorch's `getTensorNames()`; the model must be compiled.
+   */
+  getTensorNames(): string[] {
+    return compiledTensorNames(this.executorState);
   }
 
   /** The compiled graph as text. */
   irText(): string {
-    return irText(this.requireCompiled('irText').executable.graph);
+    return executorIrText(this.executorState);
   }
 
   /**
@@ -742,15 +400,7 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
    * afterwards.
    */
   destroy(): void {
-    if (this.destroyed) return;
-    this.copyWeightsToHostIfNeeded();
-    this.binding?.device.detach();
-    if (this.compiled) this.optimizer?.detachStateStore(this.compiled.engine);
-    this.compiled?.engine.destroy();
-    this.anchored.dispose();
-    this.compiled = undefined;
-    this.destroyed = true;
-    releaseExecutor(this.model, this);
+    destroyExecutor(this.executorState);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
+import type { WeightUpdateSchedule } from '../strategy/compiler_defaults.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
@@ -50,6 +51,10 @@ export interface HardwareRequest {
   readonly optimizerSlots: readonly OptimizerSlot[];
   /** The precision gradients are accumulated in (default: the weight's own). */
   readonly accumulatorPrecision?: StatePrecision;
+  /** Whether gradients are accumulated in a tensor of their own, not in the optimizer state (default true). */
+  readonly separateAccumulator?: boolean;
+  /** How the weight updates after gradient accumulation are ordered over the IPUs (default `Scheduler`: in parallel). */
+  readonly weightUpdateSchedule?: WeightUpdateSchedule;
   /** Temporary memory proportion of matmuls and convolutions, by IPU (default {@link DEFAULT_AVAILABLE_MEMORY_PROPORTION}). */
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
   /** Matrix products in float16 accumulate in float16 (default: float32). */
@@ -109,6 +114,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     gradientAccumulation: request.gradientAccumulation,
     optimizerSlots: request.optimizerSlots,
     ...(request.accumulatorPrecision ? { accumulatorPrecision: request.accumulatorPrecision } : {}),
+    ...(request.separateAccumulator === false ? { separateAccumulator: false } : {}),
     trainedWeights: request.trainedWeights,
     storage,
     kernelTemporary: (node) => nodeCosts[node.id]!.temporaryBytes,
@@ -138,6 +144,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),
     storage,
     recomputation,
+    weightUpdateSchedule: request.weightUpdateSchedule ?? 'Scheduler',
   });
   const rerunNodes = [...recomputation.unitNodes.values()].reduce((n, nodes) => n + nodes.length, 0);
   return {

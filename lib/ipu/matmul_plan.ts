@@ -29,6 +29,8 @@
  * set-up) and from a measurement on a Bow IPU (graphcore-research/tessellate-ipu,
  * notebooks/IPU Peak Flops.ipynb: one pass over N rows on every tile takes
  * 4·N + 333 cycles, reaching 16% of peak at N = 16 and 96% at N = 2048).
+ * Channels that are not a multiple of the AMP's grain are padded, at the
+ * cost of rearranging the operands ({@link rearrangementCycles}).
  * The exchange moves {@link EXCHANGE_BYTES_PER_TILE_CYCLE} bytes per tile
  * per cycle (8 TB/s over 1,472 tiles at 1.33 GHz; poplibs' planners take it
  * from `Target::getExchangeBytesPerCycle()`).
@@ -74,6 +76,8 @@ export interface MatMulShape {
    */
   readonly leftResident?: boolean;
   readonly rightResident?: boolean;
+  /** Input channels of a convolution (its depth over its kernel taps); a matrix product's depth by default. */
+  readonly inputChannels?: number;
   /** Precision of the operands. */
   readonly precision: 'float16' | 'float32';
   /** Precision of the partial sums (float32 unless half partials are asked for in float16). */
@@ -99,8 +103,12 @@ export interface MatMulPlan {
   readonly tilesUsed: number;
   /** Whether the tiles compute with the AMP or with vector instructions. */
   readonly unit: 'amp' | 'vector';
-  /** Tile cycles of each phase (the longest tile's). */
-  readonly cycles: { readonly exchange: number; readonly compute: number; readonly reduction: number; readonly total: number };
+  /**
+   * Tile cycles of each phase (the longest tile's); `rearrangement` is the
+   * part of the exchange and compute spent padding operands to the AMP's
+   * channel grain ({@link rearrangementCycles}).
+   */
+  readonly cycles: { readonly exchange: number; readonly compute: number; readonly reduction: number; readonly rearrangement: number; readonly total: number };
   /** Temporary memory over all tiles: received operand blocks and partial sums. */
   readonly temporaryBytes: number;
   /** Whether the temporary memory fits the available memory proportion. */
@@ -132,6 +140,47 @@ function blockCycles(shape: MatMulShape, target: MatMulTarget, g: number, m: num
   const amp = AMP_CALL_OVERHEAD_CYCLES + passes * (AMP_PASS_OVERHEAD_CYCLES + WORKER_THREADS * rowCycles * ceil(m, WORKER_THREADS));
   const vector = VECTOR_VERTEX_OVERHEAD_CYCLES + (g * m * k * n) / VECTOR_MACS_PER_CYCLE[shape.precision];
   return amp <= vector ? { cycles: amp, unit: 'amp' } : { cycles: vector, unit: 'vector' };
+}
+
+/**
+ * Tile cycles, copying and exchanging, of rearranging the operands of an
+ * AMP product whose channels are not a multiple of the AMP's grain: poplin
+ * pads the input channels (depth) to its input grain, and the output
+ * channels (columns) to its partials grain, by rearranging what has them
+ * into a padded copy spread over the tiles the product uses
+ * (lib/poplin/ConvModel.cpp, `addTransformCycleEstimate`: padded input
+ * channels rearrange the input and the weights, padded output channels the
+ * weights and the output). Each rearranged tensor costs, per tile, its bytes
+ * over the exchange (`exchangeBytesPerCycle`) and a copy at one element a
+ * cycle, scaled by poplin's factor 5/4 (5/3 when the channels it groups are
+ * not a multiple of 4 halves or 2 floats: `getScaleFactorForTransform`).
+ */
+function rearrangementCycles(shape: MatMulShape, tilesUsed: number): { copy: number; exchange: number } {
+  const mode = shape.precision === 'float32' ? 'float32' : shape.partials === 'float32' ? 'float16Float32Partials' : 'float16';
+  const grain = AMP_GRAINS[mode];
+  const inputChannels = shape.inputChannels ?? shape.depth;
+  const padInputs = inputChannels % grain.depth !== 0;
+  const padOutputs = shape.columns % grain.columns !== 0;
+  if (!padInputs && !padOutputs) return { copy: 0, exchange: 0 };
+  const bytes = shape.precision === 'float16' ? 2 : 4;
+  const granularity = shape.precision === 'float16' ? 4 : 2;
+  const divisor = (channels: number) => (channels % granularity === 0 ? 4 : 3);
+  const input = shape.groups * shape.rows * Math.ceil(shape.depth * (shape.leftReuse ?? 1));
+  const weights = shape.groups * shape.depth * shape.columns;
+  const output = shape.groups * shape.rows * shape.columns;
+  const parts: Array<[elements: number, channels: number]> = [
+    ...(padInputs ? [[input, inputChannels * shape.columns] as [number, number]] : []),
+    [weights, inputChannels * shape.columns],
+    ...(padOutputs ? [[output, shape.columns] as [number, number]] : []),
+  ];
+  let copy = 0;
+  let exchange = 0;
+  for (const [elements, channels] of parts) {
+    const perTile = ceil(elements * bytes, tilesUsed);
+    copy += Math.ceil((perTile * 5) / (bytes * divisor(channels)));
+    exchange += perTile / EXCHANGE_BYTES_PER_TILE_CYCLE;
+  }
+  return { copy, exchange };
 }
 
 const plans = new Map<string, MatMulPlan>();
@@ -174,11 +223,19 @@ export function planMatMul(shape: MatMulShape, target: MatMulTarget): MatMulPlan
           while (serial < Math.min(MAX_SERIAL_STEPS, n) && leftBytes + perStep / serial > budget) serial++;
           const perTile = leftBytes + perStep / serial;
           const extraSteps = (serial - 1) * (AMP_CALL_OVERHEAD_CYCLES + (ks > 1 ? 3 : 2) * TILE_SYNC_CYCLES);
+          const padding = block.unit === 'amp' ? rearrangementCycles(shape, tilesUsed) : { copy: 0, exchange: 0 };
+          const compute = block.cycles + extraSteps + padding.copy;
           const plan: MatMulPlan = {
             split: { groups: gs, rows: ms, columns: candidate, depth: ks, serial },
             tilesUsed,
             unit: block.unit,
-            cycles: { exchange, compute: block.cycles + extraSteps, reduction, total: exchange + block.cycles + extraSteps + reduction },
+            cycles: {
+              exchange: exchange + padding.exchange,
+              compute,
+              reduction,
+              rearrangement: padding.copy + padding.exchange,
+              total: exchange + padding.exchange + compute + reduction,
+            },
             temporaryBytes: perTile * tilesUsed,
             fitsProportion: perTile <= budget,
           };

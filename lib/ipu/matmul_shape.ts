@@ -90,9 +90,9 @@ export function matMulShape(graph: Graph, node: Node, precision: MatMulShape['pr
   if (kernel.includes('BackpropInput')) {
     const dy = shapeOf(graph, node, 'dy', 0);
     if (depthwise) return { groups: channels(out), rows: positions(out), depth: sizeOf(taps) * filter[spatial + 1]!, columns: 1, ...common };
-    return { groups: 1, rows: positions(out), depth: sizeOf(taps) * channels(dy), columns: channels(out), ...common };
+    return { groups: 1, rows: positions(out), depth: sizeOf(taps) * channels(dy), columns: channels(out), inputChannels: channels(dy), ...common };
   }
   const x = shapeOf(graph, node, 'x', 0);
   if (depthwise) return { groups: channels(x), rows: positions(out), depth: sizeOf(taps), columns: filter[spatial + 1]!, ...common };
-  return { groups: 1, rows: positions(out), depth: sizeOf(taps) * channels(x), columns: channels(out), ...common };
+  return { groups: 1, rows: positions(out), depth: sizeOf(taps) * channels(x), columns: channels(out), inputChannels: channels(x), ...common };
 }

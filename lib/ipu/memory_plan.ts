@@ -11,8 +11,12 @@
  *   replicas with replicated tensor sharding; off chip, only the state of the
  *   weight being updated is on chip;
  * - gradient accumulators (gradient accumulation above 1), in the
- *   optimizer's accumulation precision;
- * - code and exchange buffers: an estimate per kernel and tile.
+ *   optimizer's accumulation precision, unless the optimizer accumulates into
+ *   its own state (PopART's SGD1: graphcore/popart willow/include/popart/sgd.hpp,
+ *   "SGD1 as there is 1 extra optimiser tensor");
+ * - code and exchange buffers: an estimate per kernel and tile, kernels
+ *   that are the same (kernel, attributes, shapes) sharing their code, as
+ *   PopART's outlining makes them.
  *
  * Not always live, at the peak of the schedule: the activations (values of
  * micro-batches, found by walking the schedule: each value lives from its
@@ -38,10 +42,26 @@ import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from '.
 /** Estimated vertex code and control per kernel, per tile it is spread over, in bytes (≈ 29 KiB per kernel on a GC200). */
 export const CODE_BYTES_PER_KERNEL_TILE = 20;
 
-/** The kernels whose code `node` puts on its IPU: none for a view, one for a kernel; a control-flow node's control plus its bodies' kernels, once. */
-function codeKernels(graph: Graph, node: Node): number {
-  if (node.bodies) return 1 + node.bodies.reduce((n, body) => n + body.nodes.reduce((k, inner) => k + codeKernels(body, inner), 0), 0);
-  return isViewNode(graph, node) ? 0 : 1;
+/** What makes two kernels the same code: the kernel, its attributes, and the shapes and types of what it reads and makes. */
+function kernelSignature(graph: Graph, node: Node): string {
+  const values = (ids: readonly ValueId[]) => ids.map((id) => `${graph.values[id]!.dtype}/${valueBytes(graph, id)}[${graph.values[id]!.shape.join(',')}]`).join(' ');
+  return `${node.kernel}(${values(node.inputs)}) -> ${values(node.outputs)} ${JSON.stringify(node.attrs)}`;
+}
+
+/**
+ * Adds to `signatures` the kernels whose code `node` puts on its IPU: none for
+ * a view, one for a kernel; a control-flow node's control plus its bodies'
+ * kernels. Kernels with the same signature share their code: PopART outlines
+ * repeated parts of the graph into subgraphs that each run calls
+ * (`SessionOptions::enableOutlining`, default true; graphcore/popart
+ * willow/include/popart/sessionoptions.hpp), and an op outlines with the ops
+ * of the same type, attributes, tensors and virtual graph (`Op::getSubgraphEquivId`).
+ */
+function addCodeKernels(graph: Graph, node: Node, signatures: Set<string>): void {
+  if (isViewNode(graph, node) && !node.bodies) return;
+  const bodies = (node.bodies ?? []).map((body) => body.nodes.map((inner) => kernelSignature(body, inner)).join(';'));
+  signatures.add(`${kernelSignature(graph, node)}${bodies.length > 0 ? ` {${bodies.join('|')}}` : ''}`);
+  for (const body of node.bodies ?? []) for (const inner of body.nodes) addCodeKernels(body, inner, signatures);
 }
 /** Exchange buffers, as a fraction of the peak activations of an IPU. */
 export const EXCHANGE_BUFFER_FRACTION = 0.05;
@@ -101,6 +121,12 @@ export interface MemoryRequest extends PeakRequest {
   readonly optimizerSlots: readonly OptimizerSlot[];
   /** The precision of gradient accumulators (default: the weight's own). */
   readonly accumulatorPrecision?: StatePrecision;
+  /**
+   * Whether gradients are accumulated in a tensor of their own (default
+   * true); false when the optimizer accumulates them straight into its state
+   * (SGD's combined variant, PopART's SGD1).
+   */
+  readonly separateAccumulator?: boolean;
   /** Where each kind of tensor lives (default: everything on chip). */
   readonly storage?: TensorStorage;
   /** Bytes per value, when some values are stored in fewer bytes than their dtype (fp16). */
@@ -181,7 +207,7 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
           items[ipu]!.push({ kind: 'optimizer state', name, bytes: shard });
         }
       }
-      if (request.gradientAccumulation > 1) {
+      if (request.gradientAccumulation > 1 && request.separateAccumulator !== false) {
         const accumulator = elements * bytesPerState(request.accumulatorPrecision ?? 'parameter', perElement);
         if (isOffChip(storage.accumulator, elements)) {
           streamed[ipu]!['gradient accumulators'] += accumulator;
@@ -222,8 +248,9 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
     if (peak.stashed > 0) list.push({ kind: 'activations', name: `stashed activations of ${peak.microBatchesInFlight} micro-batch(es) in flight`, bytes: peak.stashed });
     if (peak.working > 0) list.push({ kind: 'activations', name: `working values at the peak (${peak.during})`, bytes: peak.working });
     if (peak.temporary > 0) list.push({ kind: 'temporary', name: `temporary memory at the peak (${peak.during})`, bytes: peak.temporary });
-    const kernels = graph.nodes.filter((n) => ipuOfNode(n.id) === ipu).reduce((n, node) => n + codeKernels(graph, node), 0);
-    const code = kernels * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
+    const kernels = new Set<string>();
+    for (const node of graph.nodes) if (ipuOfNode(node.id) === ipu) addCodeKernels(graph, node, kernels);
+    const code = kernels.size * CODE_BYTES_PER_KERNEL_TILE * (spec.tiles - storage.ioTiles);
     list.push({ kind: 'code and exchange', name: 'vertex code and exchange buffers', bytes: code + Math.round(EXCHANGE_BUFFER_FRACTION * (peak.stashed + peak.working)) });
     const byKind = Object.fromEntries(KINDS.map((k) => [k, list.filter((i) => i.kind === k).reduce((s, i) => s + i.bytes, 0)])) as Record<MemoryKind, number>;
     const used = Object.values(byKind).reduce((a, b) => a + b, 0);

@@ -128,6 +128,8 @@ export interface TransferRequest {
   readonly trainedWeights?: ReadonlySet<string>;
   /** Gradient accumulation steps (accumulators exist above 1). */
   readonly gradientAccumulation?: number;
+  /** Whether gradients are accumulated in a tensor of their own, not in the optimizer state (default true). */
+  readonly separateAccumulator?: boolean;
 }
 
 /** The streaming transfers of a plan (none when everything lives on chip). */
@@ -136,7 +138,7 @@ export function streamingTransfers(graph: Graph, placement: Placement, schedule:
   const liveness = placement.phased?.liveness ?? 'AlwaysLive';
   const locationsOffChip = storage.weight.offChip || (request.training && (storage.activation.offChip || storage.accumulator.offChip));
   if (liveness === 'AlwaysLive' && !locationsOffChip) return [];
-  const accumulating = (request.gradientAccumulation ?? 1) > 1;
+  const accumulating = (request.gradientAccumulation ?? 1) > 1 && request.separateAccumulator !== false;
   const traffic = stageTraffic(graph, placement, storage, request.training && accumulating ? (request.trainedWeights ?? new Set()) : new Set());
   const transfers: StreamingTransfer[] = [];
   const add = (step: number, when: 'before' | 'after', stage: number, kind: StreamingTransfer['kind'], bytes: number, overlapsCompute: boolean, gatheredBytes = 0) => {

@@ -30,13 +30,16 @@
  *   across replicas (a ring all-reduce, 2(R-1)/R of the gradient bytes over
  *   two links; with sharded optimizer state a reduce-scatter and an
  *   all-gather of the same volume), the optimizer update, and the loads and
- *   stores of off-chip optimizer state.
+ *   stores of off-chip optimizer state: on all the IPUs at once, or, under
+ *   the `Serial` weight-update schedule (PopART's default after gradient
+ *   accumulation), one IPU after another.
  *
  * Replicas run the same timeline at the same time on their own IPUs.
  */
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import type { Placement } from '../strategy/placement.js';
+import type { WeightUpdateSchedule } from '../strategy/compiler_defaults.js';
 import type { RecomputationPlan } from '../strategy/recomputation.js';
 import { MAX_LISTED_WORK, type Schedule, type ScheduleStep } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
@@ -139,6 +142,8 @@ export interface TimelineRequest {
   readonly storage?: TensorStorage;
   /** What the backward pass recomputes (default: nothing). */
   readonly recomputation?: RecomputationPlan;
+  /** How the IPUs' weight updates are ordered: one IPU after another (`Serial`) or all at once (`Scheduler`, the default). */
+  readonly weightUpdateSchedule?: WeightUpdateSchedule;
 }
 
 /** What one schedule step takes on each IPU: its work, its streaming before and after, its busy time, and the step's length (its busiest IPU's). */
@@ -448,7 +453,8 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
 /**
  * The end of a training step on each IPU: gradient reduction across the
  * replicas, loading off-chip optimizer state, the update, and storing the
- * state back. Returns its length (the slowest IPU's).
+ * state back. Returns its length: the slowest IPU's, or under the `Serial`
+ * schedule the IPUs' one after another.
  */
 function weightUpdate(
   request: TimelineRequest,
@@ -481,16 +487,20 @@ function weightUpdate(
   }
   // An update reads the gradient, the weight and each state tensor and writes the weight and the state: a few vector operations each.
   const cyclesPerElement = 1.5 * (2 + 3 * request.optimizerSlotBytes.length);
+  const serial = request.weightUpdateSchedule === 'Serial';
   let longest = 0;
+  let at = start;
   for (let ipu = 0; ipu < ipuCount; ipu++) {
     const reduce = R > 1 ? (((2 * (R - 1)) / R) * gradientBytes[ipu]!) / collectiveBandwidth(spec) : 0;
     const load = stateBytes[ipu]! / spec.streamingMemoryBandwidth;
     const update = updatedElements[ipu]! > 0 ? (ELEMENTWISE_VERTEX_CYCLES + Math.ceil(updatedElements[ipu]! / tiles) * cyclesPerElement) / spec.clockHz : 0;
-    push(ipu, 'all-reduce', start, reduce, R > 1 && storage.optimizer.sharded ? 'gradient reduce-scatter and weight all-gather' : 'gradient all-reduce');
-    push(ipu, 'streaming', start + reduce, load, 'optimizer state load');
-    push(ipu, 'update', start + reduce + load, update, 'optimizer');
-    push(ipu, 'streaming', start + reduce + load + update, load, 'optimizer state store');
-    longest = Math.max(longest, reduce + 2 * load + update);
+    push(ipu, 'all-reduce', at, reduce, R > 1 && storage.optimizer.sharded ? 'gradient reduce-scatter and weight all-gather' : 'gradient all-reduce');
+    push(ipu, 'streaming', at + reduce, load, 'optimizer state load');
+    push(ipu, 'update', at + reduce + load, update, 'optimizer');
+    push(ipu, 'streaming', at + reduce + load + update, load, 'optimizer state store');
+    const length = reduce + 2 * load + update;
+    longest = Math.max(longest, length);
+    if (serial) at += length;
   }
-  return longest;
+  return serial ? at - start : longest;
 }

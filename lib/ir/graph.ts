@@ -70,6 +70,8 @@ export interface NodeAnnotations {
   checkpoint?: boolean;
   /** The name scopes (`ops.NameScope`) the node was traced in, joined by `/`; a backward node has its forward node's. */
   scope?: string;
+  /** Where in the user's code the node was made (`file:line:column`); a backward node has its forward node's. */
+  source?: string;
   /** The op attributes (`ops.Attribute`) set where the node was traced, by attribute and key; a backward node has its forward node's. */
   attributes?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /**

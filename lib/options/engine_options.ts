@@ -1,7 +1,13 @@
 /**
- * Poplar engine options — PopART's `SessionOptions.engineOptions`, and for
- * every executor `POPTFJS_ENGINE_OPTIONS` (or Poplar's own
- * `POPLAR_ENGINE_OPTIONS`) — read as the simulated engine understands them:
+ * Poplar engine options — PopART's `SessionOptions.engineOptions`, an
+ * `Engine`'s and `compileGraph`'s options, and for every executor
+ * `POPTFJS_ENGINE_OPTIONS` (or Poplar's own `POPLAR_ENGINE_OPTIONS`) — read
+ * as the simulated engine understands them. Every option of Poplar's
+ * reference is checked by its documented type and values
+ * (engine_option_table.ts says what each does here; an option Poplar does not
+ * have is an error listing Poplar's options), as are the runtime options an
+ * engine takes as defaults (runtime_options.ts). What compiling and the
+ * frameworks read of them is {@link EngineSettings}:
  *
  * - `autoReport.all`, `autoReport.outputGraphProfile` and
  *   `autoReport.outputExecutionProfile` turn profiling on (`autoReport.all`
@@ -11,66 +17,22 @@
  * - `debug.allowOutOfMemory` compiles a model that does not fit (so its
  *   report can be read), as does the graph profile;
  * - `prng.enableStochasticRounding` rounds float16 results stochastically and
- *   `prng.seed` seeds the device's random generator.
- *
- * Poplar's other engine options are accepted and have no effect on the
- * simulated engine; an option Poplar does not have is an error listing
- * Poplar's options.
+ *   `prng.seed` seeds the device's random generator;
+ * - `target.extendedMemory` needs `opt.enableStreamCopyMerging` off, and
+ *   `debug.retainDebugInformation` must be on while profiling.
  */
-import { ConfigFileError } from '../common/errors.js';
-import { environmentSetting } from '../common/environment.js';
+import { ENGINE_OPTIONS, optionValueProblem } from './engine_option_table.js';
+import { environmentOptionFlags, type EnvironmentOptionFlags, type OptionFlagsSource } from './environment_option_flags.js';
+import { checkRuntimeOption, RUNTIME_OPTIONS } from './runtime_options.js';
 import type { OptionsSettings } from './options_settings.js';
 
-const BOOLEAN_OPTIONS = [
-  'debug.allowOutOfMemory',
-  'debug.retainDebugInformation',
-  'debug.cpuMultiThreadExecution',
-  'debug.instrument',
-  'debug.instrumentCompute',
-  'debug.instrumentExternalExchange',
-  'debug.instrumentControlFlow',
-  'debug.outputAllSymbols',
-  'debug.runtimeVerify',
-  'debug.trace',
-  'debug.verify',
-  'opt.enableMultiAccessCopies',
-  'opt.limitVertexStateToLower256K',
-  'opt.useAutoloader',
-  'opt.enableStreamCopyMerging',
-  'target.gatewayWriteCombining',
-  'target.extendedMemory',
-  'autoReport.all',
-  'autoReport.outputGraphProfile',
-  'autoReport.outputLoweredVars',
-  'autoReport.outputArchive',
-  'autoReport.outputSerializedGraph',
-  'autoReport.outputExecutionProfile',
-  'autoReport.streamAtEachRun',
-  'autoReport.outputDebugInfo',
-  'prng.enableStochasticRounding',
-];
-const INTEGER_OPTIONS = [
-  'debug.profilingTile',
-  'debug.branchRecordTile',
-  'debug.supervisorStackSizeInBytes',
-  'debug.workerStackSizeInBytes',
-  'opt.maxCompilationThreads',
-  'opt.maxLinkerThreads',
-  'autoReport.executionProfileProgramRunCount',
-  'prng.seed',
-];
-const CHOICE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  'debug.computeInstrumentationLevel': ['vertex', 'tile', 'ipu', 'device'],
-  'opt.internalExchangeOptimisationTarget': ['balanced', 'cycles', 'memory'],
-  'target.deterministicWorkers': ['true', 'false', 'portable'],
-};
-const STRING_OPTIONS = ['debug.traceFile', 'debug.loweredVarDumpFile', 'target.saveArchive', 'autoReport.directory'];
-/** Options whose value is an integer or `auto`. */
-const INTEGER_OR_AUTO_OPTIONS = ['target.maxStreamCallbackThreadsPerNumaNode'];
-
 /** Every engine option Poplar documents. */
-export const ENGINE_OPTION_NAMES: readonly string[] = [...BOOLEAN_OPTIONS, ...INTEGER_OPTIONS, ...Object.keys(CHOICE_OPTIONS), ...STRING_OPTIONS, ...INTEGER_OR_AUTO_OPTIONS];
-const KNOWN = ENGINE_OPTION_NAMES;
+export const ENGINE_OPTION_NAMES: readonly string[] = Object.keys(ENGINE_OPTIONS);
+
+/** The engine options of `options` that change what `compileGraph` produces (`compiles` in the option table). */
+export function compileEngineOptions(options: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(options).filter(([key]) => ENGINE_OPTIONS[key]?.compiles === true));
+}
 
 /** What the engine options ask of the simulated engine. */
 export interface EngineSettings {
@@ -87,27 +49,30 @@ export interface EngineSettings {
 }
 
 /** Where engine options come from, for messages, and the error to raise for a bad one. */
-export interface EngineOptionsSource {
-  /** What holds them: `SessionOptions.engineOptions`, `POPLAR_ENGINE_OPTIONS`. */
-  readonly name: string;
-  readonly error: (message: string) => Error;
-}
+export type EngineOptionsSource = OptionFlagsSource;
 
 function checkValue(key: string, value: string, source: EngineOptionsSource): void {
-  const where = `${source.name}['${key}']`;
-  if (BOOLEAN_OPTIONS.includes(key) && value !== 'true' && value !== 'false') throw source.error(`${where} is '${value}'; expected "true" or "false"`);
-  if (INTEGER_OPTIONS.includes(key) && !/^\d+$/.test(value)) throw source.error(`${where} is '${value}'; expected a non-negative integer`);
-  if (INTEGER_OR_AUTO_OPTIONS.includes(key) && !/^(\d+|auto)$/.test(value)) throw source.error(`${where} is '${value}'; expected a non-negative integer or "auto"`);
-  const choices = CHOICE_OPTIONS[key];
-  if (choices && !choices.includes(value)) throw source.error(`${where} is '${value}'; expected one of ${choices.join(', ')}`);
+  if (key in RUNTIME_OPTIONS) {
+    checkRuntimeOption(key, value, source);
+    return;
+  }
+  const problem = optionValueProblem(ENGINE_OPTIONS[key]!.type, value);
+  if (problem) throw source.error(`${source.name}['${key}'] is '${value}'; ${problem}`);
+}
+
+/** An error naming the first option of `engineOptions` that is not an engine (or runtime) option, or whose value is not one of its values. */
+export function checkEngineOptions(engineOptions: Readonly<Record<string, string>>, source: EngineOptionsSource): void {
+  for (const [key, value] of Object.entries(engineOptions)) {
+    if (!(key in ENGINE_OPTIONS) && !(key in RUNTIME_OPTIONS)) {
+      throw source.error(`${source.name}: '${key}' is not a Poplar engine option; the options are ${ENGINE_OPTION_NAMES.join(', ')} (and the runtime options)`);
+    }
+    checkValue(key, value, source);
+  }
 }
 
 /** The settings of `engineOptions`; an error naming an unknown option or a bad value. */
 export function engineSettings(engineOptions: Readonly<Record<string, string>>, source: EngineOptionsSource): EngineSettings {
-  for (const [key, value] of Object.entries(engineOptions)) {
-    if (!KNOWN.includes(key)) throw source.error(`${source.name}: '${key}' is not a Poplar engine option; the options are ${KNOWN.join(', ')}`);
-    checkValue(key, value, source);
-  }
+  checkEngineOptions(engineOptions, source);
   if (engineOptions['target.extendedMemory'] === 'true' && engineOptions['opt.enableStreamCopyMerging'] !== 'false') {
     throw source.error(`${source.name}: 'target.extendedMemory' requires 'opt.enableStreamCopyMerging' set to "false"`);
   }
@@ -130,13 +95,7 @@ export function engineSettings(engineOptions: Readonly<Record<string, string>>, 
 }
 
 /** The engine options of the environment, as given, and where they came from. */
-export interface EnvironmentEngineOptions {
-  /** The variable they were read from: `POPTFJS_ENGINE_OPTIONS` or `POPLAR_ENGINE_OPTIONS`. */
-  readonly variable: string;
-  readonly options: Readonly<Record<string, string>>;
-  /** The error to raise for a bad one. */
-  readonly source: EngineOptionsSource;
-}
+export type EnvironmentEngineOptions = EnvironmentOptionFlags;
 
 /**
  * The engine options of the environment: `POPTFJS_ENGINE_OPTIONS`, or
@@ -146,22 +105,7 @@ export interface EnvironmentEngineOptions {
  * such an object.
  */
 export function environmentEngineOptions(env: NodeJS.ProcessEnv = process.env): EnvironmentEngineOptions | undefined {
-  const setting = environmentSetting('POPTFJS_ENGINE_OPTIONS', env);
-  if (setting === undefined || setting.value.trim() === '') return undefined;
-  const error = (message: string) => new ConfigFileError(setting.variable, 1, 1, message);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(setting.value);
-  } catch (cause) {
-    throw new ConfigFileError(setting.variable, 1, 1, `not valid JSON: ${(cause as Error).message}`, cause);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw error('expected a JSON object of engine options, e.g. {"autoReport.all":"true"}');
-  const options: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parsed)) {
-    if (typeof value !== 'string' && typeof value !== 'boolean' && typeof value !== 'number') throw error(`'${key}' is ${JSON.stringify(value)}; expected a string`);
-    options[key] = String(value);
-  }
-  return { variable: setting.variable, options, source: { name: setting.variable, error } };
+  return environmentOptionFlags('POPTFJS_ENGINE_OPTIONS', 'engine options', '{"autoReport.all":"true"}', env);
 }
 
 /**

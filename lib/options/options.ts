@@ -453,7 +453,9 @@ export class Options implements OptionSetters {
   /**
    * Chooses which activations the backward pass of a training model
    * recomputes instead of storing from the forward pass (PopART's
-   * `autoRecomputation`; default `None`): `Standard` (√n checkpointing per
+   * `autoRecomputation`; unset by default, and then, as in PopTorch,
+   * `Pipeline` for a model pipelined over more than one IPU and `None`
+   * otherwise): `Standard` (√n checkpointing per
    * stage, or the stage's own `ops.recomputationCheckpoint`s), `NormOnly`,
    * `Pipeline` or `RecomputeAll` (each stage stores only its inputs and its
    * checkpoints). Less activation memory for more compute: the memory report

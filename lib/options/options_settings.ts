@@ -96,8 +96,11 @@ export interface GeneralSettings {
   readonly ipuTarget: Readonly<Partial<IpuTargetSpec>>;
   /** Whether a model that does not fit still compiles, for the report (default false). */
   readonly allowOutOfMemory: boolean;
-  /** Which activations training recomputes in the backward pass (default `None`). */
-  readonly autoRecomputation: RecomputationType;
+  /**
+   * Which activations training recomputes in the backward pass; absent: PopTorch's default, `Pipeline` when the
+   * model is pipelined over more than one IPU and `None` otherwise (see lib/strategy/compiler_defaults.ts).
+   */
+  readonly autoRecomputation?: RecomputationType;
   /** The proportion of each IPU's memory that kernels may use as temporary memory, by IPU (default 0.6). */
   readonly availableMemoryProportion: Readonly<Record<number, number>>;
 }
@@ -148,7 +151,6 @@ export function defaultGeneralSettings(): GeneralSettings {
     patterns: { level: 'Default', overrides: {} },
     ipuTarget: {},
     allowOutOfMemory: false,
-    autoRecomputation: 'None',
     availableMemoryProportion: {},
   };
 }

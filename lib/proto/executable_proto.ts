@@ -97,6 +97,7 @@ export interface NodeAnnotationsMessage {
   partials_type?: string;
   multi_conv?: MultiConvMemberMessage;
   attributes: OpAttributeEntryMessage[];
+  source?: string;
 }
 
 /** `OpAttributeEntry`. */

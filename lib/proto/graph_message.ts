@@ -104,6 +104,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
           },
         }
       : {}),
+    ...(a.source !== undefined ? { source: a.source } : {}),
     attributes: Object.entries(a.attributes ?? {}).flatMap(([attribute, values]) => Object.entries(values).map(([key, value]) => ({ attribute, key, value }))),
   };
 }
@@ -135,6 +136,7 @@ function nodeAnnotations(a: NodeAnnotationsMessage, where: string, at: () => str
   if (a.available_memory_proportion !== undefined) annotations.availableMemoryProportion = a.available_memory_proportion;
   if (a.partials_type !== undefined) annotations.partialsType = partialsType(a.partials_type, where, at);
   if (a.multi_conv) annotations.multiConv = multiConvMember(a.multi_conv, where, at);
+  if (a.source !== undefined) annotations.source = a.source;
   if (a.attributes.length > 0) {
     const attributes: Record<string, Record<string, string>> = {};
     for (const { attribute, key, value } of a.attributes) (attributes[attribute] ??= {})[key] = value;

@@ -49,7 +49,7 @@ export function blocksTable(executable: Executable, blocks: readonly BlockCost[]
   return htmlTable('blocks', head, rows, 4);
 }
 
-/** The layers in the order they run: block, IPU, weights, forward (and backward) time, share of all kernel time. */
+/** The layers in the order they run: block, where in the user's code it starts, IPU, weights, forward (and backward) time, share of all kernel time. */
 export function layersTable(executable: Executable, layers: readonly LayerCost[]): string {
   const clock = executable.hardware.spec.clockHz;
   const training = executable.kind === 'training';
@@ -57,12 +57,13 @@ export function layersTable(executable: Executable, layers: readonly LayerCost[]
   const rows = layers.map((l) => [
     l.name,
     blockName(l.block),
+    l.source ?? '-',
     String(l.ipu),
     formatBytes(l.weightBytes),
     durationText(l.forwardCycles / clock),
     ...(training ? [durationText(l.backwardCycles / clock)] : []),
     percentText(total > 0 ? (l.forwardCycles + l.backwardCycles) / total : 0),
   ]);
-  const head = ['layer', 'block', 'IPU', 'weights', 'forward per micro-batch', ...(training ? ['backward per micro-batch'] : []), 'share of kernel time'];
-  return htmlTable('layers', head, rows, 2);
+  const head = ['layer', 'block', 'source', 'IPU', 'weights', 'forward per micro-batch', ...(training ? ['backward per micro-batch'] : []), 'share of kernel time'];
+  return htmlTable('layers', head, rows, 3);
 }

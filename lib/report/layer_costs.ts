@@ -26,6 +26,8 @@ export interface LayerCost {
   readonly block: string;
   /** The IPU its kernels run on (the first kernel's, if they are split). */
   readonly ipu: number;
+  /** Where in the user's code its first kernel was made (`file:line:column`), if known. */
+  readonly source?: string;
   /** Bytes of the weights (parameters and captured constants) its kernels are the first to read. */
   readonly weightBytes: number;
   /** Simulated cycles of its forward kernels for one micro-batch. */
@@ -35,7 +37,7 @@ export interface LayerCost {
 }
 
 /** The executable's target as the kernel cost model takes it, at the default memory proportion. */
-function kernelTarget(executable: Executable): KernelTarget {
+export function kernelTarget(executable: Executable): KernelTarget {
   const spec = executable.hardware.spec;
   return {
     tiles: spec.tiles,
@@ -61,7 +63,7 @@ function rowName(node: Node): string {
 export function layerCosts(executable: Executable): LayerCost[] {
   const { graph, placement } = executable;
   const target = kernelTarget(executable);
-  const rows = new Map<string, { name: string; block: string; ipu: number; weightBytes: number; forwardCycles: number; backwardCycles: number }>();
+  const rows = new Map<string, { name: string; block: string; ipu: number; source?: string; weightBytes: number; forwardCycles: number; backwardCycles: number }>();
   const weightsRead = new Set<number>();
   for (const node of graph.nodes) {
     const forward = forwardNode(graph, node);
@@ -72,7 +74,8 @@ export function layerCosts(executable: Executable): LayerCost[] {
     const key = `${block}\u0000${name}`;
     let row = rows.get(key);
     if (!row) {
-      row = { name, block, ipu: stage?.ipu ?? 0, weightBytes: 0, forwardCycles: 0, backwardCycles: 0 };
+      const source = forward.annotations.source;
+      row = { name, block, ipu: stage?.ipu ?? 0, ...(source !== undefined ? { source } : {}), weightBytes: 0, forwardCycles: 0, backwardCycles: 0 };
       rows.set(key, row);
     }
     for (const id of node.inputs) {

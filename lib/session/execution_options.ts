@@ -7,6 +7,7 @@ import { PopartException } from '../common/errors.js';
 import type { Device } from '../ipu/device.js';
 import { Patterns } from '../ir/patterns/patterns.js';
 import { OutputMode } from '../option_vocabulary/enums.js';
+import { TensorLocationSettings } from '../option_vocabulary/tensor_location_settings.js';
 import { Options } from '../options/options.js';
 import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import type { EngineSettings } from '../options/engine_options.js';
@@ -77,5 +78,10 @@ export function executionOptions(request: ExecutionOptionsRequest): Options {
   if (engine.seed !== undefined) options.randomSeed(engine.seed);
   if (request.reportDirectory !== undefined) options.enableProfiling(request.reportDirectory);
   if (request.patterns) options.patterns(request.patterns.level, patternOverrides(request.patterns));
+  if (request.strategy.toJSON().type.endsWith('PhasedExecution')) {
+    // PopART keeps tensors on chip in execution phases unless told otherwise; the off-chip default is PopTorch's.
+    const onChip = () => new TensorLocationSettings().useOnChipStorage(true);
+    options.TensorLocations.setActivationLocation(onChip()).setWeightLocation(onChip()).setOptimizerLocation(onChip()).setAccumulatorLocation(onChip());
+  }
   return options.freeze();
 }

@@ -107,7 +107,8 @@ export class SessionCompilation {
 
   private compileNow(request: ResolvedModelGraph): Executable {
     const started = performance.now();
-    const executable = compileGraph(request);
+    // The session's engine options are compileGraph's: the files they ask for are written while compiling.
+    const executable = compileGraph(request, undefined, this.setup.settings.engineOptions);
     log.info(
       () =>
         `compiled '${this.setup.name}' for ${this.setup.kind} in ${(performance.now() - started).toFixed(1)} ms: ${executable.graph.nodes.length} nodes on ${executable.placement.ipusReserved} IPU(s)`,

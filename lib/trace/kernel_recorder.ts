@@ -23,6 +23,7 @@ import { ShapeOnlyError } from '../backend/shape_only/rules/shape_only_error.js'
 import { currentBlockTrace } from './block_scope.js';
 import { currentNameScope } from './name_scope.js';
 import { currentOpAttributes } from './op_attributes.js';
+import { userSourceLocation } from './source_location.js';
 import { backwardMultiConv } from './multi_conv_scope.js';
 import { describeRandomTensor, isRandomOpScope, type RandomSpec } from './random_distribution.js';
 
@@ -374,6 +375,15 @@ export class KernelRecorder {
     const block = active ? { block: active.userId, ipu: active.ipuId } : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations : {};
     const scope = this.pass === 'forward' ? currentNameScope() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.scope : undefined;
     const attributes = this.pass === 'forward' ? currentOpAttributes() : this.gradOf !== undefined ? this.builder.node(this.gradOf).annotations.attributes : undefined;
+    // A model traced with shapes only is a built layers model, whose kernels tfjs's layers make: no user line to find.
+    const source =
+      this.pass === 'forward'
+        ? this.shapeOnly
+          ? undefined
+          : userSourceLocation()
+        : this.gradOf !== undefined
+          ? this.builder.node(this.gradOf).annotations.source
+          : undefined;
     return {
       pass: this.pass,
       ...(layer !== undefined ? { layer } : {}),
@@ -382,6 +392,7 @@ export class KernelRecorder {
       ...(this.computingLoss ? { loss: true } : {}),
       ...(scope !== undefined ? { scope } : {}),
       ...(attributes !== undefined ? { attributes } : {}),
+      ...(source !== undefined ? { source } : {}),
       ...(this.pass === 'backward' && kernel !== undefined && this.gradOf !== undefined ? backwardMultiConv(kernel, this.builder.node(this.gradOf).annotations) : {}),
     };
   }

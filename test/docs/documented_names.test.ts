@@ -1,6 +1,7 @@
 /**
  * Everything a user can set is documented: every method of `Options` and its
- * groups, every field of PopART's `SessionOptions`, every flag of every verb
+ * groups, every field of PopART's `SessionOptions`, every engine and runtime
+ * option of Poplar's (with what it does here), every flag of every verb
  * of the command line (docs/cli.md holds each verb's `--help` as printed),
  * every environment variable the code reads; and every link between the
  * pages points at a page, a heading or a file that exists.
@@ -11,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { Options, TensorLocationSettings, popart } from 'poptfjs';
 import { verbHelp } from '../../bin/cli_arguments.js';
 import { VERBS } from '../../bin/verbs.js';
+import { ENGINE_OPTIONS } from '../../lib/options/engine_option_table.js';
+import { RUNTIME_OPTIONS } from '../../lib/options/runtime_options.js';
 import { ROOT } from '../run_program.js';
 import { markdownPages } from './markdown_code.js';
 
@@ -62,6 +65,16 @@ describe('the docs', () => {
   it("document every field of PopART's SessionOptions", () => {
     const page = text('docs/onnx-and-sessions.md');
     expect(Object.keys(new popart.SessionOptions()).filter((field) => !page.includes(`\`${field}\``))).toEqual([]);
+  });
+
+  it('document every engine and runtime option in a row of docs/engine.md that says what it does on the simulated engine, or why it is recorded only', () => {
+    const rows = text('docs/engine.md')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
+    const says = (name: string, what: string) => rows.some((line) => line.startsWith(`| \`${name}\` |`) && line.includes(what));
+    const engine = Object.entries(ENGINE_OPTIONS).filter(([name, spec]) => !says(name, spec.acts ?? `recorded: ${spec.recorded}`));
+    const runtime = Object.entries(RUNTIME_OPTIONS).filter(([name, spec]) => !says(name, spec.effect));
+    expect([...engine, ...runtime].map(([name]) => name)).toEqual([]);
   });
 
   it('hold the --help of every verb of the command line as it prints, so every flag is documented', () => {

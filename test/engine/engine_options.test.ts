@@ -1,10 +1,95 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine, Executable, compileGraph, inferenceModel, tf } from 'poptfjs';
+import { ENGINE_OPTION_NAMES } from '../../lib/options/engine_options.js';
+import { BeginBlock, Engine, Executable, Options, PipelinedExecution, Stage, compileGraph, executableCacheStatistics, inferenceModel, tf } from 'poptfjs';
 import { exportedRegressor, regressor } from './engine_fixtures.js';
+
+/** How many compilations `fn` ran. */
+async function compilations(fn: () => Promise<void>): Promise<number> {
+  const before = executableCacheStatistics().compilations;
+  await fn();
+  return executableCacheStatistics().compilations - before;
+}
+
+/** The engine options of Poplar's reference, by the type of their value, as it documents them. */
+const SEED_OPTIONS = {
+  boolean: [
+    'debug.allowOutOfMemory',
+    'debug.retainDebugInformation',
+    'debug.cpuMultiThreadExecution',
+    'debug.instrument',
+    'debug.instrumentCompute',
+    'debug.instrumentExternalExchange',
+    'debug.instrumentControlFlow',
+    'debug.outputAllSymbols',
+    'debug.runtimeVerify',
+    'debug.trace',
+    'debug.verify',
+    'opt.enableMultiAccessCopies',
+    'opt.limitVertexStateToLower256K',
+    'opt.useAutoloader',
+    'opt.enableStreamCopyMerging',
+    'target.gatewayWriteCombining',
+    'target.extendedMemory',
+    'autoReport.all',
+    'autoReport.outputGraphProfile',
+    'autoReport.outputLoweredVars',
+    'autoReport.outputArchive',
+    'autoReport.outputSerializedGraph',
+    'autoReport.outputExecutionProfile',
+    'autoReport.streamAtEachRun',
+    'autoReport.outputDebugInfo',
+    'prng.enableStochasticRounding',
+  ],
+  integer: [
+    'debug.profilingTile',
+    'debug.branchRecordTile',
+    'debug.supervisorStackSizeInBytes',
+    'debug.workerStackSizeInBytes',
+    'opt.maxCompilationThreads',
+    'opt.maxLinkerThreads',
+    'autoReport.executionProfileProgramRunCount',
+    'prng.seed',
+  ],
+  choice: {
+    'debug.computeInstrumentationLevel': ['vertex', 'tile', 'ipu', 'device'],
+    'opt.internalExchangeOptimisationTarget': ['balanced', 'cycles', 'memory'],
+    'target.deterministicWorkers': ['true', 'false', 'portable'],
+  },
+  string: ['debug.traceFile', 'debug.loweredVarDumpFile', 'target.saveArchive', 'autoReport.directory'],
+  integerOrAuto: ['target.maxStreamCallbackThreadsPerNumaNode'],
+};
 
 describe('Engine options', () => {
   afterEach(() => {
     delete process.env.POPLAR_ENGINE_OPTIONS;
+  });
+
+  it("are exactly the reference's, each accepting the values of its documented type and refusing others", async () => {
+    const names = [...SEED_OPTIONS.boolean, ...SEED_OPTIONS.integer, ...Object.keys(SEED_OPTIONS.choice), ...SEED_OPTIONS.string, ...SEED_OPTIONS.integerOrAuto];
+    expect([...ENGINE_OPTION_NAMES].sort()).toEqual(names.sort());
+    const { path } = await exportedRegressor(50, 2);
+    const executable = Executable.fromFile(path);
+    const accepts = (key: string, value: string) => expect(new Engine(executable, { [key]: value }).getEngineOptions()[key]).toBe(value);
+    const refuses = (key: string, value: string, expected: string) =>
+      expect(() => new Engine(executable, { [key]: value })).toThrow(`Engine options['${key}'] is '${value}'; expected ${expected}`);
+    for (const key of SEED_OPTIONS.boolean) {
+      accepts(key, 'false');
+      refuses(key, 'on', '"true" or "false"');
+    }
+    for (const key of SEED_OPTIONS.integer) {
+      accepts(key, '3');
+      refuses(key, '2.5', 'a non-negative integer');
+    }
+    for (const [key, values] of Object.entries(SEED_OPTIONS.choice)) {
+      for (const value of values) accepts(key, value);
+      refuses(key, 'other', `one of ${values.join(', ')}`);
+    }
+    for (const key of SEED_OPTIONS.string) accepts(key, key === 'target.saveArchive' || key === 'debug.loweredVarDumpFile' ? '' : 'any text');
+    for (const key of SEED_OPTIONS.integerOrAuto) {
+      accepts(key, 'auto');
+      accepts(key, '2');
+      refuses(key, 'all', 'a non-negative integer or "auto"');
+    }
   });
 
   it('accepts every option of the seed by its documented type and values, and refuses others naming the option and what is expected', async () => {
@@ -88,4 +173,48 @@ describe('Engine options', () => {
       `compileGraph options['debug.allowOutOfMemory'] is 'maybe'; expected "true" or "false"`,
     );
   });
+
+  it('the engine options of the environment that change what is compiled are part of the executable cache key; the others are not', async () => {
+    const model = regressor(54);
+    let stochasticRounding: boolean | undefined;
+    const compile = async () => {
+      const executor = inferenceModel(model);
+      await executor.compile(tf.zeros([2, 5]));
+      stochasticRounding = executor.executable.numerics?.stochasticRounding;
+      executor.destroy();
+    };
+    expect(await compilations(compile)).toBe(1);
+    expect(stochasticRounding).toBe(false);
+    process.env.POPLAR_ENGINE_OPTIONS = '{"prng.enableStochasticRounding":"true"}';
+    expect(await compilations(compile)).toBe(1);
+    expect(stochasticRounding).toBe(true);
+    process.env.POPLAR_ENGINE_OPTIONS = '{"debug.instrument":"true","target.deterministicWorkers":"portable"}';
+    expect(await compilations(compile)).toBe(0);
+    expect(stochasticRounding).toBe(false);
+    process.env.POPLAR_ENGINE_OPTIONS = '{"prng.enableStochasticRounding":"true","debug.instrument":"true"}';
+    expect(await compilations(compile)).toBe(0);
+    expect(stochasticRounding).toBe(true);
+  });
+
+  it('debug.cpuMultiThreadExecution "false" runs every IPU on the main thread, even with Options.parallelIpus', async () => {
+    const model = regressor(55);
+    BeginBlock(model.layers[0]!, { userId: 'b0' });
+    BeginBlock(model.layers[1]!, { userId: 'b1' });
+    const options = () =>
+      new Options()
+        .deviceIterations(2)
+        .parallelIpus(true)
+        .setExecutionStrategy(PipelinedExecution(Stage('b0').ipu(0), Stage('b1').ipu(1)));
+    const x = tf.randomUniform([4, 5], -1, 1, 'float32', 5);
+    const threaded = inferenceModel(model, { options: options() });
+    const expected = (await threaded(x)) as tf.Tensor;
+    expect(threaded.measuredOverlap()).toBeDefined();
+    threaded.destroy();
+    process.env.POPLAR_ENGINE_OPTIONS = '{"debug.cpuMultiThreadExecution":"false"}';
+    const single = inferenceModel(model, { options: options() });
+    const output = (await single(x)) as tf.Tensor;
+    expect(single.measuredOverlap()).toBeUndefined();
+    expect(output.arraySync()).toEqual(expected.arraySync());
+    single.destroy();
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
-import { Options, OutputMode, PoptfjsError, inferenceModel, optim, trainingModel } from 'poptfjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Options, OutputMode, PoptfjsError, inferenceModel, optim, setLogLevel, trainingModel } from 'poptfjs';
+import { configureLoggingFromEnv } from '../../lib/common/log.js';
 import { expectClose } from '../helpers.js';
 
 function mlp(seed: number): tf.Sequential {
@@ -106,5 +107,34 @@ describe('Options.anchorTensor and getAnchoredTensor', () => {
     expect(() => executor.getAnchoredTensor('out')).toThrow("getAnchoredTensor('out'): the model has not run yet");
     await executor(tf.zeros([2, 4]));
     expect(() => executor.getAnchoredTensor('other')).toThrow("getAnchoredTensor('other'): no tensor is anchored as 'other'; anchored: 'out'");
+  });
+
+  // PopTorch's tests/debug_tensors_test.py test_tensor_modes: at DEBUG the log names each anchor with its
+  // mode and period ("Gradient___fc2.bias EVERYN/4"); the period of any mode but EveryN shows as 1.
+  describe('logs each anchor with its output mode and period at DEBUG', () => {
+    afterEach(() => configureLoggingFromEnv({}));
+    it.each([
+      [OutputMode.All, 3, 'ALL/1'],
+      [OutputMode.EveryN, 4, 'EVERYN/4'],
+      [OutputMode.Final, 1, 'FINAL/1'],
+      [OutputMode.Sum, 1, 'Sum/1'],
+    ])('%s', async (mode, period, expected) => {
+      const model = mlp(8);
+      const name = `Gradient___${model.layers[1]!.weights[1]!.name}`;
+      const options = new Options().deviceIterations(4).anchorTensor('grad_bias', name, mode, period);
+      const executor = trainingModel(model, { options, loss: 'meanSquaredError' });
+      setLogLevel('DEBUG');
+      const chunks: string[] = [];
+      const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        chunks.push(String(chunk));
+        return true;
+      });
+      try {
+        await executor.compile(tf.zeros([8, 4]), tf.zeros([8, 2]));
+      } finally {
+        spy.mockRestore();
+      }
+      expect(chunks.join('')).toContain(`${name} ${expected}`);
+    });
   });
 });

@@ -91,6 +91,21 @@ describe('nested inputs and outputs', () => {
     await expect(executor(x, { factor: 3, name: 'a' })).rejects.toThrow('input 1.name is "a", but the model was compiled with null there');
   });
 
+  it('takes calls that leave out trailing arguments the model was compiled without, and the reverse, as JavaScript passes undefined (test_none_input_dispatch_non_default_arg_tuples)', async () => {
+    // PopTorch's tests/inputs_test.py calls a model of default-valued parameters with (x,), (x, None) and (x, None, None, None).
+    const model = (x: tf.Tensor, y?: tf.Tensor, z?: tf.Tensor) => tf.add(tf.add(x, y ?? 1), z ?? 10);
+    const x = tf.tensor1d([1, 2]);
+    const y = tf.tensor1d([5, 5]);
+    const short = inferenceModel(model);
+    expect(Array.from(((await short(x)) as tf.Tensor).dataSync())).toEqual([12, 13]);
+    expect(Array.from(((await short(x, undefined, undefined)) as tf.Tensor).dataSync())).toEqual([12, 13]);
+    const long = inferenceModel(model);
+    expect(Array.from(((await long(x, y, undefined)) as tf.Tensor).dataSync())).toEqual([16, 17]);
+    expect(Array.from(((await long(x, y)) as tf.Tensor).dataSync())).toEqual([16, 17]);
+    // Leaving out an argument the model was compiled with a tensor for is still an error.
+    await expect(long(x)).rejects.toThrow('expected 3 input(s) as at compile');
+  });
+
   it('refuses what cannot be an input or an output, naming where', async () => {
     // @ts-expect-error a Map is no input: the error names it
     await expect(inferenceModel((x: tf.Tensor) => x).compile([tf.ones([1]), new Map()])).rejects.toThrow(

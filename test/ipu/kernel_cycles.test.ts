@@ -39,6 +39,25 @@ describe('kernel cycles', () => {
     expect(plan.cycles.exchange).toBe(((64 + 64) * 4) / 4);
   });
 
+  it("pads channels that are not a multiple of the AMP's grain by rearranging the operands, as poplin's planner costs it", () => {
+    // lib/poplin/ConvModel.cpp, addTransformCycleEstimate: padded input channels rearrange the input and the weights,
+    // padded output channels the weights and the output; each costs its bytes per tile over the exchange (4 a cycle) and
+    // a copy of 5/4 cycles an element (5/3 when the channels it groups are not a multiple of 4 halves).
+    const shape = { groups: 1, rows: 24, rightResident: true, precision: 'float16' as const, partials: 'float16' as const };
+    const aligned = planMatMul({ ...shape, depth: 32, columns: 16 }, GC200_TILE);
+    expect(aligned.cycles.rearrangement).toBe(0);
+    // Depth 20 of the AMP's 16: the [24 × 20] input (960 B) and the [20 × 16] weight (640 B), 320 channels each.
+    const paddedDepth = planMatMul({ ...shape, depth: 20, columns: 16 }, GC200_TILE);
+    expect(paddedDepth.unit).toBe('amp');
+    expect(paddedDepth.cycles.rearrangement).toBe((960 * 5) / (2 * 4) + (640 * 5) / (2 * 4) + (960 + 640) / 4);
+    // Two passes over the depth; the input brought in (960 B), then the rearrangement.
+    expect(paddedDepth.cycles.compute).toBe(162 + 2 * (171 + 6 * 4 * 4) + 600 + 400);
+    expect(paddedDepth.cycles.exchange).toBe(960 / 4 + (960 + 640) / 4);
+    // 18 columns of the AMP's 16: the [16 × 18] weight (576 B, 288 channels) and the [24 × 18] output (864 B, 18 channels, not a multiple of 4).
+    const paddedColumns = planMatMul({ ...shape, depth: 16, columns: 18 }, GC200_TILE);
+    expect(paddedColumns.cycles.rearrangement).toBe((576 * 5) / (2 * 4) + (864 * 5) / (2 * 3) + (576 + 864) / 4);
+  });
+
   it('runs FP16.16 at 64 multiply-accumulates a cycle and FP16 with float32 partials at 32', () => {
     const shape = { groups: 1, rows: 600, depth: 64, columns: 64, rightResident: true, precision: 'float16' as const };
     const half = planMatMul({ ...shape, partials: 'float16' }, GC200_TILE);

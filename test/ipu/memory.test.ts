@@ -1,6 +1,20 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, GC200, Liveness, Options, OutOfMemoryError, half, Phase, PipelinedExecution, SerialPhasedExecution, Stage, inferenceModel, trainingModel } from 'poptfjs';
+import {
+  Block,
+  GC200,
+  Liveness,
+  Options,
+  OutOfMemoryError,
+  half,
+  Phase,
+  PipelinedExecution,
+  SerialPhasedExecution,
+  Stage,
+  TensorLocationSettings,
+  inferenceModel,
+  trainingModel,
+} from 'poptfjs';
 
 /** A model of four equal dense layers of 128 × 128 (64 KiB of weights each), each in its own block. */
 function fourLayerModel() {
@@ -61,11 +75,17 @@ describe('memory: will it fit', () => {
     strategy.setTensorsLiveness(Liveness.OffChipAfterEachPhase);
     const executor = await compileTraining(options(strategy));
     expect(executor.executable.hardware.memory.fits).toBe(true);
-    const alwaysLive = SerialPhasedExecution(Phase(Stage('b0').ipu(0), Stage('b1').ipu(1)), Phase(Stage('b2').ipu(0), Stage('b3').ipu(1)));
-    const onChip = await compileTraining(options(alwaysLive).allowOutOfMemory(true));
+    const alwaysLive = () => SerialPhasedExecution(Phase(Stage('b0').ipu(0), Stage('b1').ipu(1)), Phase(Stage('b2').ipu(0), Stage('b3').ipu(1)));
+    const onChipOptions = options(alwaysLive()).allowOutOfMemory(true);
+    onChipOptions.TensorLocations.setWeightLocation(new TensorLocationSettings().useOnChipStorage(true));
+    const onChip = await compileTraining(onChipOptions);
+    // Always live with no weight location set, the weights are off chip all the same: PopTorch's default for phased
+    // execution (graphcore/poptorch popart_compiler/source/Compiler.cpp, Compiler::initSession, location_weight).
+    const byDefault = await compileTraining(options(alwaysLive()).allowOutOfMemory(true));
     // IPU 0 runs b0 and b2: streamed, only one phase's layer is on chip.
     const layer = 128 * 128 * 4 + 128 * 4;
     expect(executor.executable.hardware.memory.ipus[0]!.byKind.weights).toBe(layer);
+    expect(byDefault.executable.hardware.memory.ipus[0]!.byKind.weights).toBe(layer);
     expect(onChip.executable.hardware.memory.ipus[0]!.byKind.weights).toBe(2 * layer);
     expect(executor.executable.hardware.memory.ipus[0]!.streaming.byKind.weights).toBe(2 * layer);
   });

@@ -84,7 +84,14 @@ describe('engine options from the environment', () => {
     const model = tf.sequential({ layers: [tf.layers.dense({ units: 2, inputShape: [3], name: 'reported' })] });
     const executor = inferenceModel(model);
     await executor.compile(tf.ones([1, 3]));
-    expect(readdirSync(dir).sort()).toEqual([`${model.name}-inference.html`, `${model.name}-inference.json`, `${model.name}-inference.trace.json`]);
+    // The compilation reports, and the archive and lowered variables compiling writes.
+    expect(readdirSync(dir).sort()).toEqual([
+      'archive.a',
+      'lowered_vars.json',
+      `${model.name}-inference.html`,
+      `${model.name}-inference.json`,
+      `${model.name}-inference.trace.json`,
+    ]);
     expect(existsSync(join(dir, `${model.name}-inference.json`))).toBe(true);
     expect(executor.getSummaryReport()).not.toContain('Execution profiling not enabled');
     executor.destroy();

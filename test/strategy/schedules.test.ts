@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, Options, SerialPhasedExecution, ShardedExecution, Phase, Stage, inferenceModel, trainingModel, type Liveness } from 'poptfjs';
+import { Block, Options, SerialPhasedExecution, ShardedExecution, Phase, Stage, TensorLocationSettings, inferenceModel, trainingModel, type Liveness } from 'poptfjs';
 
 function layers(n: number): tf.layers.Layer[] {
   return Array.from({ length: n }, (_, i) => {
@@ -109,11 +109,17 @@ describe('schedules', () => {
       });
       return h;
     };
-    const plan = async (liveness: Liveness) => {
+    // Tensors kept on chip unless the liveness sends them off; `byDefault` leaves their locations to PopTorch's default.
+    const plan = async (liveness: Liveness, byDefault = false) => {
       const s = SerialPhasedExecution(Phase(Stage('A'), Stage('A2')), Phase(Stage('B'), Stage('B2'))).setTensorsLiveness(liveness);
       s.phase(0).ipus(0, 1);
       s.phase(1).ipus(0, 1);
-      const executor = trainingModel(model, { options: new Options().setExecutionStrategy(s), loss: 'meanSquaredError' });
+      const options = new Options().setExecutionStrategy(s);
+      if (!byDefault) {
+        const onChip = () => new TensorLocationSettings().useOnChipStorage(true);
+        options.TensorLocations.setActivationLocation(onChip()).setWeightLocation(onChip()).setOptimizerLocation(onChip()).setAccumulatorLocation(onChip());
+      }
+      const executor = trainingModel(model, { options, loss: 'meanSquaredError' });
       await executor.compile(tf.ones([2, 3]), tf.ones([2, 3]));
       const transfers = executor.executable.streamingTransfers;
       executor.destroy();
@@ -131,5 +137,12 @@ describe('schedules', () => {
     const eachPhase = await plan('OffChipAfterEachPhase');
     // Each of the four stages loads its 3x3 kernel and bias (48 bytes) before its forward and its backward step.
     expect(bytes(eachPhase, 'load', 'weights')).toBe(4 * 2 * 48);
+    // Without locations, a phased model keeps its tensors off chip, as PopTorch's compiler sets them for phased execution
+    // (graphcore/poptorch popart_compiler/source/Compiler.cpp, Compiler::initSession: location_activation, location_weight,
+    // location_optimizer and location_accumulator useOnChipStorage(False) if not set): even always live, the weights are
+    // loaded for the steps that read them: the two stages of the first phase before their forward and their backward
+    // step, those of the last phase once, for the step that runs both of their passes.
+    const byDefault = await plan('AlwaysLive', true);
+    expect(bytes(byDefault, 'load', 'weights')).toBe(2 * 2 * 48 + 2 * 48);
   });
 });

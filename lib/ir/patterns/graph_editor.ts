@@ -162,6 +162,15 @@ export class GraphEditor {
     }
     node.outputs.forEach((out, i) => this.replaceUses(out, replacements[i]!));
     this.removed.add(id);
+    // A recomputation checkpoint's values stay checkpoints: the nodes that now make them keep them.
+    if (node.annotations.checkpoint) {
+      for (const replacement of replacements) {
+        const source = this.value(this.resolve(replacement)).source;
+        if (source.kind !== 'node') continue;
+        const maker = this.nodes[source.node]!;
+        this.nodes[source.node] = { ...maker, annotations: { ...maker.annotations, checkpoint: true } };
+      }
+    }
   }
 
   /** The edited graph, renumbered in topological order. */

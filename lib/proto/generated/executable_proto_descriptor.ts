@@ -304,6 +304,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "multi_conv"
               ]
+            },
+            "_source": {
+              "oneof": [
+                "source"
+              ]
             }
           },
           "fields": {
@@ -385,6 +390,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "rule": "repeated",
               "type": "OpAttributeEntry",
               "id": 12
+            },
+            "source": {
+              "type": "string",
+              "id": 13,
+              "options": {
+                "proto3_optional": true
+              }
             }
           }
         },

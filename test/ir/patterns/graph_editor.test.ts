@@ -57,6 +57,24 @@ describe('GraphEditor', () => {
     expect(mul.annotations.gradOf).toBe(0);
   });
 
+  it('keeps a recomputation checkpoint on the node that makes the values of a removed checkpoint', () => {
+    // ops.recomputationCheckpoint marks the node making its tensor; a pattern that replaces that node must not drop the
+    // mark, or Pipeline and RecomputeAll recomputation would remake everything from the stage's input.
+    const b = new GraphBuilder();
+    const x = b.addInput('x', [2], 'float32');
+    const [e] = b.addNode('Exp', ['x'], [x], {}, FLOAT2, { pass: 'forward' });
+    const [n] = b.addNode('Neg', ['x'], [e!], {}, FLOAT2, { pass: 'forward', checkpoint: true });
+    const graph = b.build({ outputs: [n!] });
+    const editor = new GraphEditor(graph);
+    const [relu] = editor.insertBefore(graph.nodes[1]!.id, { kernel: 'Relu', inputNames: ['x'], inputs: [e!], attrs: {}, outputs: FLOAT2, annotations: { pass: 'forward' } });
+    editor.removeNode(graph.nodes[1]!.id, [relu!]);
+    const edited = editor.build();
+    expect(edited.nodes.map((node) => [node.kernel, node.annotations.checkpoint === true])).toEqual([
+      ['Exp', false],
+      ['Relu', true],
+    ]);
+  });
+
   it('lets roles name an input or a parameter', () => {
     const graph = smallGraph();
     const editor = new GraphEditor(graph);
