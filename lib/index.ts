@@ -62,7 +62,7 @@ export {
   type PlanOptimizerTarget,
 } from './executor/model_plan.js';
 export { plan } from './planner/plan.js';
-export type { OnnxPlanRequest } from './planner/onnx_plan.js';
+export { onnxPipelineStages, type OnnxPlanRequest } from './planner/onnx_plan.js';
 export { autoPlan, type AutoPlan, type AutoPlanRequest } from './planner/auto_plan.js';
 export type { Candidate, CandidateChoices } from './planner/search_candidate.js';
 export { OptimizerStatePlace, type SearchSpace } from './planner/search_space.js';

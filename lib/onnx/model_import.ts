@@ -134,7 +134,8 @@ function entriesOf<T>(values: NamedValues<T> | undefined): Map<string, T> {
   return values instanceof Map ? new Map(values) : new Map(Object.entries(values as Record<string, T>));
 }
 
-function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
+/** The shape a value info declares: numbers, and the names (or `?<axis>`) of the dimensions it does not fix. */
+export function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
   const shape = value.type?.tensor_type?.shape;
   if (!shape) return undefined;
   return shape.dim.map((d, i) => (d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`));

@@ -19,10 +19,10 @@ import { compilePlan, PLAN_OPTIMIZERS, type Plan, type PlanInput, type PlanOptim
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { modelFromBytes, type OnnxModel } from '../onnx/model_file.js';
-import { importModel, type ImportedModel } from '../onnx/model_import.js';
+import { declaredShape, importModel, type ImportedModel } from '../onnx/model_import.js';
 import { NodeAttributes } from '../onnx/proto/node_attributes.js';
 import { Options } from '../options/options.js';
-import { VIRTUAL_GRAPH_ATTRIBUTE } from '../session/placement_attributes.js';
+import { PIPELINE_STAGE_ATTRIBUTE, VIRTUAL_GRAPH_ATTRIBUTE } from '../session/placement_attributes.js';
 import { SessionOptions, sessionSettings } from '../session/session_options.js';
 import { VirtualGraphMode } from '../session/session_enums.js';
 import { virtualGraphPlacement } from '../session/virtual_graph_placement.js';
@@ -39,6 +39,12 @@ export interface OnnxPlanRequest {
   readonly options?: Options;
   /** The shapes (and dtypes) of the graph inputs, in order, one micro-batch each (default: their declared shapes). */
   readonly inputs?: readonly PlanInput[];
+  /**
+   * The micro-batch size: the first dimension of every graph input, in place
+   * of the one the model declares (a number, or a name such as
+   * `batch_size`); the other dimensions as declared. Not with `inputs`.
+   */
+  readonly batch?: number;
   /** For training: the name of the loss tensor of the graph (a model exported with its loss). */
   readonly loss?: string;
   /** For training: the optimizer by name (default `sgd`), or a function of the trained weights. */
@@ -65,9 +71,42 @@ function onnxModel(source: string | Uint8Array): OnnxModel {
   return modelFromBytes(source, { withoutExternalData: true });
 }
 
+/** The declared shapes of the graph inputs `names` with `batch` as their first dimension; other dimensions must be known. */
+function batchedShapes(model: OnnxModel, names: readonly string[], batch: number): number[][] {
+  if (!Number.isInteger(batch) || batch < 1) throw onnxPlanError(`batch must be a positive integer, got ${JSON.stringify(batch)}`);
+  return names.map((name) => {
+    const value = model.proto.graph!.input.find((v) => v.name === name)!;
+    const declared = declaredShape(value);
+    if (!declared || declared.length === 0)
+      throw onnxPlanError(`graph input '${name}' declares no batch dimension (shape ${declared ? '[]' : 'unknown'}); give its shape in inputs`);
+    const unknown = declared.slice(1).filter((d) => typeof d === 'string');
+    if (unknown.length > 0)
+      throw onnxPlanError(`graph input '${name}' has dimensions other than the batch that the model does not fix (${unknown.join(', ')}); give its shape in inputs`);
+    return [batch, ...(declared.slice(1) as number[])];
+  });
+}
+
 /** True if any node of the model carries `attribute`. */
 function hasAttribute(model: OnnxModel, attribute: string): boolean {
   return model.proto.graph!.node.some((node) => new NodeAttributes(node.attribute, node.name ?? '').has(attribute));
+}
+
+/**
+ * The pipeline stages the PopART attributes of the ONNX model at `source`
+ * (a path, or its bytes) make: its `__pipeline_stage`s, else its
+ * `__ipu_number`s; 1 when its nodes carry neither. Its weights are not read.
+ */
+export function onnxPipelineStages(source: string | Uint8Array): number {
+  const model = onnxModel(source);
+  const values = (attribute: string) =>
+    new Set(
+      model.proto.graph!.node.flatMap((node) => {
+        const attributes = new NodeAttributes(node.attribute, node.name ?? '');
+        return attributes.has(attribute) ? [attributes.int(attribute)] : [];
+      }),
+    );
+  const stages = values(PIPELINE_STAGE_ATTRIBUTE);
+  return Math.max(1, stages.size > 0 ? stages.size : values(VIRTUAL_GRAPH_ATTRIBUTE).size);
 }
 
 /**
@@ -87,11 +126,13 @@ export async function planOnnx(source: string | Uint8Array, request: OnnxPlanReq
   if (request.inputs !== undefined && request.inputs.length !== graphInputs.length) {
     throw onnxPlanError(`the model has ${graphInputs.length} graph input(s) (${graphInputs.join(', ')}); inputs gives ${request.inputs.length}`);
   }
+  if (request.inputs !== undefined && request.batch !== undefined) throw onnxPlanError('give the micro-batch in inputs or as batch, not both');
+  const shapes = request.inputs?.map((input) => [...input.shape]) ?? (request.batch !== undefined ? batchedShapes(model, graphInputs, request.batch) : undefined);
   // Imported with shapes only; the weights (variables without values) go once the optimizer knows them.
   const { imported, optimizer } = await withShapeOnlyBackend(() => {
     const imported: ImportedModel = importModel(model, {
       withoutWeights: true,
-      ...(request.inputs ? { inputShapeInfo: Object.fromEntries(request.inputs.map((input, i) => [graphInputs[i]!, [...input.shape]])) } : {}),
+      ...(shapes ? { inputShapeInfo: Object.fromEntries(shapes.map((shape, i) => [graphInputs[i]!, shape])) } : {}),
       ...(training ? { training: { loss: request.loss! } } : {}),
     });
     try {
