@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { SHAPE_ONLY_BACKEND } from './shape_only/backend_registration.js';
+import { quietCpuBackend } from './tfjs_internals.js';
 
 /** The backend the computations of {@link withValuesComputed} run on. */
 const VALUES_BACKEND = 'cpu';
@@ -22,6 +23,7 @@ export function withValuesComputed<T>(fn: () => T): T {
   // Both backends are initialized, so tfjs switches at once (setBackend only waits to initialize a backend).
   void tf.setBackend(VALUES_BACKEND);
   if (tf.getBackend() !== VALUES_BACKEND) throw new PoptfjsError(`tfjs did not switch to its '${VALUES_BACKEND}' backend at once`, { type: 'backend' });
+  quietCpuBackend(tf.backend());
   try {
     return fn();
   } finally {

@@ -47,7 +47,7 @@ import { OptimizerStatePlace, resolveSpace, type ResolvedSpace, type SearchSpace
 import { searchReasons } from './search_reasons.js';
 import { type SearchReportFiles, writeSearchReport } from './search_report.js';
 import { stageSplits, unitCosts, type SplitBalance, type StageSplit, type UnitCost } from './stage_splits.js';
-import { unitGraph, type UnitGraph } from './split_units.js';
+import { renamedUnits, unitGraph, type UnitGraph } from './split_units.js';
 
 const log = getLogger('plan');
 
@@ -192,7 +192,10 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
     });
     // The patterns first, on the backend the compile runs on, as a plan of the model applies them; then the units of what remains.
     const patterned = applyPatterns(trace.graph, patternsFromSetting(base.settings.patterns), { backend: tf.getBackend(), training }).graph;
-    const units = unitGraph(patterned);
+    let units = unitGraph(patterned);
+    // The model built again: layers tfjs named anew (dense_7 for dense_1) are the same layers, under the first trace's names.
+    const names = [...graphs.values()][0]?.units.units;
+    if (names && !units.blocks && units.units.length === names.length) units = renamedUnits(units, names);
     return { trace: { ...trace, graph: units.graph }, units };
   };
   const graphAt = async (m: number, sizes: readonly number[]): Promise<SearchGraph> => {

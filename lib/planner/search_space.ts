@@ -21,7 +21,7 @@ export type OptimizerStatePlace = (typeof OptimizerStatePlace)[keyof typeof Opti
 export interface SearchSpace {
   /** IPUs a replica's pipeline runs over (default: each power of two that divides `ipus`, up to the model's units). */
   readonly ipusPerReplica?: readonly number[];
-  /** Micro-batch sizes (default: divisors of the global batch near each power of two). */
+  /** Micro-batch sizes (default: every divisor of the global batch; a replication keeps those that divide its share). */
   readonly microBatch?: readonly number[];
   /** Device iterations (default 1, 4 and 16). */
   readonly deviceIterations?: readonly number[];
@@ -77,17 +77,6 @@ export function divisors(n: number): number[] {
   return [...small, ...large];
 }
 
-/** Divisors of `n` near each power of two: for each power p, the largest divisor not above p. */
-export function nearPowersOfTwo(n: number): number[] {
-  const all = divisors(n);
-  const picked = new Set<number>();
-  for (let p = 1; p <= n * 2; p *= 2) {
-    const below = all.filter((d) => d <= p);
-    if (below.length > 0) picked.add(below[below.length - 1]!);
-  }
-  return [...picked].sort((a, b) => a - b);
-}
-
 const FAST_TO_SAVING_STATE: readonly OptimizerStatePlace[] = [
   OptimizerStatePlace.OnChip,
   OptimizerStatePlace.OnChipSharded,
@@ -108,7 +97,7 @@ export function resolveSpace(space: SearchSpace = {}, ipus: number, globalBatch:
   }
   const defaultK: number[] = [];
   for (let k = 1; k <= Math.min(ipus, units); k *= 2) if (ipus % k === 0) defaultK.push(k);
-  const microBatch = positiveIntegers(space.microBatch, 'microBatch') ?? nearPowersOfTwo(globalBatch);
+  const microBatch = positiveIntegers(space.microBatch, 'microBatch') ?? divisors(globalBatch);
   const deviceIterations = positiveIntegers(space.deviceIterations, 'deviceIterations') ?? DEFAULT_DEVICE_ITERATIONS;
   const types = Object.values(RecomputationType);
   if (space.recomputation !== undefined) {

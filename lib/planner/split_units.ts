@@ -76,3 +76,17 @@ export function unitGraph(graph: Graph): UnitGraph {
   });
   return { graph: { ...graph, nodes }, units, blocks: byBlock, blockIpus };
 }
+
+/**
+ * `units` with its units named `names` (as many, in the same order): the
+ * units of a model traced again, whose layers tfjs named anew (`dense_7`
+ * where the first trace had `dense_1`), under the names of the first trace.
+ */
+export function renamedUnits(units: UnitGraph, names: readonly string[]): UnitGraph {
+  const rename = new Map(units.units.map((unit, i) => [unit, names[i]!]));
+  const nodes = units.graph.nodes.map((node) => {
+    const block = node.annotations.block === undefined ? undefined : rename.get(node.annotations.block);
+    return block === undefined ? node : { ...node, annotations: { ...node.annotations, block } };
+  });
+  return { ...units, graph: { ...units.graph, nodes }, units: [...names] };
+}

@@ -109,6 +109,19 @@ describe('autoPlan()', () => {
     expect(again.throughput).toBeCloseTo(best.throughput, 6);
   });
 
+  it('splits a model without blocks between its layers, which tfjs names anew each time the model is built', async () => {
+    // Unnamed layers: each build makes dense_<n> with a new n, and the search traces the model at several micro-batch sizes.
+    const unnamed = () =>
+      tf.sequential({ layers: Array.from({ length: 6 }, (_, i) => tf.layers.dense({ units: WIDTH, activation: 'relu', ...(i === 0 ? { inputShape: [WIDTH] } : {}) })) });
+    const search = await autoPlan(unnamed, { ipus: 4, globalBatch: 64, ...TRAINING, options: new Options().ipuTarget(SMALL_IPU), space: { microBatch: [1, 2, 4, 8] } });
+    expect(search.traces).toBeGreaterThan(1);
+    expect(search.best).toBeDefined();
+    const [first, ...rest] = search.best!.split.stages;
+    expect([...first!, ...rest.flat()]).toHaveLength(6);
+    expect(first![0]).toMatch(/^dense_Dense\d+$/);
+    for (const c of search.candidates) expect(c.split.stages.flat()).toEqual(search.best!.split.stages.flat());
+  });
+
   it('searches only the space it is given, and refuses a malformed request with what is expected', async () => {
     const narrow = await autoPlan(build, {
       ipus: 4,
