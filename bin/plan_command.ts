@@ -16,7 +16,7 @@ import {
   autoPlan,
   AutoStage,
   BeginBlock,
-  fileSystemHandler,
+  loadLayersModelFile,
   half,
   Options,
   PipelinedExecution,
@@ -28,7 +28,7 @@ import {
   plan,
   type Plan,
   summaryReport,
-  tf,
+  type tf,
   withShapeOnlyBackend,
   writeProfileReports,
   type IpuTargetName,
@@ -36,6 +36,7 @@ import {
   type PlanOptimizerName,
   type PlanRequest,
 } from 'poptfjs';
+import { MAX_DIMENSION } from '../lib/files/layers_topology.js';
 import { UsageError, type VerbArguments } from './cli_arguments.js';
 
 function cliError(message: string): PoptfjsError {
@@ -46,6 +47,7 @@ function cliError(message: string): PoptfjsError {
 export async function planCommand(args: VerbArguments): Promise<number> {
   const path = args.positionals[0]!;
   const batch = args.integer('batch')!;
+  if (batch > MAX_DIMENSION) throw new UsageError(`plan: --batch takes a positive integer up to ${MAX_DIMENSION} (a tensor dimension), got ${batch}`);
   const ipus = args.integer('ipus') ?? 1;
   const target = args.string('ipu');
   const optimizer = args.string('optimizer');
@@ -75,7 +77,7 @@ export async function planCommand(args: VerbArguments): Promise<number> {
   const strategy = options().settings.executionStrategy;
   const stageBlocks = 'stages' in strategy ? strategy.stages.flatMap((stage) => stage.blocks) : [];
   const load = async (groups?: string[][]) => {
-    const model = await tf.loadLayersModel(fileSystemHandler(path));
+    const model = await loadLayersModelFile(path);
     if (float16) half(model);
     groups?.forEach((layers, ipu) => layers.forEach((name) => BeginBlock(model.getLayer(name), { ipuId: ipu })));
     // A saved model has no blocks: the stages of a configuration (as --search prints them) name its layers.
