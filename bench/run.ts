@@ -14,7 +14,9 @@
  * runs it alone), and the host-memory table measures peak host memory
  * against micro-batch and host batch (`BENCH_ONLY=host memory`), and the
  * plan-scaling table plans models from 12 decoder layers to GPT-3's size,
- * each in a process of its own (`BENCH_ONLY="plan time"`). The ONNX
+ * each in a process of its own (`BENCH_ONLY="plan time"`). The
+ * search table sets `autoPlan()`'s best beside published configurations
+ * over the same IPUs and global batch (`BENCH_ONLY=search`). The ONNX
  * session table runs torchvision models in a poptfjs session and in
  * onnxruntime-node, side by side (`BENCH_ONLY=onnxruntime`).
  * `BENCH_ONLY="MPI instances"` runs the step of 1 instance × 2 replicas
@@ -44,6 +46,7 @@ import { enableRelaxedSimd } from './relaxed_simd.js';
 import { PyTorchReference } from './pytorch_reference_process.js';
 import { resnet50TrainingBenchmark } from './resnet50_training_step.js';
 import { resultsMarkdown } from './results_markdown.js';
+import { SEARCH_TITLE, searchMarkdown, searchRows, searchText } from './search_vs_published.js';
 import { formatResults, runSideBySide } from './side_by_side.js';
 import { wasmKernelBenchmarks } from './wasm_kernels.js';
 import { switchableWasmThreads } from '../lib/backend/wasm_thread_pool.js';
@@ -90,6 +93,8 @@ try {
 }
 const calibration = only === undefined || CALIBRATION_TITLE.includes(only) ? await calibrationRows() : undefined;
 if (calibration) console.log(`\n${calibrationText(calibration)}`);
+const searches = only === undefined || SEARCH_TITLE.toLowerCase().includes(only.toLowerCase()) ? await searchRows() : undefined;
+if (searches) console.log(`\n${searchText(searches)}`);
 const hostMemory = only === undefined || HOST_MEMORY_TITLE.toLowerCase().includes(only.toLowerCase()) ? hostMemoryRows() : undefined;
 if (hostMemory) console.log(`\n${hostMemoryText(hostMemory)}`);
 const sessions = only === undefined || SESSION_TABLE_TITLE.toLowerCase().includes(only.toLowerCase()) ? await sessionTable(rounds) : undefined;
@@ -108,6 +113,7 @@ if (only === undefined) {
       hostMemoryMarkdown(hostMemory!),
       planScalingMarkdown(planScaling!),
       calibrationMarkdown(calibration!),
+      searchMarkdown(searches!),
     ]),
   );
   console.log(`\nwritten to ${path}`);

@@ -1,7 +1,10 @@
 /**
  * `poptfjs plan <model.json> --ipus N --batch B ...`: plans a saved tfjs
  * layers model on simulated IPUs without computing it, and prints its memory
- * per IPU, placement and simulated throughput (the summary report).
+ * per IPU, placement and simulated throughput (the summary report). A
+ * `model.onnx` is planned for inference without reading its weights; with
+ * `--search` the fastest configuration that fits `--ipus` IPUs at a global
+ * batch of `--batch` is searched for (`autoPlan`).
  *
  * Options come from a config file (`--config`, read as `Options.loadFromFile`
  * reads it), then the flags. With `--ipus N` above 1 the layers are split
@@ -10,6 +13,7 @@
  * Chrome trace) are written there too, each file named on stderr.
  */
 import {
+  autoPlan,
   AutoStage,
   BeginBlock,
   loadLayersModelFile,
@@ -20,7 +24,9 @@ import {
   balancedGroups,
   layerCycles,
   lossNamesText,
+  onnxPipelineStages,
   plan,
+  type Plan,
   summaryReport,
   type tf,
   withShapeOnlyBackend,
@@ -68,12 +74,27 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     }
     return o;
   };
+  const strategy = options().settings.executionStrategy;
+  const stageBlocks = 'stages' in strategy ? strategy.stages.flatMap((stage) => stage.blocks) : [];
   const load = async (groups?: string[][]) => {
     const model = await loadLayersModelFile(path);
     if (float16) half(model);
     groups?.forEach((layers, ipu) => layers.forEach((name) => BeginBlock(model.getLayer(name), { ipuId: ipu })));
+    // A saved model has no blocks: the stages of a configuration (as --search prints them) name its layers.
+    for (const name of stageBlocks) {
+      const layer = model.layers.find((l) => l.name === name);
+      if (!layer)
+        throw cliError(`a stage of the configuration names '${name}', which is not a layer of the model (its layers: ${model.layers.map((l) => l.name).join(', ')})`);
+      BeginBlock(layer, { userId: name });
+    }
     return model;
   };
+  if (/\.onnx$/i.test(path)) return planOnnxModel(args, path, options);
+  if (args.boolean('search')) {
+    for (const searched of ['replicas', 'accumulation', 'device-iterations']) {
+      if (args.integer(searched) !== undefined) throw new UsageError(`plan: --search chooses the ${searched.replace('-', ' ')} itself; leave out --${searched}`);
+    }
+  }
   const describe = await describeModel(() => load(), batch, float16);
   describe.loss = args.string('loss') ?? describe.loss;
   if (training && describe.loss === undefined) throw new UsageError(`plan: training needs a loss: give --loss (${lossNamesText()}) or plan --inference`);
@@ -86,13 +107,38 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     ...(training ? { loss: describe.loss!, target: describe.output! } : {}),
     ...(training && optimizer !== undefined ? { optimizer: optimizer as PlanOptimizerName } : {}),
   });
+  if (args.boolean('search')) {
+    const unbatched = (input: PlanInput): PlanInput => ({ ...input, shape: input.shape.slice(1) });
+    const search = await autoPlan(() => load(), {
+      ipus,
+      globalBatch: batch,
+      training,
+      options: options(),
+      inputs: describe.inputs.map(unbatched),
+      ...(training ? { loss: describe.loss!, target: unbatched(describe.output!) } : {}),
+      ...(training && optimizer !== undefined ? { optimizer: optimizer as PlanOptimizerName } : {}),
+    });
+    console.log(search.summary());
+    if (search.best) console.log(`\nThe best configuration as a config file (--config reads it; the micro-batch is ${search.best.microBatch}):\n${search.best.configText()}`);
+    const reports = args.string('report');
+    if (reports !== undefined) {
+      const written = search.report(reports);
+      for (const file of [written.html, written.json, ...(written.best ? [written.best.html, written.best.json, written.best.trace] : [])])
+        console.error(`poptfjs plan: wrote ${file}`);
+    }
+    return search.best ? 0 : 1;
+  }
   let groups: string[][] | undefined;
   if (ipus > 1) {
     const single = await plan(() => load(), request(options()));
     const cycles = layerCycles(single.executable);
     groups = balancedGroups(describe.layers, (name) => cycles.get(name) ?? 0, ipus);
   }
-  const planned = await plan(() => load(groups), request(options(groups)));
+  return printPlan(args, await plan(() => load(groups), request(options(groups))));
+}
+
+/** Prints the plan's summary and verdict and writes its reports when asked; 0 when it fits, 1 when it does not. */
+function printPlan(args: VerbArguments, planned: Plan): number {
   // The plan's summary with the simulated execution of a call: planning computes it whether or not profiling is on.
   console.log(summaryReport(planned.executable, true));
   console.log(
@@ -105,6 +151,26 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     for (const file of [written.html, written.json, written.trace]) console.error(`poptfjs plan: wrote ${file}`);
   }
   return planned.fits ? 0 : 1;
+}
+
+/**
+ * Plans the ONNX model at `path` for inference without reading its weights: placed by its PopART attributes, or
+ * split into `--ipus` stages; `--batch` is the first dimension of every graph input.
+ */
+async function planOnnxModel(args: VerbArguments, path: string, options: () => Options): Promise<number> {
+  for (const flag of ['loss', 'optimizer'] as const) {
+    if (args.string(flag) !== undefined)
+      throw new UsageError(`plan: an ONNX model is planned for inference; --${flag} is for a saved tfjs model (plan() plans training of an ONNX graph with its loss tensor)`);
+  }
+  for (const flag of ['float16', 'search'] as const) {
+    if (args.boolean(flag)) throw new UsageError(`plan: --${flag} is for a saved tfjs model; an ONNX model is planned as its file declares it`);
+  }
+  const ipus = args.integer('ipus') ?? 1;
+  const o = options();
+  // A pipeline of inference needs a micro-batch for each stage in a call: its attributes' stages, or the split's.
+  const stages = Math.max(ipus, onnxPipelineStages(path));
+  if (stages > 1 && args.integer('device-iterations') === undefined) o.deviceIterations(Math.max(o.settings.deviceIterations, stages));
+  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')! }));
 }
 
 /** What `plan` needs to know of a saved model: its inputs and output for one micro-batch, its compiled loss, its layers. */

@@ -51,11 +51,18 @@ export const CACHE_VERBS: readonly VerbSpec[] = [CACHE_LS_VERB, CACHE_CLEAR_VERB
 /** `poptfjs plan`. */
 export const PLAN_VERB: VerbSpec = {
   name: 'plan',
-  summary: 'plan a saved tfjs layers model on simulated IPUs without computing it',
-  positionals: [{ name: 'model', required: true, help: 'model.json of a saved layers model, or its directory' }],
+  summary: 'plan a saved tfjs layers model or an ONNX model on simulated IPUs without computing it',
+  positionals: [
+    { name: 'model', required: true, help: 'model.json of a saved layers model, or its directory, or a\nmodel.onnx (planned for inference, its weights never read)' },
+  ],
   flags: [
-    { name: 'batch', value: 'B', integer: true, required: true, help: 'micro-batch size' },
-    { name: 'ipus', value: 'N', integer: true, help: 'IPUs per replica; above 1 the layers are split into N\npipeline stages of nearly equal simulated time (default 1)' },
+    { name: 'batch', value: 'B', integer: true, required: true, help: 'micro-batch size (with --search: the global batch,\nmicro-batch × replicas × accumulation)' },
+    {
+      name: 'ipus',
+      value: 'N',
+      integer: true,
+      help: 'IPUs per replica; above 1 the model is split into N\npipeline stages of nearly equal simulated time (default 1;\nwith --search: all the IPUs, replicas included)',
+    },
     { name: 'replicas', value: 'R', integer: true, help: 'replication factor' },
     { name: 'accumulation', value: 'G', integer: true, help: "gradient accumulation (default: the config's, at least\nthe 2N-1 micro-batches an N-stage pipeline needs)" },
     { name: 'device-iterations', value: 'D', integer: true, help: 'device iterations' },
@@ -70,10 +77,14 @@ export const PLAN_VERB: VerbSpec = {
     },
     { name: 'optimizer', value: 'NAME', choices: PLAN_OPTIMIZER_NAMES, help: `${PLAN_OPTIMIZER_NAMES.join(', ')} (default: the model's compiled one, else sgd)` },
     { name: 'float16', help: 'hold the weights and inputs in float16' },
-    { name: 'report', value: 'DIR', help: 'also write the reports (HTML, JSON, Chrome trace) into DIR' },
+    {
+      name: 'search',
+      help: 'search for the fastest configuration that fits: pipeline split,\nreplicas, micro-batch, accumulation, device iterations,\nrecomputation, optimizer state, memory proportions (autoPlan)',
+    },
+    { name: 'report', value: 'DIR', help: "also write the reports (HTML, JSON, Chrome trace) into DIR\n(with --search: the search's chart, and the best's reports)" },
   ],
   notes:
-    'Prints the memory of each IPU, the placement, the schedule and the simulated throughput.\nExit status: 0 when the model fits, 1 when it does not (or planning failed), 2 for a usage error.',
+    'Prints the memory of each IPU, the placement, the schedule and the simulated throughput; with\n--search, the configurations that fit ranked by throughput, why the best wins, and the best as a\nconfig file (--config reads it).\nExit status: 0 when the model fits, 1 when it does not (or planning failed), 2 for a usage error.',
 };
 
 /** `poptfjs run`. */

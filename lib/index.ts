@@ -53,7 +53,6 @@ export { registerCustomArgParser, type CustomArgParser, type ArgumentClass } fro
 export { load, type LoadArgs } from './executor/model_wrappers.js';
 export { balancedGroups, layerCycles } from './executor/layer_balance.js';
 export {
-  plan,
   PLAN_OPTIMIZERS,
   type Plan,
   type PlanRequest,
@@ -62,6 +61,14 @@ export {
   type PlanOptimizerName,
   type PlanOptimizerTarget,
 } from './executor/model_plan.js';
+export { plan } from './planner/plan.js';
+export { onnxPipelineStages, type OnnxPlanRequest } from './planner/onnx_plan.js';
+export { autoPlan, type AutoPlan, type AutoPlanRequest } from './planner/auto_plan.js';
+export type { Candidate, CandidateChoices } from './planner/search_candidate.js';
+export { OptimizerStatePlace, type SearchSpace } from './planner/search_space.js';
+export type { StageSplit, SplitBalance } from './planner/stage_splits.js';
+export type { SearchReportFiles } from './planner/search_report.js';
+export { optionsConfigText } from './options/config_text.js';
 export type { CompileAndExportOptions } from './executor/executable_export.js';
 export type { EditOptions } from './executor/precompiled_model.js';
 export {

@@ -85,3 +85,12 @@ export function hookEngine<K extends HookedEngineMethod>(name: K, make: (previou
 export function kernelFunction(kernelName: string): tf.KernelFunc | undefined {
   return tf.getKernel(kernelName, tf.getBackend())?.kernelFunc;
 }
+
+/**
+ * Spends the greeting tfjs's cpu backend prints on stderr at its first tensor
+ * in Node (advice to install tfjs-node): poptfjs chose its backend already and
+ * uses the cpu backend only for small computations beside it.
+ */
+export function quietCpuBackend(backend: tf.KernelBackend): void {
+  if ('firstUse' in backend) (backend as unknown as { firstUse: boolean }).firstUse = false;
+}

@@ -13,13 +13,17 @@ import { engine } from '../backend/tfjs_internals.js';
 import { PoptfjsError } from '../common/errors.js';
 import { MAX_DIMENSION } from '../files/layers_topology.js';
 import type { MemoryPlan } from '../ipu/memory_plan.js';
+import type { Graph } from '../ir/graph.js';
 import type { Timeline } from '../ipu/timeline.js';
 import { Options } from '../options/options.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { half } from '../precision/half.js';
-import { summaryReport } from '../report/summary_report.js';
+import { planSummary } from '../report/plan_summary.js';
+import { writeProfileReports, type ProfileReportFiles } from '../report/profile_report.js';
+import type { OptionsSettings } from '../options/options_settings.js';
+import type { Float16Declared } from '../precision/float16_declarations.js';
 import { hostBatchSize } from '../executable/batch_plan.js';
-import type { Executable } from '../executable/executable.js';
+import type { Executable, TensorSignature } from '../executable/executable.js';
 import type { LossSpec } from '../trace/loss_function.js';
 import { canonicalLossName, lossNamesText } from '../trace/loss_names.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
@@ -102,8 +106,14 @@ export interface Plan {
   readonly parameters: number;
   /** The compiled executable (its graph has no constant values: it can be inspected, not run). */
   readonly executable: Executable;
-  /** The summary report, as `getSummaryReport()` gives it for a compiled model. */
+  /**
+   * The plan in words: whether it fits, the throughput and the fullest IPU
+   * first, then the memory of each IPU, the placement and the simulated
+   * execution of a call.
+   */
   summary(): string;
+  /** Writes the HTML, JSON and Chrome trace reports of the plan into `directory`, as a compiled model's (see `writeProfileReports`). */
+  report(directory: string): ProfileReportFiles;
 }
 
 /** What `build` may return: a layers model or a function of tensors. */
@@ -206,6 +216,42 @@ function optimizerFor(request: PlanRequest, model: WrappableModel, traced: Trace
  * repeat the schedule's steady state, which is simulated once).
  */
 export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan> {
+  const options = request?.options ?? new Options();
+  const progress = CompileProgress.over(
+    PLAN_STEPS,
+    request?.progress,
+    options.settings?.showCompilationProgressBar ? progressBar(process.stderr, 'Planning', PLAN_STEPS) : undefined,
+  );
+  return compilePlan(await tracePlan(build, request, progress), options, progress);
+}
+
+/**
+ * What a plan's compile needs of the traced model: its graph (no constant
+ * values), the optimizer built for its weights, and what the compile reads
+ * of the model. Compiling it again with other options (another placement,
+ * replication, accumulation, recomputation, ...) needs no new trace.
+ */
+export interface PlanTrace {
+  readonly graph: Graph;
+  readonly training: boolean;
+  readonly optimizer: Optimizer | undefined;
+  readonly name: string;
+  /** Shape and dtype of one micro-batch of each input (and the target). */
+  readonly examples: readonly TensorSignature[];
+  readonly microBatch: number;
+  readonly float16: Float16Declared;
+  /** The graph flags its float16 values itself (an imported ONNX model): none are inferred. */
+  readonly float16Flagged?: boolean;
+  readonly weightNames: ReadonlyMap<string, string>;
+  /** Parameters of the model, counted from the traced graph. */
+  readonly parameters: number;
+}
+
+/**
+ * Builds `build()`'s model on the shape-only backend and traces it on inputs
+ * of the request's shapes, as {@link plan} does before it compiles.
+ */
+export async function tracePlan(build: PlanBuild, request: PlanRequest, progress: CompileProgress = CompileProgress.over(PLAN_STEPS, request?.progress)): Promise<PlanTrace> {
   if (typeof build !== 'function') throw planError('expected a function that builds the model, e.g. () => tf.sequential({...})');
   if (request === null || typeof request !== 'object' || !Array.isArray(request.inputs)) throw planError('expected { inputs: [{ shape, dtype? }], ... }');
   const inputs = request.inputs.map((input, i) => checkInput(input, `inputs[${i}]`));
@@ -215,11 +261,9 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
   const options = request.options ?? new Options();
   if (!(options instanceof Options)) throw planError('options must be a poptfjs Options object');
   const settings = options.settings;
-  const execution = executionSettings(settings, training);
   const microBatch = inputs[0]?.shape[0] ?? 1;
   // Built and traced with shapes only; compiled after, on the usual backend, as a real compile would be
   // (patterns that fold constants or suit the backend do the same).
-  const progress = CompileProgress.over(PLAN_STEPS, request.progress, settings.showCompilationProgressBar ? progressBar(process.stderr, 'Planning', PLAN_STEPS) : undefined);
   const { traced, optimizer, name, examples, float16 } = await withShapeOnlyBackend(async () => {
     let model: WrappableModel;
     try {
@@ -253,34 +297,62 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
     }
     return { traced, optimizer, name: modelName(model), examples, float16 };
   });
+  return {
+    graph: traced.graph,
+    training,
+    optimizer,
+    name,
+    examples,
+    microBatch,
+    float16,
+    weightNames: traced.weightNames,
+    parameters: [...traced.variables.values()].reduce((n, v) => n + v.size, 0),
+  };
+}
+
+/**
+ * Compiles a traced model with `options` (with shapes only: it is simulated,
+ * never run), as {@link plan} does after it traces. `settings`, when given,
+ * are what the compile reads in place of `options.settings` (the same
+ * options with the compiler's own choices, such as patterns already applied).
+ */
+export function compilePlan(trace: PlanTrace, options: Options, progress: CompileProgress = new CompileProgress(), settings: OptionsSettings = options.settings): Plan {
+  const execution = executionSettings(settings, trace.training);
   const executable = compileGraph(
     {
-      kind: training ? 'training' : 'inference',
-      modelName: name,
-      graph: traced.graph,
-      inputSignature: examples,
-      microBatchSize: microBatch,
+      kind: trace.training ? 'training' : 'inference',
+      modelName: trace.name,
+      graph: trace.graph,
+      inputSignature: trace.examples,
+      microBatchSize: trace.microBatch,
       execution,
       settings: { ...settings, allowOutOfMemory: true },
-      optimizer,
+      optimizer: trace.optimizer,
       replicaGroupings: {},
-      float16,
-      weightNames: traced.weightNames,
+      float16: trace.float16,
+      ...(trace.float16Flagged ? { float16Flagged: true } : {}),
+      weightNames: trace.weightNames,
       simulatedOnly: true,
     },
     undefined,
     {},
     progress,
   );
+  return planOf(executable, hostBatchSize(execution.factors, trace.microBatch), trace.parameters);
+}
+
+/** The plan of a compiled executable that one call of which takes `samplesPerCall` samples. */
+export function planOf(executable: Executable, samplesPerCall: number, parameters: number): Plan {
   const { memory, timeline } = executable.hardware;
   return {
     fits: memory.fits,
     memory,
     timeline,
     throughput: timeline.throughput,
-    samplesPerCall: hostBatchSize(execution.factors, microBatch),
-    parameters: [...traced.variables.values()].reduce((n, v) => n + v.size, 0),
+    samplesPerCall,
+    parameters,
     executable,
-    summary: () => summaryReport(executable, false),
+    summary: () => planSummary(executable),
+    report: (directory) => writeProfileReports(directory, executable),
   };
 }

@@ -14,6 +14,7 @@
  * an {@link OnnxConstantInputError} naming the input.
  */
 import * as tf from '@tensorflow/tfjs';
+import { withValuesComputed } from '../backend/values_computed.js';
 import { hostTensorFromTf, hostTensorToTf, type HostTensor } from './proto/host_tensor.js';
 import { NodeAttributes } from './proto/node_attributes.js';
 import { OnnxConstantInputError, OnnxError } from './proto/onnx_errors.js';
@@ -168,9 +169,12 @@ export class GraphEvaluation {
 
   /** The outputs of a node all of whose inputs are known at import, as host values. */
   private hostOutputs(version: OperatorVersion, node: NodeProto, index: number): Array<HostTensor | undefined> {
-    const call = this.constantCall(node, index);
-    if ('atImport' in version) return version.atImport(call);
-    return version.run(call).map((t, i) => (t ? hostTensorFromTf(t, t.dtype === 'float32' ? floatOutputElementType(call, i) : undefined) : undefined));
+    // Known values are computed on a backend with values, also while the model is imported with shapes only (to plan it).
+    return withValuesComputed(() => {
+      const call = this.constantCall(node, index);
+      if ('atImport' in version) return version.atImport(call);
+      return version.run(call).map((t, i) => (t ? hostTensorFromTf(t, t.dtype === 'float32' ? floatOutputElementType(call, i) : undefined) : undefined));
+    });
   }
 
   /** A call whose inputs are tensors of the slots and whose constant inputs resolve on demand. */

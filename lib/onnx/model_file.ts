@@ -13,7 +13,7 @@ import { OnnxError } from './proto/onnx_errors.js';
 import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './proto/onnx_proto.js';
 import { checkTensorProto, declaredRawBytes } from './proto/tensor_proto_data.js';
 
-/** A decoded ONNX model whose tensors all hold their data in the message. */
+/** A decoded ONNX model whose tensors all hold their data in the message (unless it was read `withoutExternalData`). */
 export interface OnnxModel {
   readonly proto: ModelProto;
   /** The file it was read from ({@link readModel}), which errors about the model name. */
@@ -27,6 +27,12 @@ export interface ReadModelOptions {
    * default, the model file's directory).
    */
   externalDataDirectory?: string;
+  /**
+   * Leave tensors stored in external data files unread: they keep their
+   * name, shape and element type, and no data (for `plan()`, which needs no
+   * weights). Default false: they are read.
+   */
+  withoutExternalData?: boolean;
 }
 
 /** Every tensor of a graph and its subgraphs: initializers and tensor attributes (Constant values, ...). */
@@ -111,7 +117,7 @@ export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}
   }
   if (!proto.graph) throw new OnnxError('the ONNX model has no graph');
   for (const tensor of graphTensors(proto.graph)) {
-    if (tensor.data_location !== DATA_LOCATION.EXTERNAL) continue;
+    if (tensor.data_location !== DATA_LOCATION.EXTERNAL || options.withoutExternalData) continue;
     if (options.externalDataDirectory === undefined) {
       throw new OnnxError(
         `tensor '${tensor.name}' keeps its data in the external file '${externalEntry(tensor, 'location')}'; ` +
@@ -120,7 +126,7 @@ export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}
     }
     loadExternalData(tensor, options.externalDataDirectory);
   }
-  for (const tensor of graphTensors(proto.graph)) checkTensorProto(tensor);
+  for (const tensor of graphTensors(proto.graph)) if (tensor.data_location !== DATA_LOCATION.EXTERNAL) checkTensorProto(tensor);
   checkGraphConsistency(proto.graph);
   return { proto };
 }
@@ -134,7 +140,7 @@ export function readModel(path: string, options: ReadModelOptions = {}): OnnxMod
     throw new OnnxError(`cannot read the ONNX model: ${(error as Error).message}`, { location: path, cause: error });
   }
   try {
-    return { ...modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) }), path };
+    return { ...modelFromBytes(bytes, { ...options, externalDataDirectory: options.externalDataDirectory ?? dirname(path) }), path };
   } catch (error) {
     if (!(error instanceof OnnxError)) throw error;
     throw new OnnxError(`${path}: ${error.message}`, { location: path, cause: error });

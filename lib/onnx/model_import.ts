@@ -32,6 +32,7 @@ import { OnnxError } from './proto/onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './proto/onnx_proto.js';
 import { tensorFromProto } from './proto/tensor_proto_data.js';
 import { declaredTensorMemory } from '../host_memory/declared_tensor_memory.js';
+import { isValueless, plannedWithoutValues, valuelessTensor } from './proto/valueless_tensor.js';
 import { causedByOutOfMemory } from '../host_memory/host_memory_error.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../common/name_record.js';
@@ -69,6 +70,13 @@ export interface ImportOptions {
   outputs?: readonly string[];
   /** Import the model for training: see {@link TrainingImport}. */
   training?: TrainingImport;
+  /**
+   * Import the weights without their values (for `plan()`, on the
+   * shape-only backend): initializers stored in external files or with
+   * `VALUELESS_MIN_ELEMENTS` elements or more are never read; their
+   * variables have shapes and no values. Default false.
+   */
+  withoutWeights?: boolean;
 }
 
 /**
@@ -127,7 +135,8 @@ function entriesOf<T>(values: NamedValues<T> | undefined): Map<string, T> {
   return values instanceof Map ? new Map(values) : new Map(Object.entries(values as Record<string, T>));
 }
 
-function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
+/** The shape a value info declares: numbers, and the names (or `?<axis>`) of the dimensions it does not fix. */
+export function declaredShape(value: ValueInfoProto): Array<number | string> | undefined {
   const shape = value.type?.tensor_type?.shape;
   if (!shape) return undefined;
   return shape.dim.map((d, i) => (d.dim_value !== undefined && d.dim_value >= 0 && d.dim_param === undefined ? d.dim_value : d.dim_param || `?${i}`));
@@ -324,7 +333,7 @@ function withoutDeadCode(traced: Graph, valueIds: ReadonlyMap<string, ValueId>):
 export function importModel(model: OnnxModel, options: ImportOptions = {}): ImportedModel {
   const opset = checkModelSupported(model.proto);
   const graph = model.proto.graph!;
-  const initializers = new Map(graph.initializer.map((t) => [t.name ?? '', tensorFromProto(t)]));
+  const initializers = new Map(graph.initializer.map((t) => [t.name ?? '', options.withoutWeights && plannedWithoutValues(t) ? valuelessTensor(t) : tensorFromProto(t)]));
   const constantInputs = new Map([...entriesOf(options.constantInputs)].map(([name, v]) => [name, v instanceof tf.Tensor ? hostTensorFromTf(v) : v]));
   const inputs = graphInputSpecs(graph, initializers, constantInputs, entriesOf(options.inputShapeInfo));
   checkInputMemory(inputs, model);
@@ -342,7 +351,8 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
   };
   const createVariable = (name: string, value: HostTensor) => {
     const paramName = uniqueVariableName(name);
-    const initial = hostTensorToTf(value, `initializer '${name}'`);
+    // A weight planned without values: a fill of its shape, which the shape-only backend holds without values.
+    const initial = isValueless(value) ? tf.fill([...value.shape], 0, tfjsDtypeOf(value.elementType) ?? 'float32') : hostTensorToTf(value, `initializer '${name}'`);
     const variable = tf.variable(initial, options.training ? trainable(name, value) : isFloatingElementType(value.elementType), paramName);
     initial.dispose();
     created.set(name, variable);

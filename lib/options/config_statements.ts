@@ -4,7 +4,7 @@
  * Nothing is evaluated as JavaScript: names resolve against explicit
  * allow-lists only. A statement calls an `Options` method
  * (`deviceIterations(4)`) or a group method (`Training.gradientAccumulation(2)`);
- * its arguments may be literals, lists, enum members (`OutputMode.All`,
+ * its arguments may be literals, lists, dicts (`{"IPU0": 0.3}`), enum members (`OutputMode.All`,
  * `poptorch.enums.CommGroupType.Consecutive`), and the strategy and
  * `TensorLocationSettings` constructors with their own chained methods
  * (`Stage("A").ipu(0)`). `poptorch.` or `poptfjs.` may prefix constructors and
@@ -54,6 +54,8 @@ const OPTIONS_METHODS = {
   patterns: ['level', 'overrides'],
   allowOutOfMemory: ['allow'],
   autoRecomputation: ['type'],
+  setAvailableMemoryProportion: ['proportions'],
+  ipuTarget: ['target'],
 } as const satisfies Partial<Record<keyof OptionSetters, Parameters>>;
 
 /** The option groups and the methods a config file may call on each. */
@@ -181,6 +183,17 @@ class StatementRunner {
         return node.value;
       case 'list':
         return node.items.map((item) => this.#evaluate(item));
+      case 'dict': {
+        // No prototype: a key such as "__proto__" is an entry like any other.
+        const dict: Record<string, unknown> = Object.create(null);
+        for (const { key, value } of node.entries) {
+          const name = this.#evaluate(key);
+          if (typeof name !== 'string' && typeof name !== 'number') throw new ConfigSourceError(key, `a dict key must be a string or a number, got ${describeValue(name)}`);
+          if (Object.hasOwn(dict, String(name))) throw new ConfigSourceError(key, `the dict has the key ${JSON.stringify(String(name))} twice`);
+          dict[String(name)] = this.#evaluate(value);
+        }
+        return dict;
+      }
       case 'name':
         return this.#resolve(dottedName(node) as NameSegment[]);
       case 'member': {

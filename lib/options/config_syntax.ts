@@ -5,7 +5,8 @@
  * file       := { [statement { ';' statement } [';']] (newline | end) }
  * statement  := expression
  * expression := primary { '.' identifier | '(' arguments ')' }
- * primary    := identifier | number | string | '[' items ']' | '(' items ')'
+ * primary    := identifier | number | string | '[' items ']' | '(' items ')' | '{' entries '}'
+ * entries    := [ expression ':' expression { ',' expression ':' expression } [','] ]
  * arguments  := [ argument { ',' argument } [','] ]
  * argument   := identifier '=' expression | expression
  * ```
@@ -76,8 +77,16 @@ export interface ListNode extends SourcePosition {
   readonly items: readonly ExpressionNode[];
 }
 
+/** `{key: value, ...}`, a Python dict: `{"IPU0": 0.3}`. */
+export interface DictNode extends SourcePosition {
+  /** Discriminant. */
+  readonly kind: 'dict';
+  /** The entries, in order. */
+  readonly entries: readonly { readonly key: ExpressionNode; readonly value: ExpressionNode }[];
+}
+
 /** Any expression of a config file. */
-export type ExpressionNode = LiteralNode | NameNode | MemberNode | CallNode | ListNode;
+export type ExpressionNode = LiteralNode | NameNode | MemberNode | CallNode | ListNode | DictNode;
 
 const KEYWORD_LITERALS: ReadonlyMap<string, boolean | null> = new Map([
   ['True', true],
@@ -159,9 +168,9 @@ class ConfigParser {
         return { kind: 'name', name: token.text, line: token.line, column: token.column };
       }
       case 'punctuation':
-        if (token.text === '[' || token.text === '(') {
+        if (token.text === '[' || token.text === '(' || token.text === '{') {
           this.#enterBracket(token);
-          const value = token.text === '[' ? this.#parseList(token, ']') : this.#parseParenthesized(token);
+          const value = token.text === '[' ? this.#parseList(token, ']') : token.text === '{' ? this.#parseDict(token) : this.#parseParenthesized(token);
           this.#openBrackets -= 1;
           return value;
         }
@@ -181,6 +190,23 @@ class ConfigParser {
     }
     this.#expect(close, open);
     return this.#measured({ kind: 'list', items, line: open.line, column: open.column }, items);
+  }
+
+  #parseDict(open: SourcePosition): DictNode {
+    const entries: { key: ExpressionNode; value: ExpressionNode }[] = [];
+    while (!this.#isPunctuation('}')) {
+      if (entries.length === MAX_CALL_ARGUMENTS) throw new ConfigSourceError(this.#peek(), `a dict holds at most ${MAX_CALL_ARGUMENTS} entries`);
+      const key = this.#parseExpression();
+      this.#expect(':', open);
+      entries.push({ key, value: this.#parseExpression() });
+      if (!this.#isPunctuation(',')) break;
+      this.#next();
+    }
+    this.#expect('}', open);
+    return this.#measured(
+      { kind: 'dict', entries, line: open.line, column: open.column },
+      entries.flatMap((e) => [e.key, e.value]),
+    );
   }
 
   #parseParenthesized(open: SourcePosition): ExpressionNode {
@@ -234,7 +260,7 @@ class ConfigParser {
   #expect(text: string, open: SourcePosition): void {
     const token = this.#next();
     if (token.kind === 'punctuation' && token.text === text) return;
-    const opened = text === ')' || text === ']' ? ` to close the one at line ${open.line}, column ${open.column}` : '';
+    const opened = text === ')' || text === ']' || text === '}' ? ` to close the one at line ${open.line}, column ${open.column}` : '';
     throw new ConfigSourceError(token, `expected "${text}"${opened}, got ${describeToken(token)}`);
   }
 

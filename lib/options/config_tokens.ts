@@ -2,7 +2,7 @@
  * The tokenizer of options config files (`deviceIterations(4)` per line).
  *
  * Tokens: identifiers, numbers (`4`, `-1`, `0.5`, `1e-3`), strings in single
- * or double quotes with backslash escapes, and the punctuation `( ) [ ] , . = ;`
+ * or double quotes with backslash escapes, and the punctuation `( ) [ ] { } , . = : ;`
  * plus a sign before a number. `#` and `//` start comments that run to the end
  * of the line. Inside brackets a line break is only whitespace, so one call may
  * span several lines, as in Python.
@@ -16,13 +16,16 @@ export interface SourcePosition {
   readonly column: number;
 }
 
+/** The punctuation of a config file. */
+export type ConfigPunctuation = '(' | ')' | '[' | ']' | '{' | '}' | ',' | '.' | '=' | ':' | ';';
+
 /** One token of a config file. */
 export type ConfigToken = SourcePosition &
   (
     | { readonly kind: 'identifier'; readonly text: string }
     | { readonly kind: 'number'; readonly text: string; readonly value: number }
     | { readonly kind: 'string'; readonly text: string; readonly value: string }
-    | { readonly kind: 'punctuation'; readonly text: '(' | ')' | '[' | ']' | ',' | '.' | '=' | ';' }
+    | { readonly kind: 'punctuation'; readonly text: ConfigPunctuation }
     | { readonly kind: 'newline'; readonly text: '\n' }
     | { readonly kind: 'end'; readonly text: '' }
   );
@@ -98,10 +101,10 @@ export function tokenizeConfig(text: string): ConfigToken[] {
       const word = (IDENTIFIER.exec(rest) as RegExpExecArray)[0];
       tokens.push({ kind: 'identifier', text: word, ...here() });
       index += word.length;
-    } else if ('()[],.=;'.includes(char)) {
-      if (char === '(' || char === '[') depth += 1;
-      if ((char === ')' || char === ']') && depth > 0) depth -= 1;
-      tokens.push({ kind: 'punctuation', text: char as '(' | ')' | '[' | ']' | ',' | '.' | '=' | ';', ...here() });
+    } else if ('()[]{},.=:;'.includes(char)) {
+      if (char === '(' || char === '[' || char === '{') depth += 1;
+      if ((char === ')' || char === ']' || char === '}') && depth > 0) depth -= 1;
+      tokens.push({ kind: 'punctuation', text: char as ConfigPunctuation, ...here() });
       index += 1;
     } else {
       throw new ConfigSourceError(here(), `unexpected character ${JSON.stringify(char)}`);

@@ -53,4 +53,23 @@ describe('planning examples', () => {
     expect(progress.some((line) => /^Planning: \[#+\.+\] 1\/6 trace: \d+ kernels traced/.test(line))).toBe(true);
     expect(progress.some((line) => /^Planning: \[#{30}\] 6\/6 memory and time/.test(line))).toBe(true);
   });
+
+  it('auto-plan.ts: the search finds a pipeline for the model one IPU cannot hold, its config file plans the same, and an ONNX model plans without its weights', {
+    timeout: 240_000,
+  }, () => {
+    const { status, stdout, stderr } = runProgram('examples/auto-plan.ts');
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^autoPlan: \d+ of \d+ configuration\(s\) fit 8 IPU\(s\) at a global batch of 512 /m);
+    // 134 M parameters with Adam (weights, two moments, gradients: over 2 GiB) do not fit one IPU's 897 MiB: the best is a pipeline.
+    const best = stdout.match(/^best: (\d) IPU\(s\) × (\d) replica\(s\), stages \[[\d,]+\], micro-batch (\d+), accumulation (\d+), /m);
+    expect(Number(best![1])).toBeGreaterThan(1);
+    expect(Number(best![1]) * Number(best![2])).toBe(8);
+    expect(Number(best![3]) * Number(best![2]) * Number(best![4])).toBe(512);
+    const found = stdout.match(/^ {2}1\. ([\d.]+) samples\/s: /m)![1];
+    expect(stdout).toMatch(new RegExp(`^planned again from \\S+best\\.conf: fits, ${found!.replace('.', '\\.')} samples/s$`, 'm'));
+    expect(stdout).toMatch(/^setExecutionStrategy\(PipelinedExecution\(Stage\("layer0"/m);
+    expect(stdout).toMatch(/^ONNX: Plan of 'torch_jit' for inference on 2 IPU\(s\): fits: /m);
+    expect(stdout).toMatch(/^ONNX: 113792 parameters, their weights never read$/m);
+  });
 });

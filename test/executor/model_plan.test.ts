@@ -57,7 +57,17 @@ describe('plan()', () => {
     expect(planned.samplesPerCall).toBe(32);
     expect(planned.parameters).toBe(model.countParams());
     expect(planned.fits).toBe(true);
-    expect(planned.summary()).toBe(executor.getSummaryReport());
+    // The plan's summary leads with its verdict (the fullest IPU by hand), then the compiled model's memory and placement,
+    // then the simulated execution a plan always has: it never says profiling is off.
+    const fullest = hardware.memory.ipus.reduce((a, b) => (b.used / b.capacity > a.used / a.capacity ? b : a));
+    const [verdict, ...sections] = planned.summary().split('\n\n');
+    expect(verdict).toMatch(
+      new RegExp(`^Plan of '.+' for training on 4 IPU\\(s\\): fits: ${hardware.timeline.throughput.toFixed(1)} samples/s \\(simulated\\); fullest IPU ${fullest.ipu}, `),
+    );
+    const compiled = executor.getSummaryReport().split('\n\n');
+    expect(sections.slice(0, 2)).toEqual(compiled.slice(1, 3));
+    expect(sections[2]).toMatch(/^Simulated execution of one call:/);
+    expect(planned.summary()).not.toContain('Execution profiling not enabled');
     executor.destroy();
   });
 
@@ -107,7 +117,7 @@ describe('plan()', () => {
   });
 
   it('refuses malformed requests with what is expected', async () => {
-    await expect(plan(undefined as never, { inputs: [] })).rejects.toThrow(/plan: expected a function that builds the model/);
+    await expect(plan(undefined as never, { inputs: [] })).rejects.toThrow(/plan: expected a function that builds a tfjs model/);
     await expect(plan(mlpOneIpu, { inputs: [{ shape: [0, 4] }] })).rejects.toThrow(/plan: inputs\[0\] must be \{ shape: \[positive integers\], dtype\? \}/);
     await expect(plan(mlpOneIpu, { inputs: [{ shape: [4, WIDTHS[0]!] }], optimizer: 'adagrad' as never })).rejects.toThrow(
       /unknown optimizer 'adagrad'; expected one of sgd, adam, adamw, rmsprop, lamb/,

@@ -28,6 +28,7 @@ const DATA_PATH = [
   'lib/executor',
   'ops',
   'lib/session',
+  'lib/planner',
   'lib/data',
   'lib',
   'bin',

@@ -8,6 +8,7 @@ function plainValue(node: ExpressionNode): unknown {
   if (node.kind === 'list') return node.items.map(plainValue);
   if (node.kind === 'name') return { name: node.name };
   if (node.kind === 'member') return { member: node.name, of: plainValue(node.object) };
+  if (node.kind === 'dict') return { dict: node.entries.map((e) => [plainValue(e.key), plainValue(e.value)]) };
   return { call: plainValue(node.callee), args: node.args.map(plainValue), keywords: node.keywords.map((k) => [k.name, plainValue(k.value)]) };
 }
 

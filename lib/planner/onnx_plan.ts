@@ -1,0 +1,189 @@
+/**
+ * Planning an ONNX model (what PyTorch users export) without reading its
+ * weights: the model file is decoded without its external data files, every
+ * weight becomes a tensor with a shape and no values (initializer sizes come
+ * from the proto), and the graph is imported on the shape-only backend and
+ * compiled as `plan()` compiles a tfjs model.
+ *
+ * Placement: a model whose nodes carry PopART's `__ipu_number` attributes
+ * (`Builder.virtualGraph`) runs each node on its IPU, as a pipeline of its
+ * `__pipeline_stage`s (or of its IPUs when it has no stages); a model without
+ * is split, with `ipus` above 1, into that many pipeline stages of nearly
+ * equal simulated time, between its nodes.
+ */
+import { readFileSync } from 'node:fs';
+import * as tf from '@tensorflow/tfjs';
+import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
+import { PoptfjsError } from '../common/errors.js';
+import { compilePlan, PLAN_OPTIMIZERS, type Plan, type PlanInput, type PlanOptimizerName, type PlanTrace } from '../executor/model_plan.js';
+import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
+import { targetSpec } from '../ipu/target_spec.js';
+import { modelFromBytes, type OnnxModel } from '../onnx/model_file.js';
+import { declaredShape, importModel, type ImportedModel } from '../onnx/model_import.js';
+import { NodeAttributes } from '../onnx/proto/node_attributes.js';
+import { Options } from '../options/options.js';
+import { PIPELINE_STAGE_ATTRIBUTE, VIRTUAL_GRAPH_ATTRIBUTE } from '../session/placement_attributes.js';
+import { SessionOptions, sessionSettings } from '../session/session_options.js';
+import { VirtualGraphMode } from '../session/session_enums.js';
+import { virtualGraphPlacement } from '../session/virtual_graph_placement.js';
+import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
+import { StageSpec } from '../strategy/stages_and_phases.js';
+import { Optimizer } from '../../optim/optimizer.js';
+import { dirname } from 'node:path';
+import { stageSplits, unitCosts } from './stage_splits.js';
+import { unitGraph } from './split_units.js';
+
+/** What {@link planOnnx} plans. */
+export interface OnnxPlanRequest {
+  /** Execution options (replication, accumulation, precision, target IPU, ...). */
+  readonly options?: Options;
+  /** The shapes (and dtypes) of the graph inputs, in order, one micro-batch each (default: their declared shapes). */
+  readonly inputs?: readonly PlanInput[];
+  /**
+   * The micro-batch size: the first dimension of every graph input, in place
+   * of the one the model declares (a number, or a name such as
+   * `batch_size`); the other dimensions as declared. Not with `inputs`.
+   */
+  readonly batch?: number;
+  /** For training: the name of the loss tensor of the graph (a model exported with its loss). */
+  readonly loss?: string;
+  /** For training: the optimizer by name (default `sgd`), or a function of the trained weights. */
+  readonly optimizer?: PlanOptimizerName | ((weights: tf.Variable[]) => Optimizer);
+  /** A model without placement attributes: split into this many pipeline stages of nearly equal time (default 1). */
+  readonly ipus?: number;
+}
+
+function onnxPlanError(message: string): PoptfjsError {
+  return new PoptfjsError(`plan: ${message}`, { type: 'executor' });
+}
+
+/** The model at `source` (a file, or its bytes), decoded without reading external data. */
+function onnxModel(source: string | Uint8Array): OnnxModel {
+  if (typeof source === 'string') {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(source);
+    } catch (error) {
+      throw onnxPlanError(`cannot read the ONNX model '${source}': ${(error as Error).message}`);
+    }
+    return { ...modelFromBytes(bytes, { withoutExternalData: true, externalDataDirectory: dirname(source) }), path: source };
+  }
+  return modelFromBytes(source, { withoutExternalData: true });
+}
+
+/** The declared shapes of the graph inputs `names` with `batch` as their first dimension; other dimensions must be known. */
+function batchedShapes(model: OnnxModel, names: readonly string[], batch: number): number[][] {
+  if (!Number.isInteger(batch) || batch < 1) throw onnxPlanError(`batch must be a positive integer, got ${JSON.stringify(batch)}`);
+  return names.map((name) => {
+    const value = model.proto.graph!.input.find((v) => v.name === name)!;
+    const declared = declaredShape(value);
+    if (!declared || declared.length === 0)
+      throw onnxPlanError(`graph input '${name}' declares no batch dimension (shape ${declared ? '[]' : 'unknown'}); give its shape in inputs`);
+    const unknown = declared.slice(1).filter((d) => typeof d === 'string');
+    if (unknown.length > 0)
+      throw onnxPlanError(`graph input '${name}' has dimensions other than the batch that the model does not fix (${unknown.join(', ')}); give its shape in inputs`);
+    return [batch, ...(declared.slice(1) as number[])];
+  });
+}
+
+/** True if any node of the model carries `attribute`. */
+function hasAttribute(model: OnnxModel, attribute: string): boolean {
+  return model.proto.graph!.node.some((node) => new NodeAttributes(node.attribute, node.name ?? '').has(attribute));
+}
+
+/**
+ * The pipeline stages the PopART attributes of the ONNX model at `source`
+ * (a path, or its bytes) make: its `__pipeline_stage`s, else its
+ * `__ipu_number`s; 1 when its nodes carry neither. Its weights are not read.
+ */
+export function onnxPipelineStages(source: string | Uint8Array): number {
+  const model = onnxModel(source);
+  const values = (attribute: string) =>
+    new Set(
+      model.proto.graph!.node.flatMap((node) => {
+        const attributes = new NodeAttributes(node.attribute, node.name ?? '');
+        return attributes.has(attribute) ? [attributes.int(attribute)] : [];
+      }),
+    );
+  const stages = values(PIPELINE_STAGE_ATTRIBUTE);
+  return Math.max(1, stages.size > 0 ? stages.size : values(VIRTUAL_GRAPH_ATTRIBUTE).size);
+}
+
+/**
+ * Plans the ONNX model at `source` (a path, or the model's bytes) on the
+ * simulated IPUs of `request.options` without reading its weights: its
+ * external data files are never opened. See the module's doc for placement.
+ */
+export async function planOnnx(source: string | Uint8Array, request: OnnxPlanRequest = {}): Promise<Plan> {
+  const model = onnxModel(source);
+  const options = request.options ?? new Options();
+  if (!(options instanceof Options)) throw onnxPlanError('options must be a poptfjs Options object');
+  const ipus = request.ipus ?? 1;
+  if (!Number.isInteger(ipus) || ipus < 1) throw onnxPlanError(`ipus must be a positive integer, got ${JSON.stringify(request.ipus)}`);
+  const training = request.loss !== undefined;
+  if (!training && request.optimizer !== undefined) throw onnxPlanError('an optimizer needs a loss: give the name of the loss tensor of the graph to plan training');
+  const graphInputs = model.proto.graph!.input.filter((v) => !model.proto.graph!.initializer.some((t) => t.name === v.name)).map((v) => v.name ?? '');
+  if (request.inputs !== undefined && request.inputs.length !== graphInputs.length) {
+    throw onnxPlanError(`the model has ${graphInputs.length} graph input(s) (${graphInputs.join(', ')}); inputs gives ${request.inputs.length}`);
+  }
+  if (request.inputs !== undefined && request.batch !== undefined) throw onnxPlanError('give the micro-batch in inputs or as batch, not both');
+  const shapes = request.inputs?.map((input) => [...input.shape]) ?? (request.batch !== undefined ? batchedShapes(model, graphInputs, request.batch) : undefined);
+  // Imported with shapes only; the weights (variables without values) go once the optimizer knows them.
+  const { imported, optimizer } = await withShapeOnlyBackend(() => {
+    const imported: ImportedModel = importModel(model, {
+      withoutWeights: true,
+      ...(shapes ? { inputShapeInfo: Object.fromEntries(shapes.map((shape, i) => [graphInputs[i]!, shape])) } : {}),
+      ...(training ? { training: { loss: request.loss! } } : {}),
+    });
+    try {
+      if (!training) return { imported, optimizer: undefined };
+      const weights = [...imported.variables.values()].filter((v) => v.trainable);
+      const choice = request.optimizer ?? 'sgd';
+      if (typeof choice === 'string' && !(choice in PLAN_OPTIMIZERS))
+        throw onnxPlanError(`unknown optimizer '${choice}'; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')}`);
+      const optimizer = typeof choice === 'function' ? choice(weights) : PLAN_OPTIMIZERS[choice](weights);
+      if (!(optimizer instanceof Optimizer)) throw onnxPlanError('optimizer must return a poptfjs optimizer, e.g. (weights) => new optim.Adam(weights, { lr: 1e-3 })');
+      return { imported, optimizer };
+    } finally {
+      imported.dispose();
+    }
+  });
+  {
+    const settings = options.settings;
+    const manual = hasAttribute(model, VIRTUAL_GRAPH_ATTRIBUTE);
+    let graph = imported.graph;
+    let strategy = settings.executionStrategy;
+    if (manual) {
+      const placed = virtualGraphPlacement(
+        graph,
+        model.proto,
+        sessionSettings(Object.assign(new SessionOptions(), { virtualGraphMode: VirtualGraphMode.Manual, enablePipelining: true })),
+        Math.max(1, ipus),
+      );
+      graph = placed.graph;
+      strategy = placed.strategy;
+    } else if (ipus > 1) {
+      // Split between the nodes that remain after the IR patterns (the compile applies them again, to the same effect).
+      const patterned = applyPatterns(graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training }).graph;
+      const units = unitGraph(patterned);
+      const costs = unitCosts(units.graph, units.units, targetSpec(settings.ipuTarget), settings.precision.partialsType === 'half');
+      const [split] = stageSplits(costs, ipus, 0);
+      graph = units.graph;
+      strategy = new PipelinedExecutionSpec(...split!.stages.map((stage, i) => new StageSpec(...stage).ipu(split!.ipus[i]!)));
+    }
+    const inputs = graph.inputs.filter((id) => id !== graph.roles.lossScale).map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));
+    const trace: PlanTrace = {
+      graph,
+      training,
+      optimizer,
+      name: model.proto.graph!.name || 'onnx',
+      examples: inputs,
+      microBatch: inputs[0]?.shape[0] ?? 1,
+      float16: { params: new Set(), inputs: new Set() },
+      float16Flagged: true,
+      weightNames: new Map(),
+      parameters: imported.graph.values.reduce((n, v) => n + (v.source.kind === 'param' ? v.shape.reduce((a, d) => a * d, 1) : 0), 0),
+    };
+    return compilePlan(trace, options, undefined, { ...settings, executionStrategy: strategy });
+  }
+}

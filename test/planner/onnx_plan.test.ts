@@ -1,0 +1,100 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Options, onnx, plan, type Plan } from 'poptfjs';
+
+const PLANNING = fileURLToPath(new URL('../fixtures/onnx/planning/', import.meta.url));
+/** PyTorch's nn.TransformerEncoder (2 layers, width 64) on a 1000 × 64 embedding, every initializer in an external data file that was deleted. */
+const ENCODER = join(PLANNING, 'tiny_encoder_external.onnx');
+/** Four Linear(64, 64) layers, placed by PopART's virtualGraph and pipelineStage attributes: two layers on each of 2 IPUs. */
+const MLP = join(PLANNING, 'mlp_pipelined.onnx');
+
+/**
+ * The encoder's parameters, from the initializers its model file lists (PyTorch's exporter wrote the two encoder
+ * layers, identical copies, once): the embedding 1000 × 64, and one layer's in_proj bias 192, out_proj 64 × 64 + 64,
+ * linear1 bias 256, linear2 bias 64, norm1 weight 64 and the products' weights 64 × 192, 64 × 256 and 256 × 64.
+ */
+const ENCODER_LAYER = 192 + 64 * 64 + 64 + 256 + 64 + 64 + 64 * 192 + 64 * 256 + 256 * 64;
+const ENCODER_PARAMETERS = 1000 * 64 + ENCODER_LAYER;
+
+/** A copy of the encoder in its own directory, with `weights` (a directory, or bytes) where its external data file would be. */
+function encoderBeside(weights: 'directory' | Uint8Array): string {
+  const dir = mkdtempSync(join(tmpdir(), 'poptfjs-onnx-plan-'));
+  const model = join(dir, 'tiny_encoder_external.onnx');
+  copyFileSync(ENCODER, model);
+  const data = join(dir, 'tiny_encoder_external.weights');
+  if (weights === 'directory') mkdirSync(data);
+  else writeFileSync(data, weights);
+  return model;
+}
+
+describe('plan() of an ONNX model', () => {
+  let missing: Plan;
+  beforeAll(async () => {
+    missing = await plan(ENCODER);
+  }, 60_000);
+
+  it('plans a model whose external data file is missing: reading the model needs the file, planning it does not', () => {
+    expect(() => onnx.readModel(ENCODER)).toThrow(/its external data: cannot read .*tiny_encoder_external\.weights: no such file/);
+    expect(missing.fits).toBe(true);
+    expect(missing.parameters).toBe(ENCODER_PARAMETERS);
+    expect(missing.throughput).toBeGreaterThan(0);
+    // The weights take their float32 bytes, from the shapes the model file records.
+    expect(missing.memory.ipus[0]!.byKind.weights).toBeGreaterThanOrEqual(4 * ENCODER_PARAMETERS);
+  });
+
+  it('never opens the external data file: a directory in its place, or a file of 3 bytes that reading refuses, plans the same', async () => {
+    const short = encoderBeside(new Uint8Array([1, 2, 3]));
+    expect(() => onnx.readModel(short)).toThrow(/lies beyond the end of .*tiny_encoder_external\.weights' \(3 bytes\)/);
+    for (const model of [encoderBeside('directory'), short]) {
+      const planned = await plan(model);
+      expect(planned.memory.ipus.map((ipu) => ipu.byKind)).toEqual(missing.memory.ipus.map((ipu) => ipu.byKind));
+      expect(planned.throughput).toBe(missing.throughput);
+    }
+    // Given as bytes, the model is planned the same, with no directory to look in.
+    const bytes = await plan(new Uint8Array(readFileSync(ENCODER)));
+    expect(bytes.memory.ipus[0]!.used).toBe(missing.memory.ipus[0]!.used);
+  });
+
+  it("places the nodes on the IPUs of PopART's virtualGraph attributes, as the pipeline stages of pipelineStage", async () => {
+    const planned = await plan(MLP, { options: new Options().deviceIterations(4) });
+    expect(planned.fits).toBe(true);
+    expect(planned.memory.ipus.length).toBe(2);
+    // Two Linear(64, 64) layers on each IPU: 2 × (64 × 64 + 64) float32 weights.
+    for (const ipu of planned.memory.ipus) expect(ipu.byKind.weights).toBe(2 * (64 * 64 + 64) * 4);
+    expect(planned.executable.placement.stages.map((s) => s.ipu)).toEqual([0, 1]);
+    expect(planned.summary()).toMatch(/^Plan of '.+' for inference on 2 IPU\(s\): fits: [\d.]+ samples\/s \(simulated\); fullest IPU \d/);
+  });
+
+  it('splits a model without placement attributes into as many pipeline stages as IPUs, between its nodes', async () => {
+    const split = await plan(ENCODER, { ipus: 2, options: new Options().deviceIterations(4) });
+    expect(split.fits).toBe(true);
+    expect(split.memory.ipus.length).toBe(2);
+    expect(split.parameters).toBe(ENCODER_PARAMETERS);
+    // The embedding runs first, so it is on IPU 0 with the first encoder layer; the second IPU runs the second layer,
+    // whose weights are the first's, so it holds them too (and the layer's scalar constants, a few bytes).
+    const [first, second] = split.memory.ipus.map((ipu) => ipu.byKind.weights);
+    expect(first! - 4 * ENCODER_PARAMETERS).toBeGreaterThanOrEqual(0);
+    expect(first! - 4 * ENCODER_PARAMETERS).toBeLessThan(64);
+    expect(second! - 4 * ENCODER_LAYER).toBeGreaterThanOrEqual(0);
+    expect(second! - 4 * ENCODER_LAYER).toBeLessThan(64);
+  });
+
+  it('writes the reports a compiled model writes: HTML, JSON and a Chrome trace, named after the model', () => {
+    const files = missing.report(mkdtempSync(join(tmpdir(), 'poptfjs-onnx-plan-report-')));
+    expect(files.html).toMatch(/torch_jit-inference\.html$/);
+    expect(readFileSync(files.html, 'utf8')).toContain('<g class="lane" data-ipu="0">');
+    const json = JSON.parse(readFileSync(files.json, 'utf8'));
+    expect(JSON.stringify(json)).toContain(String(missing.memory.ipus[0]!.used));
+    expect(JSON.parse(readFileSync(files.trace, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+  });
+
+  it('refuses what it cannot plan, naming what is expected', async () => {
+    await expect(plan(join(PLANNING, 'no_such_model.onnx'))).rejects.toThrow(/plan: cannot read the ONNX model '.*no_such_model\.onnx'/);
+    await expect(plan(ENCODER, { ipus: 0 })).rejects.toThrow(/plan: ipus must be a positive integer, got 0/);
+    await expect(plan(ENCODER, { optimizer: 'adam' })).rejects.toThrow(/an optimizer needs a loss: give the name of the loss tensor/);
+    await expect(plan(ENCODER, { inputs: [{ shape: [4, 16] }, { shape: [4] }] })).rejects.toThrow(/the model has 1 graph input\(s\) \(tokens\); inputs gives 2/);
+  });
+});
