@@ -46,7 +46,15 @@ export {
   type PoptfjsErrorOptions,
 } from './common/errors.js';
 export { getLogger, setLogLevel, setPopartLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
-export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
+export {
+  trainingModel,
+  inferenceModel,
+  type TrainingExecutor,
+  type InferenceExecutor,
+  type TrainingModelArgs,
+  type InferenceModelArgs,
+  type ModelAttributes,
+} from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
 export { registerCustomArgParser, type CustomArgParser, type ArgumentClass } from './trace/custom_arg_parsers.js';
