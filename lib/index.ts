@@ -7,8 +7,11 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from './backend/backend_selection.js';
+import { setCompiledGraphWriter } from './executor/compiled_graph_export.js';
+import { writeCompiledGraphProto } from './onnx/compiled_graph_proto.js';
 
 await initBackend();
+setCompiledGraphWriter(writeCompiledGraphProto);
 
 export { tf };
 export { initBackend, currentBackend, BACKEND_NAMES, type BackendName } from './backend/backend_selection.js';

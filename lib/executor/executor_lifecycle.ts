@@ -32,6 +32,7 @@ import { buildOptimizer, optimizerReduction, resetOptimizerState, unknownAttribu
 import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
+import { exportCompiledGraphIfRequested } from './compiled_graph_export.js';
 import { copyWeightsToHostIfNeeded } from './executor_weight_sync.js';
 import type { ExecutorState } from './executor_state.js';
 
@@ -106,6 +107,7 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
   state.compileSeconds = (performance.now() - started) / 1000;
   progress.step();
   writeCompileProfileReports(settings, executable);
+  exportCompiledGraphIfRequested(executable.graph, executable.modelName, traced.variables);
   logCompiled(executable, source, traced.variables.size, micro, started);
   return compiled;
 }
