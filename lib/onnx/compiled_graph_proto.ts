@@ -15,6 +15,7 @@
 import type * as tf from '@tensorflow/tfjs';
 import { writeFileAtomic } from '../files/atomic_file.js';
 import type { AttrValue, Graph, Value, ValueId } from '../ir/graph.js';
+import { GRADIENT_PREFIX } from '../executable/anchor_names.js';
 import { hostTensor, hostTensorFromTf } from './proto/host_tensor.js';
 import { ATTRIBUTE_TYPE, encodeModelProto, type AttributeProto, type GraphProto, type ModelProto, type NodeProto, type ValueInfoProto } from './proto/onnx_proto.js';
 import { elementTypeOfDtype, OnnxElementType } from './proto/onnx_element_type.js';
@@ -26,7 +27,6 @@ export const TFJS_DOMAIN = 'ai.tfjs';
 export const POPTFJS_DOMAIN = 'ai.poptfjs';
 
 const POPTFJS_KERNEL_PREFIX = 'poptfjs.';
-const GRADIENT_PREFIX = 'Gradient___';
 
 function emptyAttribute(name: string): AttributeProto {
   return { name, floats: [], ints: [], strings: [], tensors: [], graphs: [] };
