@@ -307,7 +307,6 @@ export class LoadedExecutable implements OptimizerStateStore {
         shared?.checkIteration(this.iterations + d, failure);
         if (training) this.lossScale = this.update.apply(gradients, this.optimizerInUse()!, this.lossScale);
         if (training) this.collectUpdatedWeights(d, collector);
-        if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
       }
       this.iterations += f.deviceIterations;
       const hostValues = (values: tf.Tensor[], ids: readonly number[]) => (executable.syntheticData ? notCopiedBack(values) : this.hostOutputs(values, ids));
