@@ -33,6 +33,7 @@ import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
 import { exportCompiledGraphIfRequested } from './compiled_graph_export.js';
+import { checkEveryNPipelining } from './every_n_pipelining.js';
 import { copyWeightsToHostIfNeeded } from './executor_weight_sync.js';
 import type { ExecutorState } from './executor_state.js';
 
@@ -97,6 +98,7 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
     parameters,
   );
   const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
+  checkEveryNPipelining(executable);
   state.hostMemoryEstimate = checkStepHostMemory(executable.graph, traced.variables, memoryCheck());
   const compiled = install(state, executable, traced.variables, {
     parameters,
