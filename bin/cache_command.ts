@@ -37,6 +37,7 @@ export function cacheClearCommand(args: VerbArguments): number {
   const kept = [
     ...(result.liveLocks > 0 ? [`${result.liveLocks} lock(s) held by running processes`] : []),
     ...(result.liveTemporaryFiles > 0 ? [`${result.liveTemporaryFiles} temporary file(s) being written`] : []),
+    ...(result.directories.length > 0 ? [`the director${result.directories.length === 1 ? 'y' : 'ies'} ${result.directories.join(', ')} (not entries)`] : []),
   ];
   const temporaries = result.temporaryFiles > 0 ? ` and ${result.temporaryFiles} temporary file(s) of interrupted writes` : '';
   const live = kept.length > 0 ? `; kept ${kept.join(' and ')}` : '';

@@ -12,7 +12,7 @@
 import {
   AutoStage,
   BeginBlock,
-  fileSystemHandler,
+  loadLayersModelFile,
   half,
   Options,
   PipelinedExecution,
@@ -22,7 +22,7 @@ import {
   lossNamesText,
   plan,
   summaryReport,
-  tf,
+  type tf,
   withShapeOnlyBackend,
   writeProfileReports,
   type IpuTargetName,
@@ -30,6 +30,7 @@ import {
   type PlanOptimizerName,
   type PlanRequest,
 } from 'poptfjs';
+import { MAX_DIMENSION } from '../lib/files/layers_topology.js';
 import { UsageError, type VerbArguments } from './cli_arguments.js';
 
 function cliError(message: string): PoptfjsError {
@@ -40,6 +41,7 @@ function cliError(message: string): PoptfjsError {
 export async function planCommand(args: VerbArguments): Promise<number> {
   const path = args.positionals[0]!;
   const batch = args.integer('batch')!;
+  if (batch > MAX_DIMENSION) throw new UsageError(`plan: --batch takes a positive integer up to ${MAX_DIMENSION} (a tensor dimension), got ${batch}`);
   const ipus = args.integer('ipus') ?? 1;
   const target = args.string('ipu');
   const optimizer = args.string('optimizer');
@@ -67,7 +69,7 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     return o;
   };
   const load = async (groups?: string[][]) => {
-    const model = await tf.loadLayersModel(fileSystemHandler(path));
+    const model = await loadLayersModelFile(path);
     if (float16) half(model);
     groups?.forEach((layers, ipu) => layers.forEach((name) => BeginBlock(model.getLayer(name), { ipuId: ipu })));
     return model;

@@ -24,6 +24,7 @@ function mainHelp(): string {
     `  ${'help [command]'.padEnd(width)}print this help, or the command's ('poptfjs <command> --help' too)`,
     '',
     `  ${'--version'.padEnd(width)}print the version of poptfjs`,
+    `  ${'--verbose'.padEnd(width)}with any command: print an error with its stack, not only its message`,
     '',
     'Exit status: 0 done, 1 failed, 2 a command line that does not fit the command.',
   ].join('\n');
@@ -91,10 +92,16 @@ async function main(argv: readonly string[]): Promise<number> {
   return RUNNERS.get(verb)!(args);
 }
 
+const argv = process.argv.slice(2);
+/** `--verbose` anywhere before `--` (after it, the words are a command's): an error is printed with its stack. */
+const separator = argv.includes('--') ? argv.indexOf('--') : argv.length;
+const verbose = argv.slice(0, separator).includes('--verbose');
 try {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(argv.filter((word, i) => word !== '--verbose' || i > separator));
 } catch (error) {
-  if (!(error instanceof PoptfjsError)) throw error;
-  console.error(`poptfjs: ${error.message}`);
+  // One line saying what is wrong; the stack only with --verbose (an error that is not poptfjs's says how to see it).
+  if (verbose) console.error(`poptfjs: ${error instanceof Error ? error.stack : String(error)}`);
+  else if (error instanceof PoptfjsError) console.error(`poptfjs: ${error.message}`);
+  else console.error(`poptfjs: ${error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error)} (--verbose prints where it was raised)`);
   process.exitCode = error instanceof UsageError ? 2 : 1;
 }

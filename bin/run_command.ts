@@ -23,6 +23,7 @@ export async function runCommand(args: VerbArguments): Promise<number> {
     ...(hosts === undefined ? {} : { hosts }),
     mpiArgs: mpiArgs === undefined ? [] : shellWords(mpiArgs, 'run: --mpi-args'),
     ...(outputDir === undefined ? {} : { outputDir }),
+    ...(args.integer('kill-after') === undefined ? {} : { killAfterMs: args.integer('kill-after')! * 1000 }),
     command: args.command,
   });
 }

@@ -94,9 +94,10 @@ export const RUN_VERB: VerbSpec = {
     { name: 'host', value: 'h1,h2,...', help: 'hosts to run on, the instances split over them in blocks\n(default: this host)' },
     { name: 'mpi-args', value: '"..."', dashedValue: true, help: 'more arguments for mpiexec' },
     { name: 'output-dir', value: 'DIR', help: "write instance i's output to DIR/instance-<i>.log instead\nof prefixing its lines with [<i>]" },
+    { name: 'kill-after', value: 'S', integer: true, help: 'seconds an instance has to end after SIGTERM, SIGINT or SIGHUP\nbefore it is killed (default 5)' },
   ],
   notes:
-    "The instances are host processes started by the system's mpiexec (MPICH or Open MPI), R/N replicas\neach; each finds its place in the run with poptfjs's popdist API. The first instance to fail ends\nthe others; poptfjs run then exits with its status.",
+    "The instances are host processes started by the system's mpiexec (MPICH or Open MPI), R/N replicas\neach; each finds its place in the run with poptfjs's popdist API. The first instance to fail ends\nthe others; poptfjs run then exits with its status. SIGINT and SIGTERM are passed on to the\ninstances, and SIGHUP ends the run as SIGTERM does.",
 };
 
 /** Every verb, in the order the help lists them. */

@@ -86,6 +86,7 @@ export {
 } from './files/executable_cache.js';
 export type { TemporaryFile } from './files/atomic_file.js';
 export { fileSystemHandler } from './files/file_system_io.js';
+export { loadLayersModelFile } from './files/layers_model_loading.js';
 export { ExecutableGraphLayer } from './executor/model_reconstruction.js';
 export { readExecutableFile, type ExecutableFileContents, type ExportedModel } from './files/executable_file.js';
 export { readCheckpointFile, type CheckpointContents } from './files/checkpoint_file.js';

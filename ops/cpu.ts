@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../lib/common/errors.js';
 import { CallableInstance } from '../lib/executor/callable_instance.js';
 import { POPTFJS_KERNELS } from '../lib/backend/poptfjs_kernels/kernel_names.js';
-import { registerHostFunction, type HostFunction } from '../lib/backend/poptfjs_kernels/cpu_op_kernels.js';
+import { registerHostFunction, type CpuOpAttrs, type HostFunction } from '../lib/backend/poptfjs_kernels/cpu_op_kernels.js';
 import { isRunningOnIpu } from '../lib/trace/running_on_ipu.js';
 
 export type { HostFunction } from '../lib/backend/poptfjs_kernels/cpu_op_kernels.js';
@@ -23,10 +23,13 @@ function invalid(message: string): PoptfjsError {
  * their real values, and its results are copied back to the device, as
  * PopTorch's CPU op does. Outside a poptfjs model it simply calls `fn`.
  * While the model is traced, `fn` runs once on the example inputs (its
- * results give the outputs' shapes); it must return tensors of the same
- * shapes and dtypes each time. The function is found by `id` when the node
- * runs, so a saved or exported executable runs where a CPU op of that id
- * has been created, and names the id otherwise.
+ * results declare the outputs' shapes and dtypes, float32 or int32); it must
+ * return tensors of those shapes and dtypes each time, else the run fails
+ * naming the op and the output. Two CPU ops made with the same `id` each keep
+ * their function: a model runs the one it was traced with. A saved or
+ * exported executable run in another process finds its function by `id`
+ * (the CPU op of that id made last there), and names the id when there is
+ * none.
  *
  * As in PopTorch, CPU ops belong in inference models: they have no
  * gradient, and training through one is an error naming it.
@@ -41,6 +44,8 @@ export class CPU extends CallableInstance {
   /** The CPU op's name (PopTorch's `ID`), the key its function is found by. */
   readonly id: string;
   private readonly fn: HostFunction;
+  /** Which of the CPU ops named `id` in this process this is: a model runs the function of its own op. */
+  private readonly index: number;
 
   /** Runs `fn` on the host whenever the device reaches the op; `id` names it. */
   constructor(fn: HostFunction, id: string) {
@@ -49,7 +54,7 @@ export class CPU extends CallableInstance {
     if (typeof id !== 'string' || id === '') throw invalid(`the id must be a non-empty string, got ${JSON.stringify(id)}`);
     this.fn = fn;
     this.id = id;
-    registerHostFunction(id, fn);
+    this.index = registerHostFunction(id, fn);
   }
 
   /** Calls the op on `inputs`: `fn(...inputs)` outside a model, a `poptfjs.CpuOp` node inside one. */
@@ -57,7 +62,8 @@ export class CPU extends CallableInstance {
     const bad = inputs.findIndex((t) => !(t instanceof tf.Tensor));
     if (bad >= 0) throw invalid(`argument ${bad} of CPU op '${this.id}' is not a tf.Tensor`);
     if (!isRunningOnIpu()) return this.fn(...inputs);
-    return tf.engine().runKernel(POPTFJS_KERNELS.cpuOp, inputs as unknown as tf.NamedTensorMap, { id: this.id }) as unknown as tf.Tensor | tf.Tensor[];
+    const attrs: CpuOpAttrs = { id: this.id, index: this.index };
+    return tf.engine().runKernel(POPTFJS_KERNELS.cpuOp, inputs as unknown as tf.NamedTensorMap, attrs as unknown as tf.NamedAttrMap) as unknown as tf.Tensor | tf.Tensor[];
   }
 }
 

@@ -9,6 +9,17 @@ import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTy
 const OP = 'ops.forLoop';
 const BODY = 'the body of ops.forLoop';
 
+/**
+ * The most iterations of its loops a model runs each time (loops nested in a
+ * body multiply): the simulated IPU computes every iteration on the host, a
+ * few to hundreds of microseconds each, so more would not end in hours.
+ * (Poplar's `Repeat` counts with 32 bits: 2^32 - 1 at most.)
+ */
+export const MAX_LOOP_ITERATIONS = 2 ** 24;
+
+/** The iterations of the loops whose bodies are being traced (1 outside any). */
+let enclosingIterations = 1;
+
 /** Checks that one iteration's outputs can be the next one's inputs. */
 function checkCarried(inputs: readonly tf.Tensor[], outputs: readonly tf.Tensor[]): void {
   if (outputs.length !== inputs.length) {
@@ -49,7 +60,8 @@ function runEagerly(count: number, body: ControlFlowBody, inputs: readonly tf.Te
  *
  * Inside a model that poptfjs compiles, the body is traced once into a
  * subgraph of a `poptfjs.ForLoop` node that the device runs `count` times
- * (the graph does not grow with `count`). The body gets copies of its inputs
+ * (the graph does not grow with `count`), up to {@link MAX_LOOP_ITERATIONS}
+ * iterations in all (loops in a body multiply). The body gets copies of its inputs
  * (updating them does not change the tensors passed in), cannot read values
  * (`dataSync`), write weights, or hand out tensors other than by returning
  * them. As in PopTorch, the loop is for inference only: a training model
@@ -62,7 +74,23 @@ export function forLoop(count: number, body: (...inputs: tf.Tensor[]) => tf.Tens
   const recorder = currentRecorder();
   if (!recorder) return runEagerly(count, run, tensors);
   if (recorder.training) throw controlFlowError(OP, 'ops.forLoop() is only supported in inference.');
-  const traced = recorder.traceBody(BODY, `${count} times`, tensors, (bodyInputs) => bodyOutputs(OP, BODY, run(...bodyInputs)));
+  const outer = enclosingIterations;
+  const iterations = outer * count;
+  if (iterations > MAX_LOOP_ITERATIONS) {
+    const nested = outer > 1 ? ` (${count} in each of the ${outer} iterations of the loops around it)` : '';
+    throw controlFlowError(
+      OP,
+      `${OP}: a loop of ${iterations} iterations${nested} is more than the ${MAX_LOOP_ITERATIONS} iterations a model may run: ` +
+        'the simulated IPU computes every iteration on the host, which would take hours; loop fewer times, or do the work of several iterations in one',
+    );
+  }
+  enclosingIterations = iterations;
+  let traced: ReturnType<typeof recorder.traceBody>;
+  try {
+    traced = recorder.traceBody(BODY, `${count} times`, tensors, (bodyInputs) => bodyOutputs(OP, BODY, run(...bodyInputs)));
+  } finally {
+    enclosingIterations = outer;
+  }
   checkCarried(tensors, traced.outputs);
   return recorder.addControlFlowNode(POPTFJS_KERNELS.forLoop, traced.inputs, { count }, [traced.graph], traced.outputs);
 }

@@ -16,5 +16,5 @@ export { MultiConv, MultiConvPlanType } from './multi_conv.js';
 export { ipuHardwareIsAvailable, ipuHardwareVersion } from './ipu_hardware.js';
 export { NameScope } from './name_scope.js';
 export { Attribute } from './attribute.js';
-export { forLoop } from './for_loop.js';
+export { forLoop, MAX_LOOP_ITERATIONS } from './for_loop.js';
 export { cond } from './cond.js';

@@ -18,19 +18,16 @@
  *   only then unlinks the lock's name. A lock taken in the meantime is never
  *   removed, and the pinned inode cannot be reused by a new lock while the
  *   pin exists.
- * - A lock that cannot be parsed (not one poptfjs wrote) is removed only when
- *   it is older than {@link UNREADABLE_LOCK_GRACE_MS} and no running process
- *   named in it wrote it.
+ * - A lock that cannot be parsed (empty, truncated, or not JSON naming a
+ *   holder) is stale at once: poptfjs's own locks are never seen half-written,
+ *   so no live holder wrote it.
  * - A process releases only a lock that is still its own (same inode).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ownStartTime, processRuns } from './process_liveness.js';
-
-/** A lock file that cannot be parsed is left alone for this long (and while a running process named in it may be writing it). */
-export const UNREADABLE_LOCK_GRACE_MS = 10_000;
 
 /** A reclaim pin older than this belongs to a process that died while reclaiming (a reclaim takes microseconds); the next reclaimer pins at the next level. */
 const RECLAIM_PIN_GRACE_MS = 2_000;
@@ -43,8 +40,8 @@ export interface LockFile {
   readonly ctimeMs: number;
 }
 
-/** What a lock says: why it is stale, or the process holding it (undefined when the lock cannot be parsed yet). */
-export type LockVerdict = { readonly stale: string } | { readonly pid: number | undefined; readonly host?: string };
+/** What a lock says: why it is stale, or the process holding it. */
+export type LockVerdict = { readonly stale: string } | { readonly pid: number; readonly host?: string };
 
 /** How to judge locks: how old the lock of a holder on another host may be before it is stale. */
 export interface LockPolicy {
@@ -72,7 +69,8 @@ function unlinkIfPresent(path: string): boolean {
 export function readLockFile(path: string): LockFile | undefined {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Without blocking: a FIFO put where a lock should be reads as empty (and is then reclaimed as one).
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
@@ -85,41 +83,39 @@ export function readLockFile(path: string): LockFile | undefined {
   }
 }
 
-/** The holder a lock names: pid, start time and host, or only a pid found in text that does not parse. */
-function parseLock(text: string): { pid: number | undefined; start?: string | null; host?: string; parsed: boolean } {
+/** The holder a lock names: pid, start time and host; undefined when the text is not a lock poptfjs wrote. */
+function parseLock(text: string): { pid: number; start?: string | null; host?: string } | undefined {
+  let content: { pid?: unknown; start?: unknown; hostname?: unknown };
   try {
-    const content = JSON.parse(text) as { pid?: unknown; start?: unknown; hostname?: unknown };
-    const startValid = content.start === undefined || content.start === null || typeof content.start === 'string';
-    const hostValid = content.hostname === undefined || typeof content.hostname === 'string';
-    if (Number.isInteger(content.pid) && startValid && hostValid) {
-      return {
-        pid: content.pid as number,
-        start: content.start as string | null | undefined,
-        parsed: true,
-        ...(content.hostname !== undefined ? { host: content.hostname as string } : {}),
-      };
-    }
+    content = JSON.parse(text) as typeof content;
   } catch {
-    // Not JSON: look for a pid below.
+    return undefined;
   }
-  const pid = /"pid"\s*:\s*(\d+)/.exec(text)?.[1];
-  return { pid: pid === undefined ? undefined : Number(pid), parsed: false };
+  if (content === null || typeof content !== 'object') return undefined;
+  const startValid = content.start === undefined || content.start === null || typeof content.start === 'string';
+  const hostValid = content.hostname === undefined || typeof content.hostname === 'string';
+  if (!Number.isInteger(content.pid) || !startValid || !hostValid) return undefined;
+  return {
+    pid: content.pid as number,
+    start: content.start as string | null | undefined,
+    ...(content.hostname !== undefined ? { host: content.hostname as string } : {}),
+  };
 }
 
 /** What `lock` (not one this process holds) says under `policy`. */
 export function judgeLock(lock: LockFile, policy: LockPolicy): LockVerdict {
-  const { pid, start, host, parsed } = parseLock(lock.text);
-  const age = Date.now() - lock.mtimeMs;
-  if (parsed) {
-    if (host !== undefined && host !== hostname()) {
-      return age > policy.foreignHolderMaxAgeMs ? { stale: `its holder, process ${pid} on ${host}, took it ${Math.round(age / 60_000)} min ago` } : { pid, host };
-    }
-    if (pid === process.pid && (start ?? null) === ownStartTime()) return { stale: 'it names this process, which does not hold it' };
-    return processRuns(pid!, start) ? { pid } : { stale: `its holder, process ${pid}, no longer runs` };
+  const holder = parseLock(lock.text);
+  if (holder === undefined) {
+    const what = lock.text.length === 0 ? 'it is empty' : 'its content cannot be parsed';
+    return { stale: `${what}: poptfjs writes its locks whole, so no running holder wrote it` };
   }
-  if (pid !== undefined && processRuns(pid)) return { pid };
-  if (age < UNREADABLE_LOCK_GRACE_MS) return { pid: undefined };
-  return { stale: `its content cannot be parsed, it is ${Math.round(age / 1000)} s old and no running process wrote it` };
+  const { pid, start, host } = holder;
+  const age = Date.now() - lock.mtimeMs;
+  if (host !== undefined && host !== hostname()) {
+    return age > policy.foreignHolderMaxAgeMs ? { stale: `its holder, process ${pid} on ${host}, took it ${Math.round(age / 60_000)} min ago` } : { pid, host };
+  }
+  if (pid === process.pid && (start ?? null) === ownStartTime()) return { stale: 'it names this process, which does not hold it' };
+  return processRuns(pid, start) ? { pid } : { stale: `its holder, process ${pid}, no longer runs` };
 }
 
 function sleep(ms: number): void {
@@ -187,7 +183,7 @@ export function sweepLockLeftovers(dir: string): void {
 }
 
 /** The outcome of {@link takeLock}: the inode of the lock taken, or who holds it. */
-export type LockAttempt = { readonly inode: number } | { readonly holder: { readonly pid: number | undefined; readonly host?: string } };
+export type LockAttempt = { readonly inode: number } | { readonly holder: { readonly pid: number; readonly host?: string } };
 
 /**
  * Takes the lock at `path` without waiting, reclaiming a stale one (`onReclaim`

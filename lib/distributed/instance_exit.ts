@@ -1,7 +1,7 @@
 /**
  * How an instance of `poptfjs run` ended: the instance runner reports it to
- * the launcher as one marked line on its standard output, which `mpiexec`
- * forwards, so the launcher learns which instance ended and how on any host.
+ * the launcher over its connection (see `instance_channel.ts`), so the
+ * launcher learns which instance ended and how on any host.
  */
 import { constants } from 'node:os';
 
@@ -15,19 +15,6 @@ export interface InstanceExit {
   readonly signal: NodeJS.Signals | null;
   /** The command that could not be started and why, when it could not: `train.js (spawn train.js EACCES)`. */
   readonly startError?: string;
-}
-
-/** Begins the line that reports an instance's exit (a record separator, then words no program prints by chance). */
-const EXIT_MARKER = '\u001epoptfjs instance exit ';
-
-/** The line (with its newline) that reports `exit`. */
-export function exitReportLine(exit: InstanceExit): string {
-  return `${EXIT_MARKER}${JSON.stringify(exit)}\n`;
-}
-
-/** The exit a line reports, or `undefined` for any other line. */
-export function readExitReport(line: string): InstanceExit | undefined {
-  return line.startsWith(EXIT_MARKER) ? (JSON.parse(line.slice(EXIT_MARKER.length)) as InstanceExit) : undefined;
 }
 
 /** Whether the instance failed: it could not start, was ended by a signal, or exited with a code other than 0. */

@@ -4,24 +4,32 @@
  *
  * The layout is checked before anything starts (see `instance_layout.ts`).
  * `mpiexec` starts the instance runner (`run_instance.ts`) once per instance,
- * placed on the hosts in blocks; each runner runs the command with the
- * layout in its environment under PopDist's names and reports how the
- * command ended. The first instance to fail (an exit code other than 0, a
- * signal, a command that cannot start) ends the run: the launcher says which
- * instance failed and why, has `mpiexec` end the others (SIGTERM, then
- * SIGKILL after {@link TERMINATION_GRACE_MS}), and exits with the failed
- * instance's status.
+ * placed on the hosts in blocks; each runner connects back to the launcher
+ * (see `instance_channel.ts`), runs the command with the layout in its
+ * environment under PopDist's names, sends each line the command prints,
+ * which the launcher prints whole with the instance's `[<i>] ` prefix, and
+ * reports how the command ended. The first instance to fail (an exit code
+ * other than 0, a signal, a command that cannot start) ends the run: the
+ * launcher says which instance failed and why, has `mpiexec` end the others
+ * (SIGTERM, which the runners pass on, then SIGKILL from the runners after
+ * the run's `killAfterMs`), and exits with the failed instance's status.
+ *
+ * SIGINT and SIGTERM sent to the launcher are passed on to the instances
+ * the same way, and SIGHUP (its terminal closed) ends the run as SIGTERM
+ * does. Should `mpiexec` itself not end within twice `killAfterMs`, it is
+ * killed, and its process managers kill what is left.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { extname, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { PoptfjsError } from '../common/errors.js';
-import { describeInstanceExit, exitStatus, instanceFailed, readExitReport, type InstanceExit } from './instance_exit.js';
-import { instanceLayout, type InstanceLayoutRequest } from './instance_layout.js';
-import { instanceRunnerArguments } from './instance_runner.js';
+import { LauncherChannel } from './instance_channel.js';
+import { describeInstanceExit, exitStatus, instanceFailed, type InstanceExit } from './instance_exit.js';
+import { instanceLayout, LOCAL_HOST, type InstanceLayoutRequest } from './instance_layout.js';
+import { instanceRunnerArguments, type InstanceRunnerConfig } from './instance_runner.js';
 import { detectMpiexec, placementArguments } from './mpi_implementation.js';
 
 /** What `poptfjs run` is asked to do. */
@@ -30,6 +38,8 @@ export interface RunRequest extends InstanceLayoutRequest {
   readonly mpiArgs: readonly string[];
   /** Write instance `i`'s output to `<outputDir>/instance-<i>.log` instead of prefixing it with `[<i>] `. */
   readonly outputDir?: string;
+  /** How long an instance has to end after SIGTERM (or SIGINT, SIGHUP) before it is killed; default {@link DEFAULT_KILL_AFTER_MS}. */
+  readonly killAfterMs?: number;
   /** The command each instance runs, and its arguments. */
   readonly command: readonly string[];
 }
@@ -40,11 +50,19 @@ export interface LauncherStreams {
   readonly stderr: Writable;
 }
 
-/** How long the other instances have to end after SIGTERM before they are killed. */
-export const TERMINATION_GRACE_MS = 5_000;
+/** How long instances have to end after SIGTERM before they are killed, unless the request says. */
+export const DEFAULT_KILL_AFTER_MS = 5_000;
+
+/** The names by which a run's hosts are this host: a run on them alone is reached over the loopback interface. */
+function isThisHost(name: string): boolean {
+  return name === LOCAL_HOST || name === '127.0.0.1' || name === '::1' || name === hostname();
+}
 
 /** The simulated IPUs of each host when `POPTFJS_NUM_IPUS` is not set. */
 const DEFAULT_IPUS_PER_HOST = 16;
+
+/** The signals the launcher handles: SIGINT and SIGTERM are passed on to the instances, SIGHUP ends the run as SIGTERM. */
+const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function ipusPerHost(env: NodeJS.ProcessEnv): number {
   const text = env.POPTFJS_NUM_IPUS;
@@ -79,12 +97,33 @@ export async function launchInstances(request: RunRequest, env: NodeJS.ProcessEn
       throw new PoptfjsError(`run: --output-dir ${request.outputDir} cannot be made: ${(error as Error).message}`, { type: 'cli' });
     }
   }
-  const config = {
+  const killAfterMs = request.killAfterMs ?? DEFAULT_KILL_AFTER_MS;
+  const exits = new Map<number, InstanceExit>();
+  let failure: InstanceExit | undefined;
+  let endInstances: () => void = () => undefined;
+  const write = (stream: Writable, text: string): Promise<void> | undefined =>
+    stream.write(text) ? undefined : new Promise<void>((done) => stream.once('drain', () => done()));
+  const local = layout.hosts.every((host) => isThisHost(host.name));
+  const channel = await LauncherChannel.open(local ? '127.0.0.1' : '0.0.0.0', local ? '127.0.0.1' : hostname(), {
+    line: (instance, stream, line) => write(stream === 'stderr' ? streams.stderr : streams.stdout, `[${instance}] ${line}\n`),
+    exit: (exit) => {
+      exits.set(exit.instance, exit);
+      if (failure === undefined && instanceFailed(exit)) {
+        failure = exit;
+        const others = layout.numInstances > 1 ? '; ending the other instances' : '';
+        streams.stderr.write(`poptfjs run: ${describeInstanceExit(exit)}${others}\n`);
+        endInstances();
+      }
+    },
+  });
+  const config: InstanceRunnerConfig = {
     numInstances: layout.numInstances,
     numReplicas: layout.numReplicas,
     localReplicas: layout.localReplicas,
     ipusPerReplica: layout.ipusPerReplica,
     ...(outputDir === undefined ? {} : { outputDir }),
+    channel: channel.address,
+    killAfterMs,
   };
   const args = [
     ...placementArguments(mpiexec, layout, env),
@@ -95,42 +134,26 @@ export async function launchInstances(request: RunRequest, env: NodeJS.ProcessEn
     ...instanceRunnerProgram(),
     ...instanceRunnerArguments(config, request.command),
   ];
-  const child = spawn('mpiexec', args, { env, stdio: ['inherit', 'pipe', 'inherit'] });
+  const child = spawn('mpiexec', args, { env, stdio: 'inherit' });
 
-  const exits = new Map<number, InstanceExit>();
-  let failure: InstanceExit | undefined;
   let killTimer: NodeJS.Timeout | undefined;
-  const endInstances = () => {
-    child.kill('SIGTERM');
-    killTimer ??= setTimeout(() => child.kill('SIGKILL'), TERMINATION_GRACE_MS);
+  /** Passes `signal` on through mpiexec, and kills mpiexec should the run not end in twice the time the runners give their commands. */
+  const signalInstances = (signal: NodeJS.Signals) => {
+    child.kill(signal);
+    killTimer ??= setTimeout(() => child.kill('SIGKILL'), 2 * killAfterMs);
   };
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  process.on('SIGINT', forward).on('SIGTERM', forward);
+  endInstances = () => signalInstances('SIGTERM');
+  const forward = (signal: NodeJS.Signals) => signalInstances(signal === 'SIGHUP' ? 'SIGTERM' : signal);
+  for (const signal of HANDLED_SIGNALS) process.on(signal, forward);
 
-  const printed = new Promise<void>((done) =>
-    createInterface({ input: child.stdout!, crlfDelay: Infinity })
-      .on('line', (line) => {
-        const exit = readExitReport(line);
-        if (exit === undefined) {
-          streams.stdout.write(`${line}\n`);
-          return;
-        }
-        exits.set(exit.instance, exit);
-        if (failure === undefined && instanceFailed(exit)) {
-          failure = exit;
-          const others = layout.numInstances > 1 ? '; ending the other instances' : '';
-          streams.stderr.write(`poptfjs run: ${describeInstanceExit(exit)}${others}\n`);
-          endInstances();
-        }
-      })
-      .on('close', done),
-  );
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
     child.once('error', (error) => fail(new PoptfjsError(`run: mpiexec could not start: ${error.message}`, { type: 'cli' })));
     child.once('exit', (code, signal) => done({ code, signal }));
   });
   try {
-    const [mpiexecEnd] = await Promise.all([ended, printed]);
+    const mpiexecEnd = await ended;
+    // What the runners sent before they ended is read in full; a runner left behind (its mpiexec killed) is not waited for long.
+    await channel.drain(killAfterMs);
     if (failure !== undefined) return exitStatus(failure);
     const missing = Array.from({ length: layout.numInstances }, (_, i) => i).filter((i) => !exits.has(i));
     if (mpiexecEnd.code === 0 && missing.length === 0) return 0;
@@ -140,6 +163,7 @@ export async function launchInstances(request: RunRequest, env: NodeJS.ProcessEn
     return mpiexecEnd.code || 1;
   } finally {
     clearTimeout(killTimer);
-    process.off('SIGINT', forward).off('SIGTERM', forward);
+    channel.close();
+    for (const signal of HANDLED_SIGNALS) process.off(signal, forward);
   }
 }

@@ -11,6 +11,7 @@ import { ShapeOnlyBackend } from '../backend/shape_only/shape_only_backend.js';
 import { withShapeOnlyBackend } from '../backend/shape_only/shape_only_mode.js';
 import { engine } from '../backend/tfjs_internals.js';
 import { PoptfjsError } from '../common/errors.js';
+import { MAX_DIMENSION } from '../files/layers_topology.js';
 import type { MemoryPlan } from '../ipu/memory_plan.js';
 import type { Timeline } from '../ipu/timeline.js';
 import { Options } from '../options/options.js';
@@ -20,6 +21,7 @@ import { summaryReport } from '../report/summary_report.js';
 import { hostBatchSize } from '../executable/batch_plan.js';
 import type { Executable } from '../executable/executable.js';
 import type { LossSpec } from '../trace/loss_function.js';
+import { canonicalLossName, lossNamesText } from '../trace/loss_names.js';
 import { isLayersModel, modelName, type WrappableModel } from '../trace/model_function.js';
 import { traceInference, traceTraining, type TracedModel } from '../trace/trace_model.js';
 import { Adam } from '../../optim/adam.js';
@@ -111,12 +113,35 @@ function planError(message: string): PoptfjsError {
   return new PoptfjsError(`plan: ${message}`, { type: 'executor' });
 }
 
+/** The dtypes of the inputs and targets a plan takes. */
+const PLAN_DTYPES: readonly string[] = ['float32', 'float16', 'int32', 'bool'];
+
+/** A value a request gives, for an error: `'adam'`, `42`, `{"a":1}`. */
+function given(value: unknown): string {
+  return typeof value === 'string' ? `'${value}'` : typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
+}
+
 function checkInput(input: PlanInput | undefined, what: string): PlanInput {
   if (input === null || typeof input !== 'object' || !Array.isArray(input.shape) || !input.shape.every((d) => Number.isInteger(d) && d > 0)) {
     throw planError(`${what} must be { shape: [positive integers], dtype? }, got ${JSON.stringify(input)}`);
   }
+  const huge = input.shape.find((d) => d > MAX_DIMENSION);
+  if (huge !== undefined) throw planError(`${what} has a dimension of ${huge}; a dimension has at most ${MAX_DIMENSION} elements`);
   if (input.shape.length === 0) throw planError(`${what} needs a batch dimension (its first dimension is the micro-batch size)`);
+  if (input.dtype !== undefined && !PLAN_DTYPES.includes(input.dtype)) throw planError(`${what}.dtype must be one of ${PLAN_DTYPES.join(', ')}, got ${given(input.dtype)}`);
   return input;
+}
+
+/** Refuses an optimizer that is not a name of {@link PLAN_OPTIMIZERS} (its own keys, not Object.prototype's) or a function, and a loss that is not a name or a function. */
+function checkTrainingChoices(request: PlanRequest): void {
+  const optimizer: unknown = request.optimizer;
+  if (optimizer !== undefined && typeof optimizer !== 'function' && !(typeof optimizer === 'string' && Object.hasOwn(PLAN_OPTIMIZERS, optimizer))) {
+    throw planError(`unknown optimizer ${given(optimizer)}; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
+  }
+  const loss: unknown = request.loss;
+  if (loss !== undefined && typeof loss !== 'function' && !(typeof loss === 'string' && canonicalLossName(loss) !== undefined)) {
+    throw planError(`unknown loss ${given(loss)}; expected one of ${lossNamesText()}, or a function (yTrue, yPred) => tf.Tensor`);
+  }
 }
 
 /** True if `t` lives on the shape-only backend (it was made while planning). */
@@ -185,9 +210,7 @@ export async function plan(build: PlanBuild, request: PlanRequest): Promise<Plan
   if (request === null || typeof request !== 'object' || !Array.isArray(request.inputs)) throw planError('expected { inputs: [{ shape, dtype? }], ... }');
   const inputs = request.inputs.map((input, i) => checkInput(input, `inputs[${i}]`));
   const target = request.target === undefined ? undefined : checkInput(request.target, 'target');
-  if (typeof request.optimizer === 'string' && !(request.optimizer in PLAN_OPTIMIZERS)) {
-    throw planError(`unknown optimizer '${request.optimizer}'; expected one of ${Object.keys(PLAN_OPTIMIZERS).join(', ')} or a function of the model`);
-  }
+  checkTrainingChoices(request);
   const training = request.training ?? (request.loss !== undefined || request.optimizer !== undefined || target !== undefined);
   const options = request.options ?? new Options();
   if (!(options instanceof Options)) throw planError('options must be a poptfjs Options object');

@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { PoptfjsError } from '../common/errors.js';
-import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import { readFileBytes } from '../common/regular_file.js';
+import { writeFileAtomic } from './atomic_file.js';
 
 /** One member: a name of at most 15 characters without `/`, and its bytes. */
 export interface ArchiveMember {

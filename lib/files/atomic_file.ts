@@ -10,7 +10,7 @@
  * {@link temporaryFilesIn} lists them (for `poptfjs cache ls` and `clear`).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { PoptfjsError } from '../common/errors.js';
 import { processRuns } from '../common/process_liveness.js';
@@ -114,15 +114,4 @@ export function writeFileAtomic(path: string, bytes: Uint8Array | Iterable<Uint8
     throw new PoptfjsError(`cannot write ${path}: ${describe(error)}`, { type: 'file', location: path, cause: error });
   }
   fsyncDirectory(dir);
-}
-
-/** The bytes of `path`; an error that names the file and says why it cannot be read. */
-export function readFileBytes(path: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : describe(error);
-    throw new PoptfjsError(`cannot read ${path}: ${why}`, { type: 'file', location: path, cause: error });
-  }
 }

@@ -9,7 +9,8 @@
  * the previous checkpoint intact. They are verified when read.
  */
 import { PoptfjsError } from '../common/errors.js';
-import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import { readFileBytes } from '../common/regular_file.js';
+import { writeFileAtomic } from './atomic_file.js';
 import type { BatchFactors } from '../executable/batch_plan.js';
 import type { DeviceState } from '../executable/device_state.js';
 import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';

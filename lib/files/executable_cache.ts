@@ -16,7 +16,8 @@
  * removes entries, and the temporary files of writes that were interrupted
  * (which the next write of the same entry also removes).
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { fileKind } from '../common/regular_file.js';
 import { join } from 'node:path';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
@@ -227,21 +228,47 @@ function directoryFiles(dir: string): string[] {
   }
 }
 
-/** The entries of the cache directory `dir`. */
+/** The size and modification time of `file` (of its target when it is a link), and what it is when it is not a regular file. */
+function entryStats(file: string): { bytes: number; modifiedUnixMs: number; notAFile?: string } {
+  const link = lstatSync(file);
+  let stats = link;
+  if (link.isSymbolicLink()) {
+    try {
+      stats = statSync(file);
+    } catch {
+      return { bytes: 0, modifiedUnixMs: link.mtimeMs, notAFile: 'a symbolic link to nothing' };
+    }
+  }
+  return { bytes: stats.size, modifiedUnixMs: stats.mtimeMs, ...(stats.isFile() ? {} : { notAFile: fileKind(stats) }) };
+}
+
+/**
+ * The entries of the cache directory `dir`: what each holds, or why it
+ * cannot be read (a corrupted file, or something that is not a file, such
+ * as a directory or a link to nothing, which is never read).
+ */
 export function listExecutableCache(dir: string): CacheEntryInfo[] {
   return directoryFiles(dir)
     .filter((name) => name.endsWith(CACHE_ENTRY_EXTENSION) && !isTemporaryFileName(name))
-    .map((name) => {
+    .flatMap((name) => {
       const file = join(dir, name);
-      const stat = statSync(file);
-      let contents: CacheEntryInfo['contents'];
+      let stats: ReturnType<typeof entryStats>;
       try {
-        const { executable, backend } = readExecutableFile(file);
-        contents = { modelName: executable.modelName, kind: executable.kind, backend };
-      } catch (error) {
-        contents = { error: error instanceof Error ? error.message : String(error) };
+        stats = entryStats(file);
+      } catch {
+        return []; // Removed since the directory was read.
       }
-      return { file, bytes: stat.size, modifiedUnixMs: stat.mtimeMs, contents };
+      let contents: CacheEntryInfo['contents'];
+      if (stats.notAFile !== undefined) contents = { error: `it is ${stats.notAFile}, not a regular file` };
+      else {
+        try {
+          const { executable, backend } = readExecutableFile(file);
+          contents = { modelName: executable.modelName, kind: executable.kind, backend };
+        } catch (error) {
+          contents = { error: error instanceof Error ? error.message : String(error) };
+        }
+      }
+      return [{ file, bytes: stats.bytes, modifiedUnixMs: stats.modifiedUnixMs, contents }];
     });
 }
 
@@ -265,19 +292,23 @@ export interface CacheClearResult {
   readonly liveLocks: number;
   /** Temporary files kept because a live process is writing them. */
   readonly liveTemporaryFiles: number;
+  /** Directories named like entries, kept: poptfjs writes files only, so a directory is someone else's. */
+  readonly directories: readonly string[];
 }
 
 /**
  * Removes the entries of the cache directory `dir`, the temporary files of
  * writers that were killed, and the locks of holders that are gone (a live
- * holder's lock and a live writer's temporary file are kept). Other files are
- * left alone.
+ * holder's lock and a live writer's temporary file are kept). Other files, and
+ * directories named like entries, are left alone; a link named like an entry is
+ * removed, not what it links to.
  */
 export function clearExecutableCache(dir: string): CacheClearResult {
   let entries = 0;
   let temporaryFiles = 0;
   let bytes = 0;
   let liveLocks = 0;
+  const directories: string[] = [];
   const names = directoryFiles(dir);
   // Read after the names, so that it covers every temporary file among them.
   const written = new Set(
@@ -293,7 +324,12 @@ export function clearExecutableCache(dir: string): CacheClearResult {
     if (written.has(file) || !(isEntry || isTemporary || name.endsWith('.lock'))) continue;
     let size: number;
     try {
-      size = statSync(file).size;
+      const stats = lstatSync(file);
+      if (stats.isDirectory()) {
+        directories.push(file);
+        continue;
+      }
+      size = stats.isFile() ? stats.size : 0; // A link is removed, not what it links to.
     } catch {
       continue;
     }
@@ -306,5 +342,5 @@ export function clearExecutableCache(dir: string): CacheClearResult {
     if (isEntry) entries++;
     if (isTemporary) temporaryFiles++;
   }
-  return { entries, temporaryFiles, bytes, liveLocks, liveTemporaryFiles: written.size };
+  return { entries, temporaryFiles, bytes, liveLocks, liveTemporaryFiles: written.size, directories };
 }

@@ -10,7 +10,8 @@
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
-import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import { readFileBytes } from '../common/regular_file.js';
+import { writeFileAtomic } from './atomic_file.js';
 import type { DeviceState } from '../executable/device_state.js';
 import { deviceStateFromMessage, deviceStateMessage } from './device_state_message.js';
 import type { Executable } from '../executable/executable.js';
@@ -87,6 +88,54 @@ function exportedModelFromMessage(m: ExportedModelMessage, parameters: readonly 
   return { modelId: m.model_id, inputCount: m.input_count, forwardGraph: graphFromMessage(m.forward_graph, `${where} (exported model)`), weights };
 }
 
+/**
+ * Throws an error naming `where` unless every parameter value of `graph` is
+ * a parameter of the file, of its dtype and shape (a weight split across
+ * replica groups is the parameter's slice: its shape without the first,
+ * stacking dimension), so that a file whose graph disagrees with its
+ * parameters is refused when it is read, not when a kernel meets the real
+ * weight at run time.
+ */
+function checkParameterValues(graph: Graph, parameters: readonly ParameterSpec[], groupings: Executable['replicaGroupings'], where: string): void {
+  const specs = new Map(parameters.map((p) => [p.name, p]));
+  for (const value of graph.values) {
+    if (value.source.kind !== 'param') continue;
+    const name = value.source.name;
+    const spec = specs.get(name);
+    if (!spec) throw new PoptfjsError(`${where}: value %${value.id} is parameter '${name}', which is not one of the file's parameters`, { type: 'file' });
+    const shape = Object.hasOwn(groupings, name) ? spec.shape.slice(1) : spec.shape;
+    if (value.dtype !== spec.dtype || value.shape.length !== shape.length || value.shape.some((d, i) => d !== shape[i])) {
+      throw new PoptfjsError(
+        `${where}: value %${value.id} of parameter '${name}' is ${value.dtype}[${value.shape.join(',')}], but the parameter is ${describeParameter(spec)}` +
+          `${Object.hasOwn(groupings, name) ? ' (split across replica groups along its first dimension)' : ''}`,
+        { type: 'file' },
+      );
+    }
+  }
+}
+
+/** Throws an error naming `where` unless the exported model's forward graph takes the model inputs of the executable's signature. */
+function checkForwardInputs(model: ExportedModel, signature: Executable['inputSignature'], where: string): void {
+  const inputs = model.forwardGraph.inputs;
+  if (inputs.length !== model.inputCount || model.inputCount > signature.length) {
+    throw new PoptfjsError(
+      `${where}: the exported model takes ${inputs.length} input(s) in its graph and ${model.inputCount} by its count, of the ${signature.length} the signature describes`,
+      {
+        type: 'file',
+      },
+    );
+  }
+  inputs.forEach((id, i) => {
+    const value = model.forwardGraph.values[id]!;
+    const s = signature[i]!;
+    if (value.dtype !== s.dtype || value.shape.length !== s.shape.length || value.shape.some((d, k) => d !== s.shape[k])) {
+      throw new PoptfjsError(`${where}: input ${i} is ${s.dtype}[${s.shape.join(',')}] in the signature, but ${value.dtype}[${value.shape.join(',')}] in the exported model`, {
+        type: 'file',
+      });
+    }
+  });
+}
+
 /** The bytes of an executable file, stamped with `version` (this poptfjs's unless given). */
 export function encodeExecutableFile(contents: ExecutableFileContents, version?: string): Uint8Array {
   const payload = encodeMessage(Messages.ExecutableFile, {
@@ -113,12 +162,19 @@ function decodePayload(payload: Uint8Array, file: string): ExecutableFileContent
     const m = decodeMessage(Messages.ExecutableFile, payload, file);
     if (!m.executable) throw new PoptfjsError(`${file}: the file holds no executable`, { type: 'file' });
     const parameters = parameterSpecsFromMessages(m.parameters, file);
+    const executable = executableFromMessage(m.executable, file);
+    const model = m.model ? exportedModelFromMessage(m.model, parameters, file) : undefined;
+    checkParameterValues(executable.graph, parameters, executable.replicaGroupings, file);
+    if (model) {
+      checkParameterValues(model.forwardGraph, parameters, executable.replicaGroupings, `${file} (exported model)`);
+      checkForwardInputs(model, executable.inputSignature, file);
+    }
     return {
-      executable: executableFromMessage(m.executable, file),
+      executable,
       parameters,
       options: parseLossless(m.options_json, `${file} options`),
       ...(m.optimizer ? { optimizer: optimizerConfigFromMessage(m.optimizer, file) } : {}),
-      ...(m.model ? { model: exportedModelFromMessage(m.model, parameters, file) } : {}),
+      ...(model ? { model } : {}),
       ...(m.device_state ? { deviceState: deviceStateFromMessage(m.device_state, file) } : {}),
       backend: m.backend,
       createdUnixMs: m.created_unix_ms,

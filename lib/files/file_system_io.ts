@@ -9,8 +9,9 @@
  * 16 hex digits of their SHA-256, then `model.json`, each atomically; the
  * rename of `model.json` commits the pair, so a process killed while saving
  * leaves the previous model intact. The previous weights file is removed
- * afterwards. Loading checks the weights' size against the manifest and,
- * for files named so, their hash.
+ * afterwards. Loading reads the model.json as layers_model_json.ts checks
+ * it, compares the size of the weights files with the manifest before
+ * reading them and, for files named so, checks their hash.
  */
 import * as tf from '@tensorflow/tfjs';
 import { createHash } from 'node:crypto';
@@ -18,7 +19,9 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PoptfjsError } from '../common/errors.js';
-import { readFileBytes, writeFileAtomic } from './atomic_file.js';
+import { readFileBytes, regularFileSize } from '../common/regular_file.js';
+import { writeFileAtomic } from './atomic_file.js';
+import { readLayersModelJson } from './layers_model_json.js';
 
 /** The URL scheme of the handler. */
 export const FILE_SCHEME = 'file://';
@@ -35,35 +38,14 @@ function bytesOf(data: tf.io.WeightData | undefined): Uint8Array {
   return new Uint8Array(new tf.io.CompositeArrayBuffer(data).slice());
 }
 
-function readModelJson(file: string): tf.io.ModelJSON {
-  const text = new TextDecoder().decode(readFileBytes(file));
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw ioError(file, `not valid JSON (${error instanceof Error ? error.message : String(error)}); the model file is corrupted`, error);
-  }
-  const model = json as tf.io.ModelJSON;
-  if (json === null || typeof json !== 'object' || model.modelTopology === undefined || !Array.isArray(model.weightsManifest)) {
-    throw ioError(file, 'not a tfjs model.json: it needs modelTopology and weightsManifest');
-  }
-  return model;
-}
-
-/** The byte size of the weights a manifest describes, or undefined when they are quantized. */
-function manifestBytes(specs: readonly tf.io.WeightsManifestEntry[]): number | undefined {
-  let total = 0;
-  for (const spec of specs) {
-    if (spec.quantization) return undefined;
-    const elements = spec.shape.reduce((a, b) => a * b, 1);
-    total += elements * (spec.dtype === 'bool' ? 1 : spec.dtype === 'complex64' ? 8 : 4);
-  }
-  return total;
+/** The model.json of the model at `path`: `path` itself when it names a `.json` file, else `path/model.json`. */
+export function modelJsonPath(path: string): string {
+  return path.endsWith('.json') ? path : join(path, MODEL_JSON);
 }
 
 /** A handler saving to the directory `dir` and loading `dir/model.json` (or the `.json` file `path`). */
 export function fileSystemHandler(path: string): tf.io.IOHandler {
-  const modelFile = path.endsWith('.json') ? path : join(path, MODEL_JSON);
+  const modelFile = modelJsonPath(path);
   const dir = dirname(modelFile);
   return {
     async save(artifacts: tf.io.ModelArtifacts): Promise<tf.io.SaveResult> {
@@ -73,7 +55,7 @@ export function fileSystemHandler(path: string): tf.io.IOHandler {
       let previous: string[] = [];
       try {
         statSync(modelFile);
-        previous = readModelJson(modelFile).weightsManifest.flatMap((group) => group.paths);
+        previous = readLayersModelJson(modelFile).json.weightsManifest.flatMap((group) => group.paths);
       } catch {
         previous = [];
       }
@@ -104,35 +86,28 @@ export function fileSystemHandler(path: string): tf.io.IOHandler {
     },
 
     async load(): Promise<tf.io.ModelArtifacts> {
-      const modelJson = readModelJson(modelFile);
-      return tf.io.getModelArtifactsForJSON(modelJson, async (manifest) => {
-        const specs = tf.io.getWeightSpecs(manifest);
-        const parts: Uint8Array[] = [];
-        for (const group of manifest) {
-          for (const relative of group.paths) {
-            const file = join(dir, relative);
-            const bytes = readFileBytes(file);
-            const hashed = HASHED_WEIGHTS.exec(basename(file));
-            if (hashed && createHash('sha256').update(bytes).digest('hex').slice(0, 16) !== hashed[1]) {
-              throw ioError(file, 'the weights do not match the hash in their name; the file is corrupted');
-            }
-            parts.push(bytes);
-          }
-        }
-        const data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-        let offset = 0;
-        for (const p of parts) {
-          data.set(p, offset);
-          offset += p.length;
-        }
-        const expected = manifestBytes(specs);
-        if (expected !== undefined && expected !== data.length) {
+      const { json, weightFiles, weightBytes } = readLayersModelJson(modelFile);
+      return tf.io.getModelArtifactsForJSON(json, async (manifest) => {
+        const held = weightFiles.reduce((n, file) => n + regularFileSize(file), 0);
+        if (held !== weightBytes) {
           throw ioError(
             modelFile,
-            `the manifest describes ${expected} bytes of weights, but the weights files hold ${data.length}; they are truncated or belong to another model`,
+            `the manifest describes ${weightBytes} bytes of weights, but the weights files hold ${held}; they are truncated or belong to another model`,
           );
         }
-        return [specs, data.buffer];
+        const data = new Uint8Array(weightBytes);
+        let offset = 0;
+        for (const file of weightFiles) {
+          const bytes = readFileBytes(file, { maxBytes: weightBytes - offset, what: 'the rest of the weights' });
+          const hashed = HASHED_WEIGHTS.exec(basename(file));
+          if (hashed && createHash('sha256').update(bytes).digest('hex').slice(0, 16) !== hashed[1]) {
+            throw ioError(file, 'the weights do not match the hash in their name; the file is corrupted');
+          }
+          data.set(bytes, offset);
+          offset += bytes.length;
+        }
+        if (offset !== weightBytes) throw ioError(modelFile, `the weights files changed while they were read (${offset} of ${weightBytes} bytes)`);
+        return [tf.io.getWeightSpecs(manifest), data.buffer];
       });
     },
   };

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { PoptfjsError } from '../common/errors.js';
 import { environmentSetting } from '../common/environment.js';
 import { getLogger } from '../common/log.js';
-import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, UNREADABLE_LOCK_GRACE_MS, type LockAttempt, type LockPolicy } from '../common/lock_file.js';
+import { judgeLock, readLockFile, releaseLock, sweepLockLeftovers, takeLock, type LockAttempt, type LockPolicy } from '../common/lock_file.js';
 
 const log = getLogger('devicex');
 
@@ -30,8 +30,8 @@ let exitHookInstalled = false;
 
 /** Who holds an IPU in another process, as its lock file says. */
 export interface IpuHolder {
-  /** The holder's pid; undefined when the lock file cannot be parsed (yet). */
-  readonly pid: number | undefined;
+  /** The holder's pid. */
+  readonly pid: number;
   /** The lock file. */
   readonly lockFile: string;
 }
@@ -138,11 +138,7 @@ export function tryLockIpus(ipus: readonly number[]): BusyIpu | undefined {
 
 /** The error for an IPU another process holds. */
 function busyError(busy: BusyIpu): PoptfjsError {
-  const who =
-    busy.pid !== undefined
-      ? `in use by process ${busy.pid}; detach it there,`
-      : `in use: its lock file ${busy.lockFile} cannot be parsed (it is reclaimed once it is ${UNREADABLE_LOCK_GRACE_MS / 1000} s old and no running process wrote it);`;
-  return new PoptfjsError(`IPU ${busy.ipu} is ${who} choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`, {
+  return new PoptfjsError(`IPU ${busy.ipu} is in use by process ${busy.pid}; detach it there, choose other IPUs, or set POPTFJS_WAIT_FOR_IPU=1 to wait for it`, {
     type: 'device',
     location: `IPU ${busy.ipu}`,
   });
@@ -157,7 +153,7 @@ export function lockIpus(ipus: readonly number[], wait = waitForIpus()): void {
     const busy = tryLockIpus(ipus);
     if (busy === undefined) return;
     if (!wait) throw busyError(busy);
-    log.debug(`waiting for IPU ${busy.ipu}, held by ${busy.pid !== undefined ? `process ${busy.pid}` : busy.lockFile}`);
+    log.debug(`waiting for IPU ${busy.ipu}, held by process ${busy.pid}`);
     sleep(100);
   }
 }

@@ -5,8 +5,9 @@
  * weights in external files, which are read one tensor at a time (by offset
  * and length), so their size is limited only by memory.
  */
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { readFileBytes, regularFileSize } from '../common/regular_file.js';
 import { checkGraphConsistency } from './graph_consistency.js';
 import { OnnxError } from './proto/onnx_errors.js';
 import { DATA_LOCATION, decodeModelProto, type GraphProto, type ModelProto, type TensorProto } from './proto/onnx_proto.js';
@@ -63,11 +64,9 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
   const file = join(directory, relative);
   let size: number;
   try {
-    size = statSync(file).size;
+    size = regularFileSize(file);
   } catch (error) {
-    throw new OnnxError(`tensor '${tensor.name}': cannot read its external data file '${file}': ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new OnnxError(`tensor '${tensor.name}': its external data: ${(error as Error).message}`, { cause: error });
   }
   const offset = nonNegativeInteger(externalEntry(tensor, 'offset'), 'offset', tensor) ?? 0;
   const length = nonNegativeInteger(externalEntry(tensor, 'length'), 'length', tensor) ?? size - offset;
@@ -79,7 +78,7 @@ function loadExternalData(tensor: TensorProto, directory: string): void {
     throw new OnnxError(`tensor '${tensor.name}': its shape [${tensor.dims.join(', ')}] needs ${declared} bytes, but its external data in '${file}' has ${length}`);
   }
   const data = new Uint8Array(length);
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     let done = 0;
     while (done < length) {
@@ -130,9 +129,9 @@ export function modelFromBytes(bytes: Uint8Array, options: ReadModelOptions = {}
 export function readModel(path: string, options: ReadModelOptions = {}): OnnxModel {
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    bytes = readFileBytes(path);
   } catch (error) {
-    throw new OnnxError(`cannot read the ONNX model '${path}': ${(error as Error).message}`, { cause: error });
+    throw new OnnxError(`cannot read the ONNX model: ${(error as Error).message}`, { location: path, cause: error });
   }
   try {
     return { ...modelFromBytes(bytes, { externalDataDirectory: options.externalDataDirectory ?? dirname(path) }), path };

@@ -32,6 +32,7 @@ import { OnnxError } from './proto/onnx_errors.js';
 import type { GraphProto, ValueInfoProto } from './proto/onnx_proto.js';
 import { tensorFromProto } from './proto/tensor_proto_data.js';
 import { declaredTensorMemory } from '../executor/declared_inputs_check.js';
+import { causedByOutOfMemory } from '../host_memory/host_memory_error.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../common/name_record.js';
 import { declaredBytes } from '../proto/declared_tensor.js';
@@ -180,21 +181,34 @@ function graphInputSpecs(
   return specs;
 }
 
+/** What the inputs of `specs` are, for messages: `'x' FLOAT[30000, 30000] (3.4 GiB)`. */
+function listedInputs(specs: readonly GraphInputSpec[]): string {
+  return specs
+    .map((spec) => `'${spec.name}' ${elementTypeName(spec.elementType)}[${spec.shape.join(', ')}] (${formatBytes(declaredBytes(spec.shape, spec.dtype))})`)
+    .join(', ');
+}
+
+function importError(model: OnnxModel, message: string, cause?: unknown): OnnxError {
+  return new OnnxError(`${model.path === undefined ? '' : `${model.path}: `}${message}`, {
+    ...(model.path === undefined ? {} : { location: model.path }),
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
 /**
  * Refuses graph inputs whose zeros, on which the graph is evaluated at
- * import, would take more memory than tensors may (before any is allocated);
- * the error names the model's file when it was read from one.
+ * import, would take more than half the memory tensors may take (the values
+ * computed from them need room too), before any is allocated; the error
+ * names the model's file when it was read from one.
  */
 function checkInputMemory(specs: readonly GraphInputSpec[], model: OnnxModel): void {
-  const bytes = specs.map((spec) => declaredBytes(spec.shape, spec.dtype));
-  const total = bytes.reduce((a, b) => a + b, 0);
+  const total = specs.reduce((n, spec) => n + declaredBytes(spec.shape, spec.dtype), 0);
   const memory = declaredTensorMemory();
-  if (total <= memory.bytes) return;
-  const listed = specs.map((spec, i) => `'${spec.name}' ${elementTypeName(spec.elementType)}[${spec.shape.join(', ')}] (${formatBytes(bytes[i]!)})`);
-  throw new OnnxError(
-    `${model.path === undefined ? '' : `${model.path}: `}graph input(s) ${listed.join(', ')} take ${formatBytes(total)}: more than ${memory.description}; ` +
-      "the model is imported on zeros of its inputs' shapes: give smaller ones in inputShapeInfo",
-    model.path === undefined ? {} : { location: model.path },
+  if (total <= memory.bytes / 2) return;
+  throw importError(
+    model,
+    `graph input(s) ${listedInputs(specs)} take ${formatBytes(total)}: more than half of ${memory.description}; ` +
+      "the model is imported by evaluating its graph on zeros of its inputs' shapes, which needs room for the values computed from them too: give smaller shapes in inputShapeInfo",
   );
 }
 
@@ -337,8 +351,9 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
   };
   const variableFor = (name: string, value: HostTensor) => created.get(name) ?? createVariable(name, value);
 
-  const inputTensors = inputs.map((spec) => tf.zeros(spec.shape, spec.dtype));
+  const inputTensors: tf.Tensor[] = [];
   try {
+    for (const spec of inputs) inputTensors.push(tf.zeros(spec.shape, spec.dtype));
     // The gradient tape needs the trained variables before the evaluation uses them.
     const training = options.training && {
       loss: options.training.loss,
@@ -368,7 +383,13 @@ export function importModel(model: OnnxModel, options: ImportOptions = {}): Impo
     };
   } catch (error) {
     created.forEach((v) => v.dispose());
-    throw error;
+    if (!causedByOutOfMemory(error)) throw error;
+    throw importError(
+      model,
+      `the host ran out of memory importing the model (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): ` +
+        `it is imported by evaluating its graph on zeros of its inputs' shapes, ${listedInputs(inputs)}; give smaller shapes in inputShapeInfo`,
+      error,
+    );
   } finally {
     tf.dispose(inputTensors);
   }

@@ -22,8 +22,8 @@
  * Every problem is a `ConfigFileError` naming the file (or environment
  * variable), line and column.
  */
-import { readFileSync } from 'node:fs';
 import { ConfigFileError } from '../common/errors.js';
+import { readFileBytes, UnreadableFileError } from '../common/regular_file.js';
 import { runConfigStatements } from './config_statements.js';
 import { parseConfig } from './config_syntax.js';
 import { ConfigSourceError } from './config_tokens.js';
@@ -31,6 +31,9 @@ import { JsonSyntaxError, parseLocatedJson, type LocatedJson } from './json_loca
 import { applyOptionsData } from './options_data.js';
 import { OptionsDataError } from '../option_vocabulary/options_data_error.js';
 import type { OptionSetters } from './option_setters.js';
+
+/** The largest options file read: far more than settings take (80,000 buffer names take about 1 MB); a larger file is not one. */
+const MAX_OPTIONS_FILE_BYTES = 64 * 2 ** 20;
 
 /** True when a config file is JSON: its name ends in `.json` or its content starts with `{`. */
 function isJsonConfig(path: string, text: string): boolean {
@@ -76,9 +79,9 @@ export function applyJsonConfigText(options: OptionSetters, text: string, source
 export function loadOptionsFile(options: OptionSetters, path: string): void {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = new TextDecoder().decode(readFileBytes(path, { maxBytes: MAX_OPTIONS_FILE_BYTES, what: 'an options file' }));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = error instanceof UnreadableFileError ? error.reason : String(error);
     throw new ConfigFileError(path, 1, 1, `cannot read the options file: ${reason}`, error);
   }
   if (text.startsWith('\uFEFF')) text = text.slice(1);

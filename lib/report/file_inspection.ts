@@ -11,7 +11,7 @@ import { formatBytes } from '../ipu/byte_size.js';
 import { Options } from '../options/options.js';
 import { executionSummary, memoryTable } from './summary_report.js';
 import { planText } from './plan_text.js';
-import { readFileBytes } from '../files/atomic_file.js';
+import { readFileBytes } from '../common/regular_file.js';
 import { batchFormula, hostBatchSize } from '../executable/batch_plan.js';
 import { decodeCheckpointFile, type CheckpointContents } from '../files/checkpoint_file.js';
 import type { DeviceState } from '../executable/device_state.js';

@@ -1,11 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instanceLayout } from '../../lib/distributed/instance_layout.js';
 import { shellWords } from '../../lib/distributed/shell_words.js';
-import { runProgram } from '../run_program.js';
+import { ROOT, runProgram } from '../run_program.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-run-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,6 +76,42 @@ function pids(name: string): number[] {
     .map((f) => Number(readFileSync(join(dir, f), 'utf8')));
 }
 
+/** What a launcher started with {@link startRun} printed and how it ended. */
+interface RunEnd {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `poptfjs run <args>` in the background; `ended` resolves when it exits (it is killed after 2 minutes). */
+function startRun(args: string[]): { pid: number; ended: Promise<RunEnd> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/poptfjs.ts', 'run', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, POPTFJS_IPU_LOCK_DIR: mkdtempSync(join(dir, 'ipus-')) },
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const ended = new Promise<RunEnd>((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
+  return { pid: child.pid!, ended };
+}
+
+/** Resolves once `count` instances of the pid program `name` have written their pids. */
+async function started(name: string, count: number): Promise<number[]> {
+  for (;;) {
+    const found = pids(name);
+    if (found.length === count && found.every((pid) => pid > 0)) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Behaviour of an instance that ignores SIGINT, SIGTERM and SIGHUP (saying so), and waits a minute. */
+const IGNORES_SIGNALS = "for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => console.log('ignored ' + s)); setTimeout(() => {}, 60_000);";
+
 describe('npx poptfjs run', () => {
   it('runs the command as 2 instances, each with its layout from popdist, its lines prefixed with [<instance>]', () => {
     const { status, stdout, stderr } = run(['--num-instances', '2', '--num-replicas', '4', '--ipus-per-replica', '2', '--', ...LAYOUT_PROGRAM]);
@@ -145,6 +181,63 @@ describe('npx poptfjs run', () => {
     const started = pids('signal');
     expect(started).toHaveLength(2);
     expect(started.filter(running)).toEqual([]);
+  });
+
+  it('prints each line of concurrent instances whole with its prefix, 10 KB and 2 MB lines alike, on stdout and stderr', async () => {
+    const program = join(dir, 'long_lines.mjs');
+    writeFileSync(
+      program,
+      `const i = Number(process.env.POPDIST_REPLICA_INDEX_OFFSET);
+const letter = 'ab'[i];
+for (let k = 0; k < 20; k++) {
+  process.stdout.write(letter.repeat(10_000) + '\\n');
+  process.stderr.write(letter.toUpperCase().repeat(10_000) + '\\n');
+}
+for (let k = 0; k < 3; k++) process.stdout.write(letter.repeat(2_000_000) + '\\n');
+`,
+    );
+    const { status, stdout, stderr } = await startRun(['--num-instances', '2', '--num-replicas', '2', '--', 'node', program]).ended;
+    expect(status).toBe(0);
+    const shapes = (text: string) => {
+      const counts: Record<string, number> = {};
+      for (const line of text.split('\n').filter((l) => l !== '')) {
+        const match = /^\[([01])\] (a+|b+|A+|B+)$/.exec(line);
+        const key = match ? `[${match[1]}] ${match[2]![0]}×${match[2]!.length}` : `broken line of ${line.length} characters`;
+        counts[key] = (counts[key] ?? 0) + 1;
+      }
+      return counts;
+    };
+    expect(shapes(stdout)).toEqual({ '[0] a×10000': 20, '[0] a×2000000': 3, '[1] b×10000': 20, '[1] b×2000000': 3 });
+    expect(shapes(stderr)).toEqual({ '[0] A×10000': 20, '[1] B×10000': 20 });
+  });
+
+  it('passes SIGTERM on to the instances and kills those that ignore it after --kill-after seconds, leaving no process behind', async () => {
+    const launched = startRun(['--num-instances', '2', '--num-replicas', '2', '--kill-after', '1', '--', ...pidProgram('term', { 0: IGNORES_SIGNALS, 1: IGNORES_SIGNALS })]);
+    const instances = await started('term', 2);
+    process.kill(launched.pid, 'SIGTERM');
+    const { status, stdout, stderr } = await launched.ended;
+    expect(linesOf(stdout, 0)).toContain('ignored SIGTERM');
+    expect(linesOf(stdout, 1)).toContain('ignored SIGTERM');
+    expect(stderr).toMatch(/poptfjs run: instance [01] was killed by signal SIGKILL; ending the other instances\n/);
+    expect(status).toBe(128 + 9);
+    expect(instances.filter(running)).toEqual([]);
+  });
+
+  it('ends the run on SIGHUP as on SIGTERM, and a killed launcher leaves no instance running', async () => {
+    const hungUp = startRun(['--num-instances', '2', '--num-replicas', '2', '--kill-after', '1', '--', ...pidProgram('hup', { 0: IGNORES_SIGNALS })]);
+    const instances = await started('hup', 2);
+    process.kill(hungUp.pid, 'SIGHUP');
+    const { status, stdout } = await hungUp.ended;
+    expect(linesOf(stdout, 0)).toContain('ignored SIGTERM');
+    expect(status).not.toBe(0);
+    expect(instances.filter(running)).toEqual([]);
+    // The launcher killed outright: each runner, its connection to the launcher gone, ends its command (SIGTERM, then SIGKILL).
+    const killed = startRun(['--num-instances', '2', '--num-replicas', '2', '--kill-after', '1', '--', ...pidProgram('orphan', { 0: IGNORES_SIGNALS })]);
+    const orphans = await started('orphan', 2);
+    process.kill(killed.pid, 'SIGKILL');
+    await killed.ended;
+    for (let waited = 0; orphans.some(running) && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(orphans.filter(running)).toEqual([]);
   });
 
   it('says which instance could not start its command', () => {

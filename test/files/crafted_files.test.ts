@@ -4,7 +4,8 @@
  * as a hostile user would. Every loader must refuse it with an error naming
  * the file and what is wrong, before allocating what the file declares.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, assert, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -12,6 +13,7 @@ import { inferenceModel, load, optim, Options, PoptfjsError, tf, trainingModel }
 import { decodeMessage, encodeMessage, Messages, type CheckpointFileMessage, type ExecutableFileMessage } from '../../lib/proto/executable_proto.js';
 import { decodeFileEnvelope, encodeFileEnvelope } from '../../lib/files/file_envelope.js';
 import { ExecutableCache } from '../../lib/files/executable_cache.js';
+import { decodeExecutableFile } from '../../lib/files/executable_file.js';
 import { linearModel, sample } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poptfjs-crafted-'));
@@ -161,6 +163,51 @@ describe('crafted executables', () => {
       expected = `${node.id} (${node.kernel}) output 0 is declared float32[${out.shape.join(',')}] (%${out.id}), but its kernel makes ${made} of its inputs ${inputs}`;
     });
     expect(await refusal(() => load(path))).toBe(`${path}: node #${expected}`);
+  });
+
+  it("a parameter value whose shape disagrees with the file's parameter, re-hashed, is refused when read, not when a kernel meets the weight", async () => {
+    // Dense(16, relu) then Dense(4) on batches of 8: the first bias [16] declared [4, 4] passes the add-relu's shape rule,
+    // and would meet the real [8, 16] activations at run time.
+    const relu = join(dir, 'relu.poptfjs');
+    const model = tf.sequential({ layers: [tf.layers.dense({ units: 16, inputShape: [4], activation: 'relu' }), tf.layers.dense({ units: 4 })] });
+    const exporter = trainingModel(model, { loss: 'meanSquaredError' });
+    await exporter.compileAndExport(relu, tf.zeros([8, 4]), tf.zeros([8, 4]));
+    exporter.destroy();
+    let expected = '';
+    const bias = craftExecutable((m) => {
+      const value = m.executable!.graph!.values.find((v) => v.param !== undefined && v.shape.length === 1 && v.shape[0] === 16)!;
+      value.shape = [4, 4];
+      expected = `value %${value.id} of parameter '${value.param!.name}' is float32[4,4], but the parameter is float32[16]`;
+    }, relu);
+    expect(await refusal(() => load(bias))).toBe(`${bias}: ${expected}`);
+    const forward = craftExecutable((m) => (m.model!.forward_graph!.values[m.model!.forward_graph!.inputs[0]!]!.shape = [40]));
+    expect(await refusal(() => load(forward))).toBe(`${forward}: input 0 is float32[4,10] in the signature, but float32[40] in the exported model`);
+  });
+
+  it('a FIFO where a cache entry should be is discarded with a warning, without blocking, and replaced by the compiled entry', async () => {
+    const cacheDir = join(dir, 'fifo-cache');
+    const first = inferenceModel(linearModel(6), { options: new Options().enableExecutableCaching(cacheDir) });
+    await first.compile(x);
+    first.destroy();
+    const name = readdirSync(cacheDir).find((f) => f.endsWith('.poptfjs'))!;
+    const entry = join(cacheDir, name);
+    const stored = readFileSync(entry);
+    rmSync(entry);
+    execFileSync('mkfifo', [entry]);
+    const warnings: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((line) => (warnings.push(String(line)), true));
+    try {
+      const cache = new ExecutableCache();
+      const contents = decodeExecutableFile(stored, entry);
+      const obtained = await cache.obtain({ memory: 'none', disk: name.replace('.poptfjs', '') }, cacheDir, () => contents);
+      expect(obtained.source).toBe('compiled');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(warnings.join('')).toContain(
+      `discarding the executable cache entry ${entry}, which cannot be used (cannot read ${entry}: it is a FIFO (named pipe), not a regular file); compiling again`,
+    );
+    expect(statSync(entry).isFile()).toBe(true);
   });
 
   it('a cache entry that is crafted is discarded with a warning naming it and what is wrong, and compiled again', async () => {

@@ -99,7 +99,9 @@ describe('crafted ONNX models', () => {
     );
     vi.stubEnv('POPTFJS_HOST_MEMORY_LIMIT', '64MiB');
     try {
-      const expected = `${path}: graph input(s) 'x' FLOAT[900000000, 3] (10.1 GiB) take 10.1 GiB: more than the 56.0 MiB tensors may take in a heap of 64MiB (POPTFJS_HOST_MEMORY_LIMIT); the model is imported on zeros of its inputs' shapes: give smaller ones in inputShapeInfo`;
+      const expected =
+        `${path}: graph input(s) 'x' FLOAT[900000000, 3] (10.1 GiB) take 10.1 GiB: more than half of the 56.0 MiB tensors may take in a heap of 64MiB (POPTFJS_HOST_MEMORY_LIMIT); ` +
+        "the model is imported by evaluating its graph on zeros of its inputs' shapes, which needs room for the values computed from them too: give smaller shapes in inputShapeInfo";
       expect(await refusal(() => importModel(readModel(path)))).toBe(expected);
       expect(await refusal(() => session(path))).toBe(expected);
     } finally {
@@ -111,9 +113,26 @@ describe('crafted ONNX models', () => {
     );
     expect(await refusal(() => session(beyondMemory))).toMatch(
       new RegExp(
-        `^${beyondMemory}: graph input\\(s\\) 'x' FLOAT\\[90000000000, 3\\] \\(1005\\.8 GiB\\) take 1005\\.8 GiB: more than (this machine's .+ of memory|the .+ tensors may take in .+); the model is imported on zeros`,
+        `^${beyondMemory}: graph input\\(s\\) 'x' FLOAT\\[90000000000, 3\\] \\(1005\\.8 GiB\\) take 1005\\.8 GiB: more than half of (this machine's .+ of memory|the .+ tensors may take in .+); the model is imported by evaluating its graph on zeros`,
       ),
     );
+  });
+
+  it('a graph input of [30000, 30000] is refused before its zeros are allocated: it and what the graph computes from it cannot both fit', async () => {
+    const path = craftedModel(
+      () => {},
+      (g) => (g.input[0] = tensorValue('x', [30_000, 30_000])),
+    );
+    // 3.6e9 B of zeros, more than half of the 3.5 GiB tensors may take of a 4 GiB heap (the wasm backend's).
+    vi.stubEnv('POPTFJS_HOST_MEMORY_LIMIT', '4GiB');
+    try {
+      expect(await refusal(() => importModel(readModel(path)))).toBe(
+        `${path}: graph input(s) 'x' FLOAT[30000, 30000] (3.4 GiB) take 3.4 GiB: more than half of the 3.5 GiB tensors may take in a heap of 4GiB (POPTFJS_HOST_MEMORY_LIMIT); ` +
+          "the model is imported by evaluating its graph on zeros of its inputs' shapes, which needs room for the values computed from them too: give smaller shapes in inputShapeInfo",
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('a node reading a tensor nothing makes before it, a tensor made twice or a graph output nothing makes is refused naming the file and the node', async () => {

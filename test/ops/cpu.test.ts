@@ -18,7 +18,7 @@ describe('ops.CPU', () => {
     expectClose((await executor.run(x, tf.tensor1d([2]))) as tf.Tensor, tf.mul(x, 6));
     expectClose((await executor.run(x, tf.tensor1d([4]))) as tf.Tensor, tf.mul(x, 12));
     expect(executor.executable.graph.nodes.map((n) => n.kernel)).toEqual(['poptfjs.CpuOp', 'Multiply']);
-    expect(executor.irText()).toMatch(/= poptfjs\.CpuOp\(%\d+, %\d+\) \{id="MyCPUOp"\}/);
+    expect(executor.irText()).toMatch(/= poptfjs\.CpuOp\(%\d+, %\d+\) \{id="MyCPUOp", index=0, outputShapes=\[\[5,2,3,5\]\], outputDtypes=\["float32"\]\}/);
   });
 
   it('hands back several outputs, and runs its function once per micro-batch on that micro-batch', async () => {
@@ -99,13 +99,57 @@ describe('ops.CPU', () => {
     const renamed = file.replace('cpu.poptfjs', 'other.poptfjs');
     const other = new ops.CPU((v) => tf.mul(v!, 10), 'NeverCreatedElsewhere');
     await inferenceModel((v: tf.Tensor) => other(v) as tf.Tensor).compileAndExport(renamed, x);
-    // The function is found by id when the node runs: the one created last under that id.
+    // Another op of the same name made since: the executable still runs the function of its own op.
     new ops.CPU((v) => tf.mul(v!, -1), 'NeverCreatedElsewhere');
-    expectClose((await (await load(renamed)).run(x)) as tf.Tensor, tf.tensor1d([-1, -2]));
+    expectClose((await (await load(renamed)).run(x)) as tf.Tensor, tf.tensor1d([10, 20]));
+    // A node of an op not made in this process (an executable from another program) runs the op of its name made last.
+    expectClose(tf.engine().runKernel('poptfjs.CpuOp', [x] as never, { id: 'NeverCreatedElsewhere', index: 7 }) as tf.Tensor, tf.tensor1d([-1, -2]));
     // A node whose id no CPU op of this process has (an executable from another program).
     expect(() => tf.engine().runKernel('poptfjs.CpuOp', [x] as never, { id: 'Elsewhere' })).toThrow(
       "CPU op 'Elsewhere' has no host function in this process: create it with new ops.CPU(fn, 'Elsewhere') before running the model",
     );
+  });
+
+  it("checks each run's results against the outputs the trace declared, and names the op and the output", async () => {
+    let result: () => unknown = () => tf.ones([2, 3]);
+    const cpu = new ops.CPU(() => result() as tf.Tensor, 'Checked');
+    const executor = inferenceModel((v: tf.Tensor) => tf.add(cpu(v) as tf.Tensor, 1));
+    const x = tf.zeros([2, 3]);
+    expectClose((await executor.run(x)) as tf.Tensor, tf.fill([2, 3], 2));
+    const traced = 'declared by what it returned when the model was traced';
+    const cases: Array<[() => unknown, string]> = [
+      [() => tf.ones([3, 2]), `CPU op 'Checked': output 0 of its function is float32[3,2], but float32[2,3] is ${traced}`],
+      [() => tf.ones([2, 3], 'int32'), `CPU op 'Checked': output 0 of its function is int32[2,3], but float32[2,3] is ${traced}`],
+      [() => tf.ones([2, 3], 'bool'), "CPU op 'Checked': output 0 of its function is bool[2,3]; CPU ops return float32 or int32 tensors"],
+      [() => tf.tensor(['a']), "CPU op 'Checked': output 0 of its function is string[1]; CPU ops return float32 or int32 tensors"],
+      [() => [tf.ones([2, 3]), tf.ones([1])], `CPU op 'Checked': its function returned 2 tensor(s) where 1 (float32[2,3]) are ${traced}`],
+      [() => [], "CPU op 'Checked': its function returned no tensor; it must return a tf.Tensor or a list of them"],
+      [
+        () => {
+          const t = tf.ones([2, 3]);
+          t.dispose();
+          return t;
+        },
+        "CPU op 'Checked': output 0 of its function is a disposed tensor; return tensors the function keeps alive",
+      ],
+    ];
+    for (const [make, message] of cases) {
+      result = make;
+      await expect(executor.run(x)).rejects.toThrow(message);
+    }
+    result = () => tf.fill([2, 3], 5);
+    expectClose((await executor.run(x)) as tf.Tensor, tf.fill([2, 3], 6));
+  });
+
+  it('keeps each model its own function when two CPU ops have one id', async () => {
+    const double = new ops.CPU((v) => tf.mul(v!, 2), 'Same');
+    const first = inferenceModel((v: tf.Tensor) => double(v) as tf.Tensor);
+    const x = tf.tensor1d([1, 2]);
+    await first.compile(x);
+    const negate = new ops.CPU((v) => tf.neg(v!), 'Same');
+    const second = inferenceModel((v: tf.Tensor) => negate(v) as tf.Tensor);
+    expectClose((await second.run(x)) as tf.Tensor, tf.tensor1d([-1, -2]));
+    expectClose((await first.run(x)) as tf.Tensor, tf.tensor1d([2, 4]));
   });
 
   it('has no gradient: training through it is an error naming it', async () => {

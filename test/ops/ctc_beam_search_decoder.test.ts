@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { inferenceModel, ops } from 'poptfjs';
+import { inferenceModel, ops, plan } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { smallIpuTarget } from '../helpers.js';
 
@@ -136,6 +136,28 @@ describe('ops.ctcBeamSearchDecoder', () => {
       // Two float32 log-probabilities per candidate, and 8 beams' histories of 10 labels.
       temporaryBytes: 64 * 2 * 4 + 8 * 10 * 4,
     });
+  });
+
+  it('refuses at compile, before allocating, a beam or topPaths whose memory is more than an IPU holds, with the figures', async () => {
+    const probs = tf.zeros([5, 2, 4]);
+    const lengths = tf.tensor1d([5, 5], 'int32');
+    // Outputs: 2 × 1e9 × (5 + 2) × 4 B = 56e9 B (52.2 GiB); search: 2 × 1e9 × (2 × 4 + 5) × 4 B = 104e9 B (96.9 GiB); 160e9 B = 149.0 GiB.
+    const decoder = (beam: number, top: number) => inferenceModel((p: tf.Tensor, l: tf.Tensor) => ops.ctcBeamSearchDecoder(p, l, 0, beam, top));
+    await expect(decoder(1e9, 1e9).compile(probs, lengths)).rejects.toThrow(
+      'ctcBeamSearchDecoder: beamWidth 1000000000 and topPaths 1000000000 need 149.0 GiB: outputs of batch 2 × topPaths 1000000000 × (input length 5 + 2) × 4 B = 52.2 GiB, ' +
+        'candidates and histories of batch 2 × beamWidth 1000000000 × (2 × classes 4 + input length 5) × 4 B = 96.9 GiB; ' +
+        'more than the 897.0 MiB of In-Processor memory of an IPU (GC200, Bow), on which the decoder runs',
+    );
+    await expect(decoder(1e9, 1).compile(probs, lengths)).rejects.toThrow('ctcBeamSearchDecoder: beamWidth 1000000000 and topPaths 1 need 96.9 GiB');
+    // Outside a model, the bound is what tensors may take on the host.
+    expect(() => ops.ctcBeamSearchDecoder(probs, lengths, 0, 1e9, 1e9)).toThrow(
+      /^ctcBeamSearchDecoder: beamWidth 1000000000 and topPaths 1000000000 need 149\.0 GiB: .*; more than /,
+    );
+    // Planned with shapes only, nothing is allocated: the plan says it does not fit.
+    const planned = await plan(() => (p: tf.Tensor, l: tf.Tensor) => ops.ctcBeamSearchDecoder(p, l, 0, 1e9, 1), {
+      inputs: [{ shape: [5, 2, 4] }, { shape: [2], dtype: 'int32' }],
+    });
+    expect(planned.fits).toBe(false);
   });
 
   it('refuses inputs it cannot decode, saying what is expected', () => {

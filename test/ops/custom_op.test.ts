@@ -164,6 +164,41 @@ describe('ops.customOp', () => {
     );
   });
 
+  it('names the op and the output when a kernel, forward or gradient, returns a disposed tensor', async () => {
+    const disposed = (shape: number[]) => {
+      const t = tf.ones(shape);
+      t.dispose();
+      return t;
+    };
+    ops.registerCustomOp({
+      name: 'Disposing',
+      domain: 'test.poptfjs',
+      forward: ([x]) => disposed(x!.shape),
+      gradient: ([dy]) => [disposed(dy!.shape)],
+    });
+    ops.registerCustomOp({ name: 'DisposingGradient', domain: 'test.poptfjs', forward: ([x]) => tf.clone(x!), gradient: ([dy]) => [disposed(dy!.shape)] });
+    try {
+      const x = tf.ones([2, 3]);
+      expect(() => ops.customOp([x], 'Disposing', 'test.poptfjs', 1, [x])).toThrow(
+        "custom op 'Disposing' (domain 'test.poptfjs'): output 0 is a disposed tensor; a kernel returns tensors it keeps alive (not ones it disposed or made inside a tf.tidy)",
+      );
+      const w = tf.variable(tf.ones([3]), true);
+      const training = trainingModel(
+        (v: tf.Tensor) => {
+          const y = ops.customOp([tf.mul(v, w)], 'DisposingGradient', 'test.poptfjs', 1, [v])[0]!;
+          return [y, ops.identityLoss(tf.sum(y), 'sum')];
+        },
+        { optimizer: new optim.SGD([w], { lr: 0.1 }) },
+      );
+      await expect(training.run(x)).rejects.toThrow(
+        "the gradient of custom op 'DisposingGradient' (domain 'test.poptfjs'): input gradient 0 is a disposed tensor; a kernel returns tensors it keeps alive",
+      );
+    } finally {
+      ops.unregisterCustomOp('Disposing', 'test.poptfjs');
+      ops.unregisterCustomOp('DisposingGradient', 'test.poptfjs');
+    }
+  });
+
   it('refuses bad arguments and attributes with messages that say what is expected', () => {
     const x = tf.ones([2]);
     expect(() => ops.customOp([x], '', 'com.acme', 1, [x])).toThrow('customOp: the name must be a non-empty string, got ""');

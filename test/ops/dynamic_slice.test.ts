@@ -4,7 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Options, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
+import { Options, inferenceModel, ops, optim, plan, trainingModel } from 'poptfjs';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { expectClose, smallIpuTarget } from '../helpers.js';
 
@@ -92,6 +92,17 @@ describe('ops.dynamicSlice', () => {
     // Only the elements the slice took (3 and 5) were trained.
     const trained = Array.from(dynamic.dataSync()).map((v, i) => v !== [0.5, -1, 2, 0.25, 1, -0.5, 0.75, 1.5][i]);
     expect(trained).toEqual([false, false, false, true, false, true, false, false]);
+  });
+
+  it('plans a slice of a [1e9] input with shapes only, without allocating it', async () => {
+    const before = process.memoryUsage().rss;
+    const planned = await plan(() => (x: tf.Tensor, start: tf.Tensor) => ops.dynamicSlice(x, 0, start, 1000, 1), {
+      inputs: [{ shape: [1e9] }, { shape: [1], dtype: 'int32' }],
+    });
+    // 4e9 B of float32 input on one IPU of 897 MiB: the plan says it does not fit, and the host never held it.
+    expect(planned.fits).toBe(false);
+    expect(planned.executable.graph.nodes.map((n) => n.kernel)).toEqual(['poptfjs.DynamicSlice']);
+    expect(process.memoryUsage().rss - before).toBeLessThan(2 ** 30);
   });
 
   it('refuses arguments as PopTorch does', () => {

@@ -2,6 +2,7 @@
  * `ops.forLoop`: PopTorch's `for_loop`, traced once into a body that the
  * device runs `count` times (tests/loop_test.py).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { nodeFlops } from '../../lib/ir/node_cost.js';
 import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 import { expectClose, liveTensors, smallIpuTarget } from '../helpers.js';
+import { ROOT } from '../run_program.js';
 
 const W = [
   [0.5, -0.25, 0.125, 0],
@@ -113,6 +115,44 @@ describe('ops.forLoop', () => {
     expect(zero).not.toBe(x);
     expectClose(zero, x);
   });
+
+  it('refuses at compile a loop of more iterations than the simulator computes in hours, nested loops multiplied, with the figures', async () => {
+    const x = tf.zeros([2]);
+    const advice = 'the simulated IPU computes every iteration on the host, which would take hours';
+    for (const count of [1e9, 2 ** 31, 2 ** 53 - 1]) {
+      const started = Date.now();
+      await expect(inferenceModel((v: tf.Tensor) => ops.forLoop(count, (h) => tf.add(h, 1), [v])[0]!).compile(x)).rejects.toThrow(
+        `ops.forLoop: a loop of ${count} iterations is more than the 16777216 iterations a model may run: ${advice}`,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+    const nested = (v: tf.Tensor) => ops.forLoop(4096, (h) => ops.forLoop(8192, (g) => tf.add(g, 1), [h])[0]!, [v])[0]!;
+    await expect(inferenceModel(nested).compile(x)).rejects.toThrow(
+      `ops.forLoop: a loop of 33554432 iterations (8192 in each of the 4096 iterations of the loops around it) is more than the 16777216 iterations a model may run`,
+    );
+    // Within the bound, nested loops run.
+    const within = (v: tf.Tensor) => ops.forLoop(3, (h) => ops.forLoop(5, (g) => tf.add(g, 1), [h])[0]!, [v])[0]!;
+    expectClose((await inferenceModel(within).run(x)) as tf.Tensor, tf.fill([2], 15));
+  });
+
+  it('runs a long loop that SIGINT interrupts at once', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/ops/programs/long_loop.ts'], { cwd: ROOT, timeout: 120_000, killSignal: 'SIGKILL' });
+    let stdout = '';
+    const running = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        if (stdout.includes('running')) resolve();
+      }),
+    );
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_, signal) => resolve(signal)));
+    await running;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const interrupted = Date.now();
+    child.kill('SIGINT');
+    expect(await ended).toBe('SIGINT');
+    expect(Date.now() - interrupted).toBeLessThan(10_000);
+    expect(stdout).not.toContain('finished');
+  }, 180_000);
 
   it('returns its inputs for a count of 0', async () => {
     const out = (await inferenceModel((x: tf.Tensor) => ops.forLoop(0, (h) => tf.neg(h), [x])[0]!).run(X())) as tf.Tensor;

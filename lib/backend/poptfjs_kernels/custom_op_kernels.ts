@@ -58,6 +58,12 @@ function checkedResults(
     if (t === null && allowNull) return null;
     if (!(t instanceof tf.Tensor))
       throw new PoptfjsError(`${where}: ${what} ${i} is not a tf.Tensor (got ${t === null ? 'null' : typeof t})`, { type: 'runtime', location: where });
+    if (t.isDisposed) {
+      throw new PoptfjsError(`${where}: ${what} ${i} is a disposed tensor; a kernel returns tensors it keeps alive (not ones it disposed or made inside a tf.tidy)`, {
+        type: 'runtime',
+        location: where,
+      });
+    }
     if (t.dtype !== want.dtype || t.shape.length !== want.shape.length || t.shape.some((n: number, d: number) => n !== want.shape[d])) {
       throw new PoptfjsError(`${where}: ${what} ${i} is ${describe(t.shape, t.dtype)}, but ${describe(want.shape, want.dtype)} is expected`, {
         type: 'runtime',
