@@ -7,8 +7,11 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from './backend/backend_selection.js';
+import { setCompiledGraphWriter } from './executor/compiled_graph_export.js';
+import { writeCompiledGraphProto } from './onnx/compiled_graph_proto.js';
 
 await initBackend();
+setCompiledGraphWriter(writeCompiledGraphProto);
 
 export { tf };
 export { initBackend, currentBackend, BACKEND_NAMES, type BackendName } from './backend/backend_selection.js';
@@ -46,7 +49,15 @@ export {
   type PoptfjsErrorOptions,
 } from './common/errors.js';
 export { getLogger, setLogLevel, setPopartLogLevel, setLogDestination, Logger, LOG_LEVELS, type LogLevel } from './common/log.js';
-export { trainingModel, inferenceModel, type TrainingExecutor, type InferenceExecutor, type TrainingModelArgs, type InferenceModelArgs } from './executor/model_wrappers.js';
+export {
+  trainingModel,
+  inferenceModel,
+  type TrainingExecutor,
+  type InferenceExecutor,
+  type TrainingModelArgs,
+  type InferenceModelArgs,
+  type ModelAttributes,
+} from './executor/model_wrappers.js';
 export { PoplarExecutor, type ModelOutput, type TrainingOutput } from './executor/poplar_executor.js';
 export type { NestedTensors, PlainValue } from './trace/nested_values.js';
 export { registerCustomArgParser, type CustomArgParser, type ArgumentClass } from './trace/custom_arg_parsers.js';

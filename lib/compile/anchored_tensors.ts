@@ -8,6 +8,11 @@
  *   pass makes;
  * - as PopART names gradients: `Gradient___<weight name>`, the gradient of the
  *   (scaled) loss with respect to that weight, per micro-batch;
+ * - as PopART names updated weights: `UpdatedVar___<weight name>`, the
+ *   weight after the optimizer step, once per device iteration (the runtime
+ *   reads it after the update; the graph output stands for it);
+ * - `finalLossScale`: the loss scale the step used (with automatic loss
+ *   scaling, the one it had reached);
  * - by the name of a weight (its value as the step reads it), of an input
  *   (`input0`, or a layers model's input name), or `loss`, the loss of a
  *   training graph.
@@ -20,14 +25,12 @@ import type { Graph, ValueId } from '../ir/graph.js';
 import type { AnchoredTensor } from '../options/options_settings.js';
 import type { ExecutableAnchor } from '../executable/executable.js';
 import type { ResolvedOutputMode } from '../executable/output_mode.js';
+import { FINAL_LOSS_SCALE, GRADIENT_PREFIX, UPDATED_VARIABLE_PREFIX, updatedWeightOf } from '../executable/anchor_names.js';
 
 const log = getLogger('poptfjs');
 
 /** How PopTorch's debug log names each output mode of an anchor (`Gradient___fc2.bias EVERYN/4`). */
 const MODE_LABELS: Readonly<Record<ResolvedOutputMode, string>> = { All: 'ALL', EveryN: 'EVERYN', Final: 'FINAL', Sum: 'Sum' };
-
-/** PopART's prefix of gradient tensor names. */
-export const GRADIENT_PREFIX = 'Gradient___';
 
 /** A graph whose outputs end with the anchored values, and the anchors in that order. */
 export interface AnchoredGraph {
@@ -60,6 +63,9 @@ function resolve(graph: Graph, longName: string, layers: ReadonlyMap<string, Val
   const id = /^%(\d+)$/.exec(longName);
   if (id) return Number(id[1]) < graph.values.length ? Number(id[1]) : undefined;
   if (longName.startsWith(GRADIENT_PREFIX)) return graph.roles.gradients?.[longName.slice(GRADIENT_PREFIX.length)];
+  const updated = updatedWeightOf(longName);
+  if (updated !== undefined) return graph.roles.gradients?.[updated] === undefined ? undefined : namedValues(graph).get(updated);
+  if (longName === FINAL_LOSS_SCALE) return graph.roles.lossScale;
   return layers.get(longName) ?? namedValues(graph).get(longName);
 }
 
@@ -67,13 +73,16 @@ function resolve(graph: Graph, longName: string, layers: ReadonlyMap<string, Val
  * Every name `Options.anchorTensor` takes in `graph`, as PopTorch's
  * `getTensorNames()` lists the tensors of the compiled graph: its inputs and
  * weights by name, `loss`, the layers' outputs, the gradients
- * (`Gradient___<weight>`), then every value (`%0`, `%1`, ...).
+ * (`Gradient___<weight>`), the updated weights (`UpdatedVar___<weight>`),
+ * `finalLossScale` in a training graph, then every value (`%0`, `%1`, ...).
  */
 export function tensorNames(graph: Graph): string[] {
   return [
     ...namedValues(graph).keys(),
     ...layerOutputs(graph).keys(),
     ...Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w),
+    ...Object.keys(graph.roles.gradients ?? {}).map((w) => UPDATED_VARIABLE_PREFIX + w),
+    ...(graph.roles.lossScale === undefined ? [] : [FINAL_LOSS_SCALE]),
     ...graph.values.map((v) => `%${v.id}`),
   ];
 }
@@ -103,7 +112,8 @@ export function anchorTensors(
     if (value === undefined) {
       throw new PoptfjsError(
         `${where}: the compiled graph has no tensor '${anchor.longName}'; name a value of executor.irText() (%0 to %${graph.values.length - 1}), ` +
-          `a layer's output by its name (${quoted([...layers.keys()])}) or a gradient (${quoted(Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w))})`,
+          `a layer's output by its name (${quoted([...layers.keys()])}), a gradient (${quoted(Object.keys(graph.roles.gradients ?? {}).map((w) => GRADIENT_PREFIX + w))}), ` +
+          `an updated weight (UpdatedVar___<weight>) or finalLossScale in a training graph`,
         { type: 'options' },
       );
     }

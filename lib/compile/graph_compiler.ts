@@ -26,6 +26,7 @@ import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
 import { streamingTransfers } from '../ipu/streaming_transfers.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { anchorTensors } from './anchored_tensors.js';
+import { checkBufferBroadcast } from './buffer_broadcast.js';
 import { CompileProgress, type ProgressCallback } from './compile_progress.js';
 import { resolveModelGraph, type ModelGraph } from './model_graph.js';
 import { writeCompileOutputs, writeCompileReports } from './compile_outputs.js';
@@ -73,6 +74,7 @@ export function compileGraph(
         inputs: request.float16?.inputs ?? new Set(),
         casting: precision.halfFloatCasting,
       });
+  checkBufferBroadcast(request.graph, factors.replicationFactor, settings.broadcastBuffers);
   const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
   steps.step();
   const { placement, schedule } = placedSchedule(graph, settings, factors, training, request.simulatedOnly ? periodicSchedule : buildSchedule);

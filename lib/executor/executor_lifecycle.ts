@@ -32,6 +32,8 @@ import { buildOptimizer, optimizerReduction, resetOptimizerState, unknownAttribu
 import { installExecutable, type Compiled } from './executable_install.js';
 import { ExecutorInstances } from './executor_instances.js';
 import { logCompiled, writeCompileProfileReports } from './compile_reports.js';
+import { exportCompiledGraphIfRequested } from './compiled_graph_export.js';
+import { checkEveryNPipelining } from './every_n_pipelining.js';
 import { copyWeightsToHostIfNeeded } from './executor_weight_sync.js';
 import type { ExecutorState } from './executor_state.js';
 
@@ -96,6 +98,7 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
     parameters,
   );
   const executable = flat ? { ...compiledExecutable, ioStructure: ioStructure(structures, flat) } : compiledExecutable;
+  checkEveryNPipelining(executable);
   state.hostMemoryEstimate = checkStepHostMemory(executable.graph, traced.variables, memoryCheck());
   const compiled = install(state, executable, traced.variables, {
     parameters,
@@ -106,6 +109,7 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
   state.compileSeconds = (performance.now() - started) / 1000;
   progress.step();
   writeCompileProfileReports(settings, executable);
+  exportCompiledGraphIfRequested(executable.graph, executable.modelName, traced.variables);
   logCompiled(executable, source, traced.variables.size, micro, started);
   return compiled;
 }

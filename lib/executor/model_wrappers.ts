@@ -37,6 +37,14 @@ export type InferenceExecutor<Output = ModelOutput> = {
   run(...inputs: NestedTensors[]): Promise<Output>;
 } & PoplarExecutor;
 
+/**
+ * The properties and methods of a wrapped `tf.LayersModel` that an executor
+ * shows where it has none of that name (`executor.layers`,
+ * `executor.getLayer('fc')`), as PopTorch's wrapper forwards attribute
+ * access to the module.
+ */
+export type ModelAttributes<M> = [M] extends [tf.LayersModel] ? Omit<M, keyof PoplarExecutor> : unknown;
+
 /** Arguments of {@link trainingModel}. */
 export interface TrainingModelArgs {
   /** Execution options (frozen by wrapping; default `new Options()`). */
@@ -86,7 +94,10 @@ function checkOptions(options: unknown, what: string): Options {
  * live training executor at a time: wrapping it again for training is an
  * error until that executor is destroyed.
  */
-export function trainingModel<Output = ModelOutput>(model: WrappableModel | PoplarExecutor, args: TrainingModelArgs = {}): TrainingExecutor<Output> {
+export function trainingModel<Output = ModelOutput, M extends WrappableModel | PoplarExecutor = WrappableModel>(
+  model: M,
+  args: TrainingModelArgs = {},
+): TrainingExecutor<Output> & ModelAttributes<M> {
   const source = model instanceof PoplarExecutor ? model : undefined;
   const target = source ? source.model : model;
   checkModel(target, 'trainingModel');
@@ -98,7 +109,7 @@ export function trainingModel<Output = ModelOutput>(model: WrappableModel | Popl
     });
   }
   const optimizer = isTfjsOptimizer(given) ? tfjsOptimizerEquivalent(given, 'trainingModel') : given;
-  return new PoplarExecutor({ model: target, options, training: true, optimizer, loss: args.loss }) as TrainingExecutor<Output>;
+  return new PoplarExecutor({ model: target, options, training: true, optimizer, loss: args.loss }) as TrainingExecutor<Output> & ModelAttributes<M>;
 }
 
 /**
@@ -109,13 +120,16 @@ export function trainingModel<Output = ModelOutput>(model: WrappableModel | Popl
  * Options with `Training.gradientAccumulation` above 1 are refused, as in
  * PopTorch.
  */
-export function inferenceModel<Output = ModelOutput>(model: WrappableModel | PoplarExecutor, args: InferenceModelArgs = {}): InferenceExecutor<Output> {
+export function inferenceModel<Output = ModelOutput, M extends WrappableModel | PoplarExecutor = WrappableModel>(
+  model: M,
+  args: InferenceModelArgs = {},
+): InferenceExecutor<Output> & ModelAttributes<M> {
   const source = model instanceof PoplarExecutor ? model : undefined;
   const target = source ? source.model : model;
   checkModel(target, 'inferenceModel');
   const options = args.options === undefined && source ? inferenceCopy(source.options) : checkOptions(args.options, 'inferenceModel');
   checkInferenceAccumulation(options);
-  return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor<Output>;
+  return new PoplarExecutor({ model: target, options, training: false }) as InferenceExecutor<Output> & ModelAttributes<M>;
 }
 
 /** A copy of a training executor's options for inference: the same options without gradient accumulation. */

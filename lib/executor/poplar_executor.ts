@@ -88,6 +88,16 @@ export class PoplarExecutor extends CallableInstance implements WeightHolder {
     if (this.training) claimTraining(this.model, modelName(this.model), this);
   }
 
+  /**
+   * The wrapped model, whose properties and methods the executor shows where
+   * it has none of that name (`executor.layers`, `executor.getLayer('fc')`),
+   * as PopTorch's wrapper forwards attribute access to the module. Weights
+   * read this way are the device's after training, as any host read of them.
+   */
+  protected override forwardedTo(): object {
+    return this.model;
+  }
+
   /** The wrapped model with its block annotations, as PopTorch's `repr` of a wrapped model (`moduleRepr`). */
   override toString(): string {
     return moduleRepr(this.model);

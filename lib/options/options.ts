@@ -312,10 +312,14 @@ export class Options implements OptionSetters {
    * PopTorch's anchors. `longName` names a tensor of the compiled graph that
    * `executor.irText()` prints: a value (`'%12'`), the output of a layer by the
    * layer name shown after `#` (`'dense_Dense1'`), or a weight's gradient as
-   * PopART names it (`'Gradient___dense_Dense1/bias'`); a name the graph does
-   * not have is an error at compile listing the names it has. `outputMode`
-   * (absent: as the model's outputs) and `outputReturnPeriod` follow the
-   * rules of {@link Options.outputMode}. Anchored values go to the host with
+   * PopART names it (`'Gradient___dense_Dense1/bias'`), in a training graph
+   * a weight after the optimizer step (`'UpdatedVar___dense_Dense1/kernel'`)
+   * or the loss scale the step used (`'finalLossScale'`); a name the graph
+   * does not have is an error at compile listing the names it has.
+   * `outputMode` (absent: as the model's outputs) and `outputReturnPeriod`
+   * follow the rules of {@link Options.outputMode}, except that `EveryN`
+   * without a period returns every device iteration (period 1), as PopTorch's
+   * `anchorTensor` defaults it. Anchored values go to the host with
    * the outputs (the timeline's host transfer). Anchoring a short name again
    * replaces it.
    */
@@ -329,7 +333,8 @@ export class Options implements OptionSetters {
       anchor = { longName: long, outputReturnPeriod: 1 };
     } else {
       const mode = checkArgument(outputModeRule, outputMode, `${where}: outputMode`);
-      anchor = { longName: long, outputMode: mode, outputReturnPeriod: checkReturnPeriod(mode, outputReturnPeriod, where) };
+      const period = mode === OutputMode.EveryN ? (outputReturnPeriod ?? 1) : outputReturnPeriod;
+      anchor = { longName: long, outputMode: mode, outputReturnPeriod: checkReturnPeriod(mode, period, where) };
     }
     // The anchors object belongs to these options alone (clone() and settings copy it), so it grows in
     // place: copying it on every call made n calls take quadratic time.

@@ -159,6 +159,7 @@ function optimizerLocation(place: OptimizerStatePlace): TensorLocationSettings {
  * how). Throws when the request is malformed; a model that fits in no
  * configuration gives `best: undefined` and the rejected candidates.
  */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the search's steps share the traces, costs and evaluated candidates they build as closures; to be split into a search state and its steps
 export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Promise<AutoPlan> {
   const started = performance.now();
   if (typeof build !== 'function') throw searchError('expected a function that builds the model, e.g. () => tf.sequential({...})');

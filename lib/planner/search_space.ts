@@ -85,6 +85,7 @@ const FAST_TO_SAVING_STATE: readonly OptimizerStatePlace[] = [
 ];
 
 /** The search space of a problem with `ipus` IPUs, `globalBatch` and `units` units to split. */
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one check per dimension of the search space, each naming what was wrong
 export function resolveSpace(space: SearchSpace = {}, ipus: number, globalBatch: number, units: number, training: boolean): ResolvedSpace {
   if (space === null || typeof space !== 'object') throw spaceError(`space must be an object, got ${JSON.stringify(space)}`);
   const known = ['ipusPerReplica', 'microBatch', 'deviceIterations', 'recomputation', 'optimizerState', 'availableMemoryProportion'];

@@ -45,6 +45,7 @@ import { WeightDerivedCache } from './weight_derived_cache.js';
 import type { MeasuredOverlap } from './worker_ipus/measured_overlap.js';
 import { WorkerIpuExecution } from './worker_ipus/worker_ipu_execution.js';
 import { computeSetTrace, kernelTrace } from './execution_trace.js';
+import { updatedWeightOf } from '../executable/anchor_names.js';
 
 /** What one call returns: the outputs (per output mode), for training the loss, and the anchored tensors (per their modes) by name. */
 export interface CallResult {
@@ -318,7 +319,7 @@ export class LoadedExecutable implements OptimizerStateStore {
         }
         shared?.checkIteration(this.iterations + d, failure);
         if (training) this.lossScale = this.update.apply(gradients, this.optimizerInUse()!, this.lossScale);
-        if (executable.broadcastBuffers) for (const a of executable.graph.assignments) this.weights.broadcast(a.param);
+        if (training) this.collectUpdatedWeights(d, collector);
       }
       this.iterations += f.deviceIterations;
       const hostValues = (values: tf.Tensor[], ids: readonly number[]) => (executable.syntheticData ? notCopiedBack(values) : this.hostOutputs(values, ids));
@@ -356,6 +357,16 @@ export class LoadedExecutable implements OptimizerStateStore {
       if (t.dtype !== 'float32') return tf.zeros(t.shape, t.dtype);
       const values = tf.tensor(this.random.normal(t.size, 0, 1), t.shape, 'float32');
       return graph.values[graph.inputs[i]!]!.precision === 'float16' ? this.rounding.replace(values) : values;
+    });
+  }
+
+  /** Hands each anchored `UpdatedVar___<weight>` its weight on every replica after the update of device iteration `d`, as its last micro-step's value. */
+  private collectUpdatedWeights(d: number, collector: CallCollectors): void {
+    const { factors } = this.executable;
+    (this.executable.anchors ?? []).forEach((anchor, i) => {
+      const weight = updatedWeightOf(anchor.longName);
+      if (weight === undefined) return;
+      for (let r = 0; r < factors.replicationFactor; r++) collector.anchors[i]!.add(d, factors.gradientAccumulation - 1, r, [this.weights.of(r).get(weight)!.clone()]);
     });
   }
 
@@ -454,7 +465,11 @@ export class LoadedExecutable implements OptimizerStateStore {
       replica,
       returned.outputs.map((id) => env.take(id)),
     );
-    returned.anchors.forEach((id, i) => collector.anchors[i]!.add(d, g, replica, [env.take(id)]));
+    const anchors = this.executable.anchors ?? [];
+    returned.anchors.forEach((id, i) => {
+      // An updated weight is read after the update (collectUpdatedWeights): the graph's value is the weight before it.
+      if (updatedWeightOf(anchors[i]!.longName) === undefined) collector.anchors[i]!.add(d, g, replica, [env.take(id)]);
+    });
     const use = this.optimizerInUse();
     for (const [name, id] of Object.entries(roles.gradients ?? {})) this.update.accumulate(gradients, name, replica, env.take(id), use);
   }

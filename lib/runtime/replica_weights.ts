@@ -98,13 +98,6 @@ export class ReplicaWeights {
     return groupOfReplica(this.groups(name), this.replicas);
   }
 
-  /** Gives every replica replica 0's value of `name` (broadcast buffers). */
-  broadcast(name: string): void {
-    const value = this.perReplica[0]!.get(name);
-    if (!value) return;
-    for (let r = 1; r < this.replicas; r++) this.set(name, r, tf.clone(value));
-  }
-
   /** Frees every copy. */
   dispose(): void {
     for (const map of this.perReplica) {

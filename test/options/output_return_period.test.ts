@@ -49,3 +49,12 @@ describe('a return period with an output mode other than EveryN', () => {
     expect(new Options().outputMode(OutputMode.EveryN, 2).settings.outputReturnPeriod).toBe(2);
   });
 });
+
+describe("anchorTensor's return period", () => {
+  it("defaults to 1 with EveryN, as PopTorch's anchorTensor(..., output_return_period=1) does", () => {
+    const anchors = new Options().anchorTensor('t1', 'tensor1', OutputMode.EveryN).anchorTensor('t2', 'tensor2', OutputMode.EveryN, 2).settings.anchoredTensors;
+    expect(anchors.t1).toEqual({ longName: 'tensor1', outputMode: 'EveryN', outputReturnPeriod: 1 });
+    expect(anchors.t2).toEqual({ longName: 'tensor2', outputMode: 'EveryN', outputReturnPeriod: 2 });
+    expect(() => new Options().anchorTensor('t', 'x', OutputMode.EveryN, 0)).toThrow('Options.anchorTensor: outputReturnPeriod: expected a positive integer, got 0');
+  });
+});

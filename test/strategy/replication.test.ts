@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { CommGroupType, Options, OutputMode, VariableRetrievalMode, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
+import { CommGroupType, Options, OutputMode, PoptfjsError, VariableRetrievalMode, inferenceModel, ops, optim, trainingModel } from 'poptfjs';
 import { replicaGroups } from '../../lib/executable/replica_grouping.js';
 import { expectClose } from '../helpers.js';
 import { runProgram } from '../run_program.js';
@@ -132,15 +132,31 @@ describe('buffers', () => {
     expect(Array.from(((await executor(tf.ones([1]))) as tf.Tensor).dataSync())).toEqual([2]);
   });
 
-  it('are broadcast from the first replica by default, and kept per replica with broadcastBuffers(false)', async () => {
+  // PopTorch's tests/buffers_test.py: test_failing_on_replicas, test_constant_buffer_with_replicas, test_unsynchronised_replicated_buffers.
+  it('written with replicas are refused while broadcastBuffers is on (the default), as PopTorch refuses them', async () => {
+    const shared = inferenceModel(accumulatorModel('broadcast_total'), { options: new Options().replicationFactor(2) });
+    const error = await shared(tf.tensor2d([[1], [10]])).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PoptfjsError);
+    expect((error as Error).message).toBe(
+      "poptfjs does not support broadcasting buffers (the model writes 'broadcast_total' on 2 replicas). If your model is able to tolerate buffers becoming out of sync between replicas, you can disable buffer broadcasting using Options.broadcastBuffers(false).",
+    );
+    shared.destroy();
+  });
+
+  it('only read run with replicas whatever broadcastBuffers says', async () => {
+    const stuff = tf.variable(tf.tensor1d([1, 2, 3]), false, 'constant_stuff');
+    const executor = inferenceModel((x: tf.Tensor) => tf.sum(tf.add(x, tf.add(stuff, 1)), 1), { options: new Options().replicationFactor(2) });
+    const x = tf.tensor2d([2, 2, 2, 0, 0, 0], [2, 3]);
+    expect(Array.from(((await executor(x)) as tf.Tensor).dataSync())).toEqual([15, 9]);
+    executor.destroy();
+  });
+
+  it('are kept per replica with broadcastBuffers(false)', async () => {
     // Replica 0 adds 1 per call, replica 1 adds 10.
     const x = tf.tensor2d([[1], [10]]);
-    const shared = inferenceModel(accumulatorModel('broadcast_total'), { options: new Options().replicationFactor(2) });
-    expect(Array.from(((await shared(x)) as tf.Tensor).dataSync())).toEqual([1, 10]);
-    expect(Array.from(((await shared(x)) as tf.Tensor).dataSync())).toEqual([2, 11]);
-
     const separate = inferenceModel(accumulatorModel('own_total'), { options: new Options().replicationFactor(2).broadcastBuffers(false) });
     expect(Array.from(((await separate(x)) as tf.Tensor).dataSync())).toEqual([1, 10]);
     expect(Array.from(((await separate(x)) as tf.Tensor).dataSync())).toEqual([2, 20]);
+    separate.destroy();
   });
 });
