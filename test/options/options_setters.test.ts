@@ -271,12 +271,6 @@ const SETTER_ERRORS: readonly SetterCase[] = [
   ['anchorTensor("", "x")', (o) => o.anchorTensor('', 'x'), RangeError, 'Options.anchorTensor: shortName: expected a non-empty string, got ""'],
   ['anchorTensor("a", 7)', (o) => o.anchorTensor('a', loose(7)), TypeError, 'Options.anchorTensor: longName: expected a non-empty string, got 7'],
   [
-    'anchorTensor("a", "x", EveryN)',
-    (o) => o.anchorTensor('a', 'x', OutputMode.EveryN),
-    RangeError,
-    'Options.anchorTensor: OutputMode.EveryN needs a return period (a positive integer), got none',
-  ],
-  [
     'relaxOptimizerAttributesChecks(0)',
     (o) => o.relaxOptimizerAttributesChecks(loose(0)),
     TypeError,
