@@ -9,26 +9,27 @@ import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { nameRecord } from '../common/name_record.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
-import { analyseHardware } from '../ipu/hardware_analysis.js';
+import { analyseHardware, type HardwareAnalysis } from '../ipu/hardware_analysis.js';
 import { hostSyncPattern } from '../ipu/host_io.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { isOffChip, shardFraction, tensorStorage, type TensorStorage } from '../ipu/tensor_storage.js';
 import { paramValues, sizeOf, type Graph } from '../ir/graph.js';
 import { engineSettings, environmentEngineOptions, withEngineSettings, type EngineOptionsSource } from '../options/engine_options.js';
+import type { OptionsSettings } from '../options/options_settings.js';
 import { hostBatchSize } from '../executable/batch_plan.js';
 import type { Executable, RemoteBufferSpec } from '../executable/executable.js';
 import { returnedMicroSteps } from '../executable/output_mode.js';
 import { executablePrograms, modelPrograms } from '../executable/program.js';
-import { compilerChoices } from '../strategy/compiler_defaults.js';
-import { placedSchedule } from '../executable/placed_schedule.js';
+import { compilerChoices, type CompilerChoices } from '../strategy/compiler_defaults.js';
+import { placedSchedule, type PlacedSchedule } from '../executable/placed_schedule.js';
 import { buildSchedule, periodicSchedule } from '../strategy/schedule.js';
-import { streamingTransfers } from '../ipu/streaming_transfers.js';
+import { streamingTransfers, type StreamingTransfer } from '../ipu/streaming_transfers.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
-import { anchorTensors } from './anchored_tensors.js';
+import { anchorTensors, type AnchoredGraph } from './anchored_tensors.js';
 import { checkBufferBroadcast } from './buffer_broadcast.js';
 import { CompileProgress, type ProgressCallback } from './compile_progress.js';
-import { resolveModelGraph, type ModelGraph } from './model_graph.js';
+import { resolveModelGraph, type ModelGraph, type ResolvedModelGraph } from './model_graph.js';
 import { writeCompileOutputs, writeCompileReports } from './compile_outputs.js';
 
 /** Poplar's option flags: option name → value, every value a string (`"true"`, `"4"`, `"./reports"`). */
@@ -58,28 +59,78 @@ export function compileGraph(
   const request = resolveModelGraph(model);
   const steps = progress instanceof CompileProgress ? progress : CompileProgress.ofCompileGraph(progress);
   const engineOptions = { ...options, ...environmentEngineOptions()?.options };
-  const checked = Object.keys(engineOptions).length > 0 ? engineSettings(engineOptions, engineOptionsSource('compileGraph options')) : undefined;
-  const settings = checked ? withEngineSettings(request.settings, checked) : request.settings;
-  const { execution } = request;
-  const { factors } = execution;
+  const settings = settingsWithEngineOptions(request, engineOptions);
+  const lowered = lowerGraph(request, settings);
+  steps.step();
+  const { placement, schedule } = placedSchedule(
+    lowered.graph,
+    settings,
+    request.execution.factors,
+    request.kind === 'training',
+    request.simulatedOnly ? periodicSchedule : buildSchedule,
+  );
+  steps.step();
+  const placed = { ...lowered, placement, schedule };
+  const storage = storagePlan(request, settings, placed);
+  steps.step();
+  const hardware = analyseCompiledHardware(request, settings, placed, storage);
+  if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
+  steps.step();
+  const executable = executableOf(request, settings, placed, storage, hardware, programs, options);
+  writeCompileOutputs(executable, engineOptions);
+  writeCompileReports(executable, options);
+  return executable;
+}
+
+/** The model's settings under the engine options (the program's, then the environment's), checked by name and value. */
+function settingsWithEngineOptions(request: ResolvedModelGraph, engineOptions: EngineOptionFlags): OptionsSettings {
+  if (Object.keys(engineOptions).length === 0) return request.settings;
+  return withEngineSettings(request.settings, engineSettings(engineOptions, engineOptionsSource('compileGraph options')));
+}
+
+/** The graph as it is compiled: the IR patterns applied, float16 inferred, buffers checked against replication, anchors appended. */
+interface LoweredGraph extends AnchoredGraph {
+  /** The patterns that fired, by name, with how often. */
+  readonly fired: ReadonlyMap<string, number>;
+  /** The model's own outputs (before the anchors). */
+  readonly outputCount: number;
+}
+
+/** The graph with its patterns, float16 values and anchors (the first step of a compile). */
+function lowerGraph(request: ResolvedModelGraph, settings: OptionsSettings): LoweredGraph {
   const training = request.kind === 'training';
-  const syncPattern = hostSyncPattern(settings.syncPattern);
-  const patterned = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
-  const { fired } = patterned;
-  const precision = settings.precision;
+  const { graph: patterned, fired } = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
   const inferred = request.float16Flagged
-    ? patterned.graph
-    : inferFloat16(patterned.graph, {
+    ? patterned
+    : inferFloat16(patterned, {
         params: request.float16?.params ?? new Set(),
         inputs: request.float16?.inputs ?? new Set(),
-        casting: precision.halfFloatCasting,
+        casting: settings.precision.halfFloatCasting,
       });
+  const { factors } = request.execution;
   checkBufferBroadcast(request.graph, factors.replicationFactor, settings.broadcastBuffers);
-  const { graph, anchors } = anchorTensors(inferred, settings.anchoredTensors, { ...execution, deviceIterations: factors.deviceIterations });
-  steps.step();
-  const { placement, schedule } = placedSchedule(graph, settings, factors, training, request.simulatedOnly ? periodicSchedule : buildSchedule);
-  steps.step();
-  const optimizer = request.optimizer;
+  const anchored = anchorTensors(inferred, settings.anchoredTensors, { ...request.execution, deviceIterations: factors.deviceIterations });
+  return { ...anchored, fired, outputCount: inferred.roles.outputs.length };
+}
+
+/** A lowered graph placed on stages and IPUs, with its schedule. */
+type PlacedGraph = LoweredGraph & PlacedSchedule;
+
+/** Where each tensor lives, what streams between the chip and streaming memory, and the remote buffers of what is off chip. */
+interface StoragePlan {
+  readonly chosen: CompilerChoices;
+  readonly storage: TensorStorage;
+  readonly transfers: StreamingTransfer[];
+  readonly remoteBuffers: RemoteBufferSpec[];
+  readonly trainedWeights: ReadonlySet<string>;
+  readonly separateAccumulator: boolean;
+}
+
+/** The compiler's choices where the user made none (PopTorch's defaults), and what they put off chip. */
+function storagePlan(request: ResolvedModelGraph, settings: OptionsSettings, placed: PlacedGraph): StoragePlan {
+  const training = request.kind === 'training';
+  const { factors } = request.execution;
+  const { optimizer } = request;
   const trainedWeights = new Set(optimizer?.parameterNames ?? []);
   const separateAccumulator = optimizer?.separateAccumulator(optimizer.settings()) ?? true;
   const chosen = compilerChoices(
@@ -89,63 +140,83 @@ export function compileGraph(
       clipsGradients: optimizer?.clipsGradients() ?? false,
       gradientAccumulation: training ? factors.gradientAccumulation : 1,
     },
-    placement,
+    placed.placement,
   );
   const storage = tensorStorage(chosen.tensorLocations, factors.replicationFactor);
-  const transfers = streamingTransfers(graph, placement, schedule, {
+  const transfers = streamingTransfers(placed.graph, placed.placement, placed.schedule, {
     storage,
     training,
     trainedWeights,
     gradientAccumulation: factors.gradientAccumulation,
     separateAccumulator,
   });
-  const remoteBuffers = offChipBuffers(graph, storage, factors.replicationFactor, training ? trainedWeights : new Set(), optimizer?.stateSlots().map((s) => s.name) ?? []);
-  steps.step();
-  const hardware = analyseHardware({
-    graph,
-    placement,
-    schedule,
-    transfers,
+  const slots = optimizer?.stateSlots().map((s) => s.name) ?? [];
+  const remoteBuffers = offChipBuffers(placed.graph, storage, factors.replicationFactor, training ? trainedWeights : new Set(), slots);
+  return { chosen, storage, transfers, remoteBuffers, trainedWeights, separateAccumulator };
+}
+
+/** The memory and time of the placed graph on the target (analyseHardware's request, from the compile's parts). */
+function analyseCompiledHardware(request: ResolvedModelGraph, settings: OptionsSettings, placed: PlacedGraph, plan: StoragePlan): HardwareAnalysis {
+  const { execution, optimizer } = request;
+  const { factors } = execution;
+  return analyseHardware({
+    graph: placed.graph,
+    placement: placed.placement,
+    schedule: placed.schedule,
+    transfers: plan.transfers,
     spec: targetSpec(settings.ipuTarget),
-    training,
+    training: request.kind === 'training',
     deviceIterations: factors.deviceIterations,
     gradientAccumulation: factors.gradientAccumulation,
     replicationFactor: factors.replicationFactor,
     samplesPerCall: hostBatchSize(factors, request.microBatchSize),
     microBatchesPerReplica: factors.deviceIterations * factors.gradientAccumulation,
     returnedMicroBatches: returnedMicroSteps(execution.outputMode, execution.outputReturnPeriod, factors),
-    anchoredOutputs: anchors.map((a) => ({ returnedMicroBatches: returnedMicroSteps(a.outputMode, a.outputReturnPeriod, factors) })),
-    trainedWeights,
+    anchoredOutputs: placed.anchors.map((a) => ({ returnedMicroBatches: returnedMicroSteps(a.outputMode, a.outputReturnPeriod, factors) })),
+    trainedWeights: plan.trainedWeights,
     optimizerSlots: optimizer?.stateSlots() ?? [],
-    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()), separateAccumulator } : {}),
+    ...(optimizer ? { accumulatorPrecision: optimizer.accumulatorPrecision(optimizer.settings()), separateAccumulator: plan.separateAccumulator } : {}),
     availableMemoryProportion: settings.availableMemoryProportion,
-    halfPartials: precision.partialsType === 'half',
-    storage,
-    recomputation: chosen.recomputation,
-    weightUpdateSchedule: chosen.weightUpdateSchedule,
+    halfPartials: settings.precision.partialsType === 'half',
+    storage: plan.storage,
+    recomputation: plan.chosen.recomputation,
+    weightUpdateSchedule: plan.chosen.weightUpdateSchedule,
     weightNames: request.weightNames,
     syntheticData: settings.syntheticData,
-    syncPattern,
+    syncPattern: hostSyncPattern(settings.syncPattern),
   });
-  if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
-  steps.step();
-  const executable: Executable = {
+}
+
+/** The executable the compile's parts make, with its programs and the engine options the program gave. */
+function executableOf(
+  request: ResolvedModelGraph,
+  settings: OptionsSettings,
+  placed: PlacedGraph,
+  plan: StoragePlan,
+  hardware: HardwareAnalysis,
+  programs: readonly string[] | undefined,
+  options: EngineOptionFlags,
+): Executable {
+  const { execution } = request;
+  const { precision } = settings;
+  const syncPattern = hostSyncPattern(settings.syncPattern);
+  return {
     kind: request.kind,
     modelName: request.modelName,
-    graph,
+    graph: placed.graph,
     inputSignature: request.inputSignature,
     microBatchSize: request.microBatchSize,
-    factors,
+    factors: execution.factors,
     outputMode: execution.outputMode,
     outputReturnPeriod: execution.outputReturnPeriod,
     reduction: execution.reduction,
-    outputCount: inferred.roles.outputs.length,
-    singleOutput: inferred.roles.outputs.length === 1,
-    placement,
-    schedule,
-    streamingTransfers: transfers,
+    outputCount: placed.outputCount,
+    singleOutput: placed.outputCount === 1,
+    placement: placed.placement,
+    schedule: placed.schedule,
+    streamingTransfers: plan.transfers,
     hardware,
-    firedPatterns: nameRecord(fired),
+    firedPatterns: nameRecord(placed.fired),
     replicaGroupings: nameRecord(Object.entries(request.replicaGroupings)),
     broadcastBuffers: settings.broadcastBuffers,
     numerics: {
@@ -153,18 +224,15 @@ export function compileGraph(
       floatingPointExceptions: precision.floatingPointExceptions,
       halfPartials: precision.partialsType === 'half',
       halfFloatCasting: precision.halfFloatCasting,
-      automaticLossScaling: training && settings.training.automaticLossScaling,
+      automaticLossScaling: request.kind === 'training' && settings.training.automaticLossScaling,
     },
     ...(settings.syntheticData ? { syntheticData: true } : {}),
     ...(syncPattern !== 'Full' ? { syncPattern } : {}),
-    ...(anchors.length > 0 ? { anchors } : {}),
+    ...(placed.anchors.length > 0 ? { anchors: placed.anchors } : {}),
     programs: executablePrograms(programs ?? modelPrograms(request.kind), request.kind, 'compileGraph programs'),
     ...(Object.keys(options).length > 0 ? { engineOptions: { ...options } } : {}),
-    ...(remoteBuffers.length > 0 ? { remoteBuffers } : {}),
+    ...(plan.remoteBuffers.length > 0 ? { remoteBuffers: plan.remoteBuffers } : {}),
   };
-  writeCompileOutputs(executable, engineOptions);
-  writeCompileReports(executable, options);
-  return executable;
 }
 
 /** The remote buffers of the weights and optimizer state `storage` keeps off chip, in parameter order. */
