@@ -61,7 +61,8 @@ export const SEARCH_PROBLEMS: readonly SearchProblem[] = [
       optimizer: (model) => new optim.SGD(model, { lr: 0.1, momentum: 0.9 }),
       inputs: [{ shape: [224, 224, 3], dtype: 'float16' }],
       target: { shape: [1000], dtype: 'float16' },
-      options: bowHalf(),
+      // Batch-norm statistics per replica, as the published configuration keeps them.
+      options: bowHalf().broadcastBuffers(false),
     },
   },
 ];

@@ -94,12 +94,14 @@ interface ResNetRun {
   readonly checkpoints: readonly string[];
 }
 
-/** ResNet-50 training: one IPU a replica, float16 with float16 partials, SGD with momentum, recomputation between checkpoints. */
+/** ResNet-50 training: one IPU a replica, float16 with float16 partials, SGD with momentum, recomputation between checkpoints, buffers per replica. */
 async function planResNet(run: ResNetRun): Promise<{ itemsPerSecond: number; plan: Plan }> {
   const opts = new Options().ipuTarget(run.ipu).replicationFactor(run.replicas).autoRecomputation(RecomputationType.RecomputeAll);
   opts.Training.gradientAccumulation(run.accumulation);
   opts.Precision.setPartialsType('half');
   opts.setAvailableMemoryProportion({ IPU0: run.proportion });
+  // Each replica keeps its own batch-norm statistics, as the application sets (PopTorch refuses to broadcast buffers a model writes).
+  opts.broadcastBuffers(false);
   const planned = await plan(() => half(resnet50({ checkpoints: run.checkpoints })), {
     options: opts,
     loss: 'categoricalCrossentropy',

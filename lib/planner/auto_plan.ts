@@ -30,6 +30,7 @@ import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
 import { compilePlan, tracePlan, type PlanInput, type PlanOptimizerName, type PlanOptimizerTarget, type PlanTrace } from '../executor/model_plan.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
+import type { Graph } from '../ir/graph.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { Options } from '../options/options.js';
@@ -136,6 +137,21 @@ function searchError(message: string): PoptfjsError {
   return new PoptfjsError(`autoPlan: ${message}`, { type: 'executor' });
 }
 
+/**
+ * Refuses, before any candidate is planned, a search that would replicate a
+ * model writing buffers (batch-norm statistics) while `broadcastBuffers` is
+ * on: PopTorch refuses every such configuration, so the user chooses buffers
+ * per replica or one replica.
+ */
+function checkReplicatedBuffers(graph: Graph, base: Options, space: ResolvedSpace, ipus: number): void {
+  if (!base.settings.broadcastBuffers || graph.assignments.length === 0 || space.ipusPerReplica.every((k) => k === ipus)) return;
+  const written = [...new Set(graph.assignments.map((a) => `'${a.param}'`))];
+  throw searchError(
+    `the model writes buffers (${written.slice(0, 3).join(', ')}${written.length > 3 ? `, ... ${written.length} in all` : ''}), which PopTorch does not broadcast between replicas; ` +
+      `search with options: new Options().broadcastBuffers(false) to let each replica keep its own, or with space: { ipusPerReplica: [${ipus}] } for one replica`,
+  );
+}
+
 /** The traced graph of one micro-batch size, with its units as blocks and the patterns applied. */
 interface SearchGraph {
   readonly trace: PlanTrace;
@@ -240,6 +256,7 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
   const unitCount = firstGraph.units.units.length;
   const space: ResolvedSpace = resolveSpace(request.space, ipus, globalBatch, unitCount, training);
   if (space.ipusPerReplica.length === 0) throw searchError(`no number of IPUs a replica divides ${ipus} and is at most the model's ${unitCount} unit(s)`);
+  checkReplicatedBuffers(firstGraph.trace.graph, base, space, ipus);
 
   const evaluated = new Map<string, Candidate>();
   const spec = targetSpec(base.settings.ipuTarget);

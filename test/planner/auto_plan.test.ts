@@ -141,4 +141,24 @@ describe('autoPlan()', () => {
     );
     await expect(autoPlan(build, { ipus: 4, globalBatch: 64, ...TRAINING, space: { tiles: [1] } as never })).rejects.toThrow(/unknown space key\(s\) tiles/);
   });
+
+  it('refuses to replicate a model that writes buffers while they are broadcast, as PopTorch refuses it, and replicates it with buffers per replica', async () => {
+    const withBatchNorm = () =>
+      tf.sequential({
+        layers: [
+          tf.layers.dense({ units: 64, inputShape: [64], name: 'bn_dense' }),
+          tf.layers.batchNormalization({ name: 'bn' }),
+          tf.layers.dense({ units: 64, name: 'bn_out' }),
+        ],
+      });
+    const request = { ipus: 2, globalBatch: 16, loss: 'meanSquaredError', optimizer: 'sgd', inputs: [{ shape: [64] }], target: { shape: [64] } } as const;
+    await expect(autoPlan(withBatchNorm, request)).rejects.toThrow(
+      /autoPlan: the model writes buffers \('bn\/moving_mean', 'bn\/moving_variance'\), which PopTorch does not broadcast between replicas; search with options: new Options\(\)\.broadcastBuffers\(false\)/,
+    );
+    const perReplica = await autoPlan(withBatchNorm, { ...request, options: new Options().broadcastBuffers(false) });
+    expect(perReplica.best).toBeDefined();
+    expect(perReplica.candidates.some((c) => c.replicas === 2)).toBe(true);
+    const oneReplica = await autoPlan(withBatchNorm, { ...request, space: { ipusPerReplica: [2] } });
+    expect(oneReplica.candidates.every((c) => c.replicas === 1)).toBe(true);
+  }, 120_000);
 });
