@@ -7,11 +7,7 @@
  * size is its peak) and the process's resident memory. What it shows: the
  * host's memory follows the micro-batch, not the host batch.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { type FailedProbe, runProbe } from './probe_process.js';
 import type { ProbeResult } from './host_memory_probe.js';
 
 /** The title of the table, as `BENCH_ONLY` matches it. */
@@ -28,7 +24,7 @@ export interface HostMemoryConfig {
 /** What was measured, or why not. */
 export interface HostMemoryRow {
   readonly config: HostMemoryConfig;
-  readonly result: ProbeResult | { readonly failed: string };
+  readonly result: ProbeResult | FailedProbe;
 }
 
 /** The configurations: micro-batches 1, 2, 4 (one per call), then host batches of micro-batch 4 (MobileNetV2) and 2 (ResNet-50). */
@@ -50,21 +46,7 @@ export const HOST_MEMORY_CONFIGS: readonly HostMemoryConfig[] = [
 
 /** Runs one probe in a child process (its own IPU locks, so nothing else holds its IPUs). */
 function probe(config: HostMemoryConfig): HostMemoryRow {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const compiled = import.meta.url.endsWith('.js');
-  const script = join(here, compiled ? 'host_memory_probe.js' : 'host_memory_probe.ts');
-  const args = [...(compiled ? [] : ['--import', 'tsx']), script, config.model, String(config.imageSize), String(config.hostBatch), String(config.microBatch)];
-  const child = spawnSync(process.execPath, args, {
-    encoding: 'utf8',
-    env: { ...process.env, POPTFJS_IPU_LOCK_DIR: mkdtempSync(join(tmpdir(), 'poptfjs-bench-locks-')) },
-    maxBuffer: 64 * 2 ** 20,
-  });
-  const line = child.stdout.split('\n').find((l) => l.startsWith('{'));
-  if (child.status !== 0 || line === undefined) {
-    const reason = child.stderr.split('\n').find((l) => /Error/.test(l)) ?? `exit ${child.status}`;
-    return { config, result: { failed: reason.trim() } };
-  }
-  return { config, result: JSON.parse(line) as ProbeResult };
+  return { config, result: runProbe<ProbeResult>('host_memory_probe', [config.model, String(config.imageSize), String(config.hostBatch), String(config.microBatch)]) };
 }
 
 /** Measures every configuration, one after another. */

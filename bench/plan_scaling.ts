@@ -7,11 +7,7 @@
  * linearly in its layers and independently of its widths, since no weight's
  * value is computed.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { type FailedProbe, runProbe } from './probe_process.js';
 import type { PlanScalingResult } from './plan_scaling_probe.js';
 
 /** The title of the table, as `BENCH_ONLY` matches it. */
@@ -30,7 +26,7 @@ export interface PlanScalingConfig {
 /** What was measured, or why not. */
 export interface PlanScalingRow {
   readonly config: PlanScalingConfig;
-  readonly result: PlanScalingResult | { readonly failed: string };
+  readonly result: PlanScalingResult | FailedProbe;
 }
 
 /** The configurations, smallest first. */
@@ -44,21 +40,7 @@ export const PLAN_SCALING_CONFIGS: readonly PlanScalingConfig[] = [
 
 /** Runs one probe in a child process (its own IPU locks). */
 function probe(config: PlanScalingConfig): PlanScalingRow {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const compiled = import.meta.url.endsWith('.js');
-  const script = join(here, compiled ? 'plan_scaling_probe.js' : 'plan_scaling_probe.ts');
-  const args = [...(compiled ? [] : ['--import', 'tsx']), script, config.model, ...(config.layers === undefined ? [] : [String(config.layers)])];
-  const child = spawnSync(process.execPath, args, {
-    encoding: 'utf8',
-    env: { ...process.env, POPTFJS_IPU_LOCK_DIR: mkdtempSync(join(tmpdir(), 'poptfjs-bench-locks-')) },
-    maxBuffer: 64 * 2 ** 20,
-  });
-  const line = child.stdout.split('\n').find((l) => l.startsWith('{'));
-  if (child.status !== 0 || line === undefined) {
-    const reason = child.stderr.split('\n').find((l) => /Error/.test(l)) ?? `exit ${child.status}`;
-    return { config, result: { failed: reason.trim() } };
-  }
-  return { config, result: JSON.parse(line) as PlanScalingResult };
+  return { config, result: runProbe<PlanScalingResult>('plan_scaling_probe', [config.model, ...(config.layers === undefined ? [] : [String(config.layers)])]) };
 }
 
 /** Plans every configuration, one after another. */
