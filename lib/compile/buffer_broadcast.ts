@@ -10,10 +10,15 @@
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 
+/** The buffers `graph` writes, each once, quoted, in the order it first writes them. */
+export function writtenBuffers(graph: Graph): string[] {
+  return [...new Set(graph.assignments.map((a) => `'${a.param}'`))];
+}
+
 /** Refuses a graph that writes buffers on more than one replica while buffers are to be broadcast, with PopTorch's message. */
 export function checkBufferBroadcast(graph: Graph, replicationFactor: number, broadcastBuffers: boolean): void {
   if (!broadcastBuffers || replicationFactor <= 1 || graph.assignments.length === 0) return;
-  const written = [...new Set(graph.assignments.map((a) => `'${a.param}'`))].join(', ');
+  const written = writtenBuffers(graph).join(', ');
   throw new PoptfjsError(
     `poptfjs does not support broadcasting buffers (the model writes ${written} on ${replicationFactor} replicas). ` +
       'If your model is able to tolerate buffers becoming out of sync between replicas, you can disable buffer broadcasting using Options.broadcastBuffers(false).',

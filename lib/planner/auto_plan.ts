@@ -31,6 +31,7 @@ import { getLogger } from '../common/log.js';
 import { compilePlan, tracePlan, type PlanInput, type PlanOptimizerName, type PlanOptimizerTarget, type PlanTrace } from '../executor/model_plan.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import type { Graph } from '../ir/graph.js';
+import { writtenBuffers } from '../compile/buffer_broadcast.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { inferFloat16 } from '../precision/float16_inference.js';
 import { Options } from '../options/options.js';
@@ -145,7 +146,7 @@ function searchError(message: string): PoptfjsError {
  */
 function checkReplicatedBuffers(graph: Graph, base: Options, space: ResolvedSpace, ipus: number): void {
   if (!base.settings.broadcastBuffers || graph.assignments.length === 0 || space.ipusPerReplica.every((k) => k === ipus)) return;
-  const written = [...new Set(graph.assignments.map((a) => `'${a.param}'`))];
+  const written = writtenBuffers(graph);
   throw searchError(
     `the model writes buffers (${written.slice(0, 3).join(', ')}${written.length > 3 ? `, ... ${written.length} in all` : ''}), which PopTorch does not broadcast between replicas; ` +
       `search with options: new Options().broadcastBuffers(false) to let each replica keep its own, or with space: { ipusPerReplica: [${ipus}] } for one replica`,
