@@ -10,7 +10,7 @@ import { PoptfjsError } from '../common/errors.js';
 import { nameRecord } from '../common/name_record.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware, type HardwareAnalysis } from '../ipu/hardware_analysis.js';
-import { hostSyncPattern } from '../ipu/host_io.js';
+import { hostSyncPattern, type HostSyncPattern } from '../ipu/host_io.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { isOffChip, shardFraction, tensorStorage, type TensorStorage } from '../ipu/tensor_storage.js';
@@ -60,7 +60,8 @@ export function compileGraph(
   const steps = progress instanceof CompileProgress ? progress : CompileProgress.ofCompileGraph(progress);
   const engineOptions = { ...options, ...environmentEngineOptions()?.options };
   const settings = settingsWithEngineOptions(request, engineOptions);
-  const lowered = lowerGraph(request, settings);
+  const compile: CompileRequest = { request, settings, syncPattern: hostSyncPattern(settings.syncPattern) };
+  const lowered = lowerGraph(compile);
   steps.step();
   const { placement, schedule } = placedSchedule(
     lowered.graph,
@@ -71,12 +72,12 @@ export function compileGraph(
   );
   steps.step();
   const placed = { ...lowered, placement, schedule };
-  const storage = storagePlan(request, settings, placed);
+  const storage = storagePlan(compile, placed);
   steps.step();
-  const hardware = analyseCompiledHardware(request, settings, placed, storage);
+  const hardware = analyseCompiledHardware(compile, placed, storage);
   if (!hardware.memory.fits && !settings.allowOutOfMemory) throw new OutOfMemoryError(hardware.memory, request.microBatchSize, request.modelName);
   steps.step();
-  const executable = executableOf(request, settings, placed, storage, hardware, programs, options);
+  const executable = executableOf(compile, placed, storage, hardware, programs, options);
   writeCompileOutputs(executable, engineOptions);
   writeCompileReports(executable, options);
   return executable;
@@ -88,6 +89,13 @@ function settingsWithEngineOptions(request: ResolvedModelGraph, engineOptions: E
   return withEngineSettings(request.settings, engineSettings(engineOptions, engineOptionsSource('compileGraph options')));
 }
 
+/** What every step of a compile reads: the model, its settings under the engine options, and how its IPUs meet the host. */
+interface CompileRequest {
+  readonly request: ResolvedModelGraph;
+  readonly settings: OptionsSettings;
+  readonly syncPattern: HostSyncPattern;
+}
+
 /** The graph as it is compiled: the IR patterns applied, float16 inferred, buffers checked against replication, anchors appended. */
 interface LoweredGraph extends AnchoredGraph {
   /** The patterns that fired, by name, with how often. */
@@ -97,7 +105,7 @@ interface LoweredGraph extends AnchoredGraph {
 }
 
 /** The graph with its patterns, float16 values and anchors (the first step of a compile). */
-function lowerGraph(request: ResolvedModelGraph, settings: OptionsSettings): LoweredGraph {
+function lowerGraph({ request, settings }: CompileRequest): LoweredGraph {
   const training = request.kind === 'training';
   const { graph: patterned, fired } = applyPatterns(request.graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training });
   const inferred = request.float16Flagged
@@ -127,7 +135,7 @@ interface StoragePlan {
 }
 
 /** The compiler's choices where the user made none (PopTorch's defaults), and what they put off chip. */
-function storagePlan(request: ResolvedModelGraph, settings: OptionsSettings, placed: PlacedGraph): StoragePlan {
+function storagePlan({ request, settings }: CompileRequest, placed: PlacedGraph): StoragePlan {
   const training = request.kind === 'training';
   const { factors } = request.execution;
   const { optimizer } = request;
@@ -156,7 +164,7 @@ function storagePlan(request: ResolvedModelGraph, settings: OptionsSettings, pla
 }
 
 /** The memory and time of the placed graph on the target (analyseHardware's request, from the compile's parts). */
-function analyseCompiledHardware(request: ResolvedModelGraph, settings: OptionsSettings, placed: PlacedGraph, plan: StoragePlan): HardwareAnalysis {
+function analyseCompiledHardware({ request, settings, syncPattern }: CompileRequest, placed: PlacedGraph, plan: StoragePlan): HardwareAnalysis {
   const { execution, optimizer } = request;
   const { factors } = execution;
   return analyseHardware({
@@ -183,14 +191,13 @@ function analyseCompiledHardware(request: ResolvedModelGraph, settings: OptionsS
     weightUpdateSchedule: plan.chosen.weightUpdateSchedule,
     weightNames: request.weightNames,
     syntheticData: settings.syntheticData,
-    syncPattern: hostSyncPattern(settings.syncPattern),
+    syncPattern,
   });
 }
 
 /** The executable the compile's parts make, with its programs and the engine options the program gave. */
 function executableOf(
-  request: ResolvedModelGraph,
-  settings: OptionsSettings,
+  { request, settings, syncPattern }: CompileRequest,
   placed: PlacedGraph,
   plan: StoragePlan,
   hardware: HardwareAnalysis,
@@ -199,7 +206,6 @@ function executableOf(
 ): Executable {
   const { execution } = request;
   const { precision } = settings;
-  const syncPattern = hostSyncPattern(settings.syncPattern);
   return {
     kind: request.kind,
     modelName: request.modelName,
