@@ -18,3 +18,5 @@ export { NameScope } from './name_scope.js';
 export { Attribute } from './attribute.js';
 export { forLoop, MAX_LOOP_ITERATIONS } from './for_loop.js';
 export { cond } from './cond.js';
+export { setOverlapForInput, setOverlapForOutput } from './host_overlap.js';
+export { OverlapMode } from '../lib/ir/host_overlap.js';

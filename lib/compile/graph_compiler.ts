@@ -11,6 +11,7 @@ import { nameRecord } from '../common/name_record.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import { analyseHardware, type HardwareAnalysis } from '../ipu/hardware_analysis.js';
 import { hostSyncPattern, type HostSyncPattern } from '../ipu/host_io.js';
+import { checkHostOverlapSettings } from './host_overlap_check.js';
 import { OutOfMemoryError } from '../ipu/out_of_memory_error.js';
 import { targetSpec } from '../ipu/target_spec.js';
 import { isOffChip, shardFraction, tensorStorage, type TensorStorage } from '../ipu/tensor_storage.js';
@@ -116,6 +117,7 @@ function lowerGraph({ request, settings }: CompileRequest): LoweredGraph {
         casting: settings.precision.halfFloatCasting,
       });
   const { factors } = request.execution;
+  checkHostOverlapSettings(request.graph, settings, request.execution.outputMode);
   checkBufferBroadcast(request.graph, factors.replicationFactor, settings.broadcastBuffers);
   const anchored = anchorTensors(inferred, settings.anchoredTensors, { ...request.execution, deviceIterations: factors.deviceIterations });
   return { ...anchored, fired, outputCount: inferred.roles.outputs.length };

@@ -9,7 +9,7 @@ import type { WeightUpdateSchedule } from '../strategy/compiler_defaults.js';
 import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
-import { hostTransfers, type HostSyncPattern } from './host_io.js';
+import { hostTransfers, type HostSyncPattern, type HostTransfer } from './host_io.js';
 import { kernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
@@ -87,6 +87,19 @@ function peakSchedule(schedule: Schedule, placement: Placement, training: boolea
   return schedule.microBatches > enough ? buildSchedule(placement, training, enough) : schedule;
 }
 
+/**
+ * Bytes the I/O tiles of each IPU hold for the host transfers that overlap
+ * compute: each marked input or output is double-buffered, one micro-batch's
+ * value in use while the next one's moves, as PopART's overlapped exchange
+ * carries two values through its loops (the `OverlapInnerLoop` diagram of
+ * popart's ExchangeStrategy docs).
+ */
+function ioTileBuffers(transfers: readonly HostTransfer[], ipuCount: number, microBatchesPerReplica: number): number[] {
+  const bytes = new Array<number>(ipuCount).fill(0);
+  for (const tr of transfers) if (tr.overlap && tr.perMicroBatch) bytes[tr.ipu]! += (2 * tr.bytes) / microBatchesPerReplica;
+  return bytes;
+}
+
 /** Analyses a placed and scheduled graph on its target. */
 export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   const { graph, placement, spec } = request;
@@ -105,6 +118,13 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
   });
   const kernelCosts = graph.nodes.map((node) => kernelCost(graph, node, targetOf(node)));
   const nodeCosts = withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
+  const transfers = request.syntheticData
+    ? []
+    : hostTransfers(graph, placement, {
+        microBatchesPerReplica: request.microBatchesPerReplica,
+        returnedMicroBatches: request.returnedMicroBatches,
+        anchoredOutputs: request.anchoredOutputs ?? [],
+      });
   const memory = memoryPlan({
     graph,
     placement,
@@ -120,6 +140,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     kernelTemporary: (node) => nodeCosts[node.id]!.temporaryBytes,
     recomputation,
     weightNames: request.weightNames,
+    ioTileBuffers: ioTileBuffers(transfers, placement.ipusPerReplica, request.microBatchesPerReplica),
   });
   const timeline = simulateTimeline({
     graph,
@@ -132,13 +153,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     scheduleRuns: request.training ? request.deviceIterations : 1,
     replicationFactor: request.replicationFactor,
     samplesPerCall: request.samplesPerCall,
-    hostTransfers: request.syntheticData
-      ? []
-      : hostTransfers(graph, placement, {
-          microBatchesPerReplica: request.microBatchesPerReplica,
-          returnedMicroBatches: request.returnedMicroBatches,
-          anchoredOutputs: request.anchoredOutputs ?? [],
-        }),
+    hostTransfers: transfers,
     syncPattern: request.syncPattern ?? 'Full',
     trainedWeights: request.trainedWeights,
     optimizerSlotBytes: request.optimizerSlots.map((slot) => (slot.precision === 'float16' ? 2 : 4)),

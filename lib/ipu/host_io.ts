@@ -21,6 +21,7 @@
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
+import type { HostOverlapMark, OverlappingMode } from '../ir/host_overlap.js';
 import type { SyncPattern } from '../option_vocabulary/enums.js';
 import type { Placement } from '../strategy/placement.js';
 
@@ -35,8 +36,9 @@ import type { Placement } from '../strategy/placement.js';
  *   that produces them in the step that produces them, while the other IPUs
  *   compute; outputs returned once a call (output modes `Final`, `Sum`) or
  *   every N-th device iteration (`EveryN`) come out of their IPU after the
- *   schedule. With I/O tiles the transfers already run alongside the
- *   schedule; `SinglePipeline` then only spares the IPUs that neither read
+ *   schedule. Inputs and outputs marked for overlap (`ops.setOverlapForInput`
+ *   / `setOverlapForOutput`) move on the I/O tiles alongside the schedule
+ *   either way; `SinglePipeline` then only spares the IPUs that neither read
  *   nor make them.
  */
 export type HostSyncPattern = 'Full' | 'SinglePipeline';
@@ -52,6 +54,8 @@ export interface HostTransfer {
   readonly bytes: number;
   /** Whether the value crosses once per micro-batch (inputs, outputs returned for every micro-batch) rather than once after the schedule. */
   readonly perMicroBatch: boolean;
+  /** The loop the transfer overlaps on the I/O tiles (`ops.setOverlapForInput` / `setOverlapForOutput`); absent: it goes through the compute tiles when it is needed. */
+  readonly overlap?: OverlappingMode;
 }
 
 /** What {@link hostTransfers} needs besides the graph and placement. */
@@ -74,24 +78,29 @@ export function hostTransfers(graph: Graph, placement: Placement, request: HostT
   const at = (node: number | undefined) =>
     node === undefined ? { ipu: placement.units[0]!.ipus[0]!, unit: 0 } : { ipu: placement.stages[placement.nodeStages[node]!]!.ipu, unit: placement.nodeUnits[node]! };
   const transfers: HostTransfer[] = [];
+  const overlap = (of: HostOverlapMark['of'], index: number) => {
+    const mark = graph.roles.hostOverlap?.find((m) => m.of === of && m.index === index);
+    return mark ? { overlap: mark.mode } : {};
+  };
   const firstReader = new Map<number, number>();
   for (const node of graph.nodes) for (const id of node.inputs) if (!firstReader.has(id)) firstReader.set(id, node.id);
-  for (const id of graph.inputs) {
-    if (graph.values[id]!.source.kind !== 'input' || id === graph.roles.lossScale) continue;
+  graph.inputs.forEach((id, index) => {
+    if (graph.values[id]!.source.kind !== 'input' || id === graph.roles.lossScale) return;
     const bytes = valueBytes(graph, id) * request.microBatchesPerReplica;
-    transfers.push({ direction: 'in', ...at(firstReader.get(id)), bytes, perMicroBatch: true });
-  }
+    transfers.push({ direction: 'in', ...at(firstReader.get(id)), bytes, perMicroBatch: true, ...overlap('input', index) });
+  });
   const anchored = request.anchoredOutputs;
   const modelOutputs = graph.roles.outputs.slice(0, graph.roles.outputs.length - anchored.length);
   const returned = [
-    ...[...modelOutputs, ...(graph.roles.loss !== undefined ? [graph.roles.loss] : [])].map((id) => ({ id, microBatches: request.returnedMicroBatches })),
+    ...modelOutputs.map((id, index) => ({ id, microBatches: request.returnedMicroBatches, ...overlap('output', index) })),
+    ...(graph.roles.loss !== undefined ? [{ id: graph.roles.loss, microBatches: request.returnedMicroBatches, ...overlap('loss', 0) }] : []),
     ...anchored.map((a, i) => ({ id: graph.roles.outputs[modelOutputs.length + i]!, microBatches: a.returnedMicroBatches })),
   ];
-  for (const { id, microBatches } of returned) {
+  for (const { id, microBatches, ...marked } of returned) {
     const source = graph.values[id]!.source;
     const bytes = valueBytes(graph, id) * microBatches;
     const perMicroBatch = microBatches === request.microBatchesPerReplica;
-    transfers.push({ direction: 'out', ...at(source.kind === 'node' ? source.node : firstReader.get(id)), bytes, perMicroBatch });
+    transfers.push({ direction: 'out', ...at(source.kind === 'node' ? source.node : firstReader.get(id)), bytes, perMicroBatch, ...marked });
   }
   return transfers;
 }

@@ -103,6 +103,8 @@ export interface IpuMemoryUse {
   readonly peak: MemoryPeak;
   /** What lives in the streaming memory of this IPU. */
   readonly streaming: { readonly bytes: number; readonly byKind: Readonly<Record<StreamedKind, number>> };
+  /** The I/O tiles (`numIOTiles`; absent without): their memory, and the buffers of the host transfers that overlap compute on them. */
+  readonly ioTiles?: { readonly capacity: number; readonly hostBuffers: number };
 }
 
 /** The memory of every IPU of one replica. */
@@ -133,6 +135,8 @@ export interface MemoryRequest extends PeakRequest {
   readonly valueBytes?: (id: ValueId) => number;
   /** The name the items of a parameter show, by parameter name (default: its own). */
   readonly weightNames?: ReadonlyMap<string, string>;
+  /** Bytes of the buffers the I/O tiles of each IPU hold for the host transfers overlapping compute (default none). */
+  readonly ioTileBuffers?: readonly number[];
 }
 
 const KINDS: MemoryKind[] = ['weights', 'optimizer state', 'gradient accumulators', 'activations', 'temporary', 'code and exchange'];
@@ -317,6 +321,7 @@ function ipuMemoryUse(state: PlanState, ipu: number, peak: MemoryPeak): IpuMemor
     items: list.filter((i) => i.bytes > 0).sort((a, b) => b.bytes - a.bytes),
     peak,
     streaming: { bytes: streamingBytes, byKind: state.streamed[ipu]! },
+    ...(storage.ioTiles > 0 ? { ioTiles: { capacity: storage.ioTiles * spec.memoryPerTile, hostBuffers: state.request.ioTileBuffers?.[ipu] ?? 0 } } : {}),
   };
 }
 
@@ -331,7 +336,8 @@ export function memoryPlan(request: MemoryRequest): MemoryPlan {
   offChipStash.forEach((bytes, ipu) => (state.streamed[ipu]!.activations += bytes));
   const ipus = state.items.map((_, ipu) => ipuMemoryUse(state, ipu, peaks[ipu]!));
   const streamingCapacity = request.spec.streamingMemoryCapacity;
-  return { ipus, streamingCapacity, fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= streamingCapacity) };
+  const ioFits = (m: IpuMemoryUse) => !m.ioTiles || m.ioTiles.hostBuffers <= m.ioTiles.capacity;
+  return { ipus, streamingCapacity, fits: ipus.every((m) => m.used <= m.capacity && m.streaming.bytes <= streamingCapacity && ioFits(m)) };
 }
 
 /**

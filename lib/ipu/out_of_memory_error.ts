@@ -44,7 +44,21 @@ export class OutOfMemoryError extends PoptfjsError {
    * @param model the model's name
    */
   constructor(plan: MemoryPlan, microBatch: number, model: string) {
-    const over = plan.ipus.find((m) => m.used > m.capacity)!;
+    const over = plan.ipus.find((m) => m.used > m.capacity) ?? plan.ipus.find((m) => m.ioTiles && m.ioTiles.hostBuffers > m.ioTiles.capacity)!;
+    if (over.used <= over.capacity && over.ioTiles) {
+      const io = over.ioTiles;
+      super(
+        `IPU ${over.ipu} is out of I/O tile memory compiling model '${model}' at micro-batch ${microBatch}: the buffers of the host transfers that overlap compute ` +
+          `(two micro-batches of each input and output marked with ops.setOverlapForInput / setOverlapForOutput) need ${formatBytes(io.hostBuffers)} of its I/O tiles' ${formatBytes(io.capacity)} ` +
+          `(${formatBytes(io.hostBuffers - io.capacity)} over). What would help: reserve more I/O tiles (Options.TensorLocations.numIOTiles), use a smaller micro-batch (it is ${microBatch} now), ` +
+          'or mark fewer inputs and outputs for overlap. Options.allowOutOfMemory(true) compiles anyway, for the report.',
+        { type: 'out_of_memory', location: `IPU ${over.ipu}` },
+      );
+      this.ipu = over.ipu;
+      this.bytesOver = io.hostBuffers - io.capacity;
+      this.plan = plan;
+      return;
+    }
     const largest = over.items
       .slice(0, 5)
       .map((i) => `${i.kind} ${i.name.startsWith('live') || i.name.includes(' ') ? `(${i.name})` : `'${i.name}'`} ${formatBytes(i.bytes)}`);

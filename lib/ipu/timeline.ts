@@ -20,12 +20,24 @@
  *   between ({@link hostSyncSeconds}); the host's time running it is not
  *   modelled.
  * - Host I/O moves the call's inputs in and outputs out at the host link's
- *   bandwidth (host_io.ts), before and after the schedule, or
- *   alongside it when the IPUs have I/O tiles. Under the `Full` sync pattern
- *   every IPU waits for all of it; under `SinglePipeline` only the IPU that
- *   reads or produces a value does, and, without I/O tiles, each
- *   micro-batch's share moves in the step that reads or produces it, so the
- *   step lasts max over IPUs of (transfers + work) ({@link HostSyncPattern}).
+ *   bandwidth (host_io.ts), through the compute tiles, before and after the
+ *   schedule. Under the `Full` sync pattern every IPU waits for all of it;
+ *   under `SinglePipeline` only the IPU that reads or produces a value does,
+ *   and each micro-batch's share moves in the step that reads or produces
+ *   it, so the step lasts max over IPUs of (transfers + work)
+ *   ({@link HostSyncPattern}).
+ * - Inputs and outputs marked for overlap (`ops.setOverlapForInput` /
+ *   `setOverlapForOutput`) move through the I/O tiles instead, while the
+ *   compute tiles run the loop they overlap, as PopART's `OverlapInnerLoop`
+ *   and `OverlapLoops` exchange strategies do (popart's ExchangeStrategy
+ *   docs, willow/include/popart/docs/pydocs_popart_core.hpp): of a loop of n
+ *   micro-batches, the first micro-batch's inputs load before it and the last
+ *   one's outputs store after it; the other n - 1 micro-batches' transfers
+ *   run alongside it, which lasts at least as long as they do. The loop of
+ *   `OverlapAccumulationLoop` is a device iteration's gradient accumulation
+ *   (one micro-batch in inference), repeated each device iteration; that of
+ *   `OverlapDeviceIterationLoop` is the whole call. Outputs returned once a
+ *   call (`OutputMode.Sum`) store after the schedule in either case.
  * - In training, each device iteration ends with the gradient reduction
  *   across replicas (a ring all-reduce, 2(R-1)/R of the gradient bytes over
  *   two links; with sharded optimizer state a reduce-scatter and an
@@ -44,6 +56,7 @@ import type { RecomputationPlan } from '../strategy/recomputation.js';
 import { MAX_LISTED_WORK, type Schedule, type ScheduleStep } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import type { HostSyncPattern, HostTransfer } from './host_io.js';
+import type { OverlappingMode } from '../ir/host_overlap.js';
 import { ELEMENTWISE_VERTEX_CYCLES, type KernelCost } from './kernel_cycles.js';
 import { ipuSyncSeconds, type IpuTargetSpec } from './target_spec.js';
 import { isOffChip, ON_CHIP_STORAGE, shardFraction, type TensorStorage } from './tensor_storage.js';
@@ -237,23 +250,74 @@ function transfersByStep(transfers: readonly StreamingTransfer[]): Map<number, S
   return byStep;
 }
 
-/** True if a host transfer is made in the steps (per micro-batch under `SinglePipeline` without I/O tiles), not before or after them. */
-function steppedTransfer(request: TimelineRequest, storage: TensorStorage): (tr: HostTransfer) => boolean {
-  const single = request.syncPattern === 'SinglePipeline';
-  const overlapHost = storage.ioTiles > 0;
-  return (tr) => single && !overlapHost && tr.perMicroBatch;
+/** The loop a host transfer overlaps on the I/O tiles: that of its mark, for a transfer made each micro-batch; none for the others. */
+function overlapLoop(tr: HostTransfer): OverlappingMode | undefined {
+  return tr.perMicroBatch ? tr.overlap : undefined;
 }
 
-/** Host transfers outside the steps, in seconds by IPU: under Full every IPU waits for all of them. */
-function hostSecondsOutsideSteps(request: TimelineRequest, storage: TensorStorage, direction: HostTransfer['direction']): number[] {
+/** True if a host transfer is made in the steps (per micro-batch under `SinglePipeline`, through the compute tiles), not before or after them. */
+function steppedTransfer(request: TimelineRequest): (tr: HostTransfer) => boolean {
   const single = request.syncPattern === 'SinglePipeline';
-  const stepped = steppedTransfer(request, storage);
+  return (tr) => single && overlapLoop(tr) === undefined && tr.perMicroBatch;
+}
+
+/** Seconds of the host transfers `pick` selects in `direction`, by IPU: under Full every IPU waits for all of them, under SinglePipeline only the IPU that reads or makes them. */
+function hostSeconds(request: TimelineRequest, direction: HostTransfer['direction'], pick: (tr: HostTransfer) => boolean): number[] {
+  const single = request.syncPattern === 'SinglePipeline';
   return Array.from(
     { length: request.placement.ipusPerReplica },
     (_, ipu) =>
-      request.hostTransfers.filter((tr) => tr.direction === direction && !stepped(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) /
+      request.hostTransfers.filter((tr) => tr.direction === direction && pick(tr) && (!single || tr.ipu === ipu)).reduce((a, tr) => a + tr.bytes, 0) /
       request.spec.hostLinkBandwidth,
   );
+}
+
+/** Host transfers through the compute tiles outside the steps, in seconds by IPU. */
+function hostSecondsOutsideSteps(request: TimelineRequest, direction: HostTransfer['direction']): number[] {
+  const stepped = steppedTransfer(request);
+  return hostSeconds(request, direction, (tr) => overlapLoop(tr) === undefined && !stepped(tr));
+}
+
+/** A loop whose host transfers run on the I/O tiles, each IPU's seconds: the first micro-batch's loads before it, the last one's stores after it, and the rest alongside it. */
+interface OverlappedLoop {
+  readonly firstLoads: readonly number[];
+  readonly lastStores: readonly number[];
+  readonly alongside: readonly number[];
+}
+
+/**
+ * The transfers overlapping a loop of `mode` on each run of it: of a call,
+ * `OverlapDeviceIterationLoop` runs once over all the micro-batches,
+ * `OverlapAccumulationLoop` once a device iteration over the micro-batches
+ * of its gradient accumulation (one in inference, where each micro-batch is
+ * a device iteration).
+ */
+function overlappedLoop(request: TimelineRequest, mode: OverlappingMode): OverlappedLoop {
+  const { scheduleRuns, schedule } = request;
+  const runs = mode === 'OverlapDeviceIterationLoop' ? 1 : scheduleRuns;
+  const iterations = mode === 'OverlapDeviceIterationLoop' ? scheduleRuns * schedule.microBatches : request.training ? schedule.microBatches : 1;
+  const loads = hostSeconds(request, 'in', (tr) => overlapLoop(tr) === mode).map((s) => s / runs);
+  const stores = hostSeconds(request, 'out', (tr) => overlapLoop(tr) === mode).map((s) => s / runs);
+  return {
+    firstLoads: loads.map((s) => s / iterations),
+    lastStores: stores.map((s) => s / iterations),
+    alongside: loads.map((s, ipu) => ((s + stores[ipu]!) * (iterations - 1)) / iterations),
+  };
+}
+
+/** Lays out the first micro-batch's loads of an overlapped loop and the transfers alongside it; returns when the loop starts. */
+function enterOverlappedLoop(layout: TimelineLayout, loop: OverlappedLoop): number {
+  loop.firstLoads.forEach((seconds, ipu) => layout.push(ipu, 'host', layout.now, seconds, 'host → device (I/O tiles, first micro-batch)'));
+  layout.advance(Math.max(...loop.firstLoads), 0);
+  loop.alongside.forEach((seconds, ipu) => layout.push(ipu, 'host', layout.now, seconds, 'host ⇄ device (I/O tiles, overlapping compute)'));
+  return layout.now;
+}
+
+/** Ends an overlapped loop that started at `start`: once its transfers alongside are done, the last micro-batch's stores. */
+function leaveOverlappedLoop(layout: TimelineLayout, loop: OverlappedLoop, start: number): void {
+  layout.advance(Math.max(0, start + Math.max(...loop.alongside) - layout.now), 0);
+  loop.lastStores.forEach((seconds, ipu) => layout.push(ipu, 'host', layout.now, seconds, 'device → host (I/O tiles, last micro-batch)'));
+  layout.advance(Math.max(...loop.lastStores), 0);
 }
 
 /** What each IPU does in each schedule step; steps with the same units (the steady state of a pipeline) take the same time. */
@@ -266,17 +330,14 @@ class StepTimings {
   private readonly allIpus: number[];
   private readonly stepCosts = new Map<string, StepWork[]>();
 
-  constructor(
-    private readonly request: TimelineRequest,
-    storage: TensorStorage,
-  ) {
+  constructor(private readonly request: TimelineRequest) {
     const { graph, placement } = request;
     this.unitNodes = placement.units.map(() => [] as number[]);
     graph.nodes.forEach((n) => this.unitNodes[placement.nodeUnits[n.id]!]!.push(n.id));
     this.copySeconds = copySecondsOfNodes(request);
     this.ipuOfNode = nodeIpu(placement);
     this.transfersOfStep = transfersByStep(request.transfers);
-    this.stepped = steppedTransfer(request, storage);
+    this.stepped = steppedTransfer(request);
     this.allIpus = Array.from({ length: placement.ipusPerReplica }, (_, i) => i);
   }
 
@@ -463,6 +524,8 @@ function layOutStep(layout: TimelineLayout, timing: StepTiming, labels: readonly
  */
 function layOutRun(request: TimelineRequest, storage: TensorStorage, layout: TimelineLayout, timings: StepTimings): void {
   const { schedule, placement, spec } = request;
+  const accumulationLoop = overlappedLoop(request, 'OverlapAccumulationLoop');
+  const loopStart = enterOverlappedLoop(layout, accumulationLoop);
   const syncTime = placement.ipusPerReplica * request.replicationFactor > 1 ? ipuSyncSeconds(spec, placement.ipusReserved) : 0;
   const listed = schedule.listedMicroBatches ?? schedule.microBatches;
   const lastSteady = schedule.steps.reduce((last, step, t) => (step.ramp === 'steady' ? t : last), -1);
@@ -477,6 +540,7 @@ function layOutRun(request: TimelineRequest, storage: TensorStorage, layout: Tim
       layout.repeat(period, schedule.microBatches - listed, `${what}, for micro-batches ${listed} to ${schedule.microBatches - 1}`);
     }
   });
+  leaveOverlappedLoop(layout, accumulationLoop, loopStart);
   if (request.training)
     layout.advance(
       weightUpdate(request, storage, layout.now, (...args) => layout.push(...args)),
@@ -507,12 +571,13 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
   const storage = request.storage ?? ON_CHIP_STORAGE;
   const ipuCount = placement.ipusPerReplica;
   const layout = new TimelineLayout(ipuCount);
-  const timings = new StepTimings(request, storage);
-  const overlapHost = storage.ioTiles > 0;
-  const hostIn = hostSecondsOutsideSteps(request, storage, 'in');
-  const hostOut = hostSecondsOutsideSteps(request, storage, 'out');
+  const timings = new StepTimings(request);
+  const hostIn = hostSecondsOutsideSteps(request, 'in');
+  const hostOut = hostSecondsOutsideSteps(request, 'out');
   for (let ipu = 0; ipu < ipuCount; ipu++) layout.push(ipu, 'host', layout.now, hostIn[ipu]!, 'host → device');
-  if (!overlapHost) layout.now += Math.max(...hostIn);
+  layout.advance(Math.max(...hostIn), 0);
+  const deviceIterationLoop = overlappedLoop(request, 'OverlapDeviceIterationLoop');
+  const loopStart = enterOverlappedLoop(layout, deviceIterationLoop);
   // Runs after the first are laid out too when the timeline stays small; else they repeat the first.
   if (request.scheduleRuns * schedule.steps.length <= MAX_LISTED_WORK) {
     for (let run = 0; run < request.scheduleRuns; run++) layOutRun(request, storage, layout, timings);
@@ -521,13 +586,9 @@ export function simulateTimeline(request: TimelineRequest): Timeline {
     layOutRun(request, storage, layout, timings);
     layout.repeat(firstRun, request.scheduleRuns - 1, `the first device iteration, for device iterations 1 to ${request.scheduleRuns - 1}`);
   }
-  // With I/O tiles the host transfers run alongside the schedule; without, after it.
-  const scheduleEnd = layout.now;
-  for (let ipu = 0; ipu < ipuCount; ipu++) {
-    const outAt = overlapHost ? Math.max(hostIn[ipu]!, scheduleEnd - hostOut[ipu]!) : scheduleEnd;
-    layout.push(ipu, 'host', outAt, hostOut[ipu]!, 'device → host');
-    layout.now = Math.max(layout.now, outAt + hostOut[ipu]!);
-  }
+  leaveOverlappedLoop(layout, deviceIterationLoop, loopStart);
+  for (let ipu = 0; ipu < ipuCount; ipu++) layout.push(ipu, 'host', layout.now, hostOut[ipu]!, 'device → host');
+  layout.advance(Math.max(...hostOut), 0);
   const duration = layout.now;
   const scheduleCapacity = layout.scheduleTime * ipuCount;
   return {

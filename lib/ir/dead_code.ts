@@ -70,6 +70,7 @@ function compact(graph: Graph, liveValues: Set<ValueId>, liveNodes: Set<number>)
       ...(graph.roles.loss !== undefined ? { loss: mapValue(graph.roles.loss) } : {}),
       ...(gradients ? { gradients } : {}),
       ...(graph.roles.lossScale !== undefined ? { lossScale: mapValue(graph.roles.lossScale) } : {}),
+      ...(graph.roles.hostOverlap ? { hostOverlap: graph.roles.hostOverlap } : {}),
     },
     assignments: graph.assignments.map((a) => ({ param: a.param, value: mapValue(a.value) })),
   };

@@ -8,6 +8,7 @@
  */
 import type { DataType } from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
+import type { HostOverlapMark } from './host_overlap.js';
 
 /** Index of a value in {@link Graph.values}. */
 export type ValueId = number;
@@ -140,6 +141,8 @@ export interface GraphOutputs {
   readonly gradients?: Readonly<Record<string, ValueId>>;
   /** The scalar loss-scale input of a training graph. */
   readonly lossScale?: ValueId;
+  /** The model inputs and outputs whose host transfers overlap compute on the I/O tiles (`ops.setOverlapForInput` / `setOverlapForOutput`); absent: none. */
+  readonly hostOverlap?: readonly HostOverlapMark[];
 }
 
 /** A traced graph. Values and nodes are in topological order. */

@@ -60,8 +60,10 @@ export class TensorLocationsOptions {
 
   /**
    * Reserves `numTiles` tiles of each IPU (an even number from 32 to 192) for
-   * I/O: the model computes on, and fits in, the other tiles; host transfers
-   * and the streaming transfers set to use the I/O tiles overlap compute.
+   * I/O: the model computes on, and fits in, the other tiles; the host
+   * transfers of inputs and outputs marked with `ops.setOverlapForInput` /
+   * `setOverlapForOutput`, and the streaming transfers set to use the I/O
+   * tiles, overlap compute. The I/O tiles hold the marked transfers' buffers.
    */
   numIOTiles(numTiles: number): this {
     const where = this.#check('numIOTiles');

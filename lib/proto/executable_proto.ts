@@ -142,6 +142,14 @@ export interface GraphRolesMessage {
   loss?: number;
   gradients?: { entries: ParameterValueMessage[] };
   loss_scale?: number;
+  host_overlap?: HostOverlapMarkMessage[];
+}
+
+/** `HostOverlapMark`. */
+export interface HostOverlapMarkMessage {
+  of: string;
+  index: number;
+  mode: string;
 }
 
 /** `Graph`. */

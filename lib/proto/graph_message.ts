@@ -22,15 +22,28 @@ import {
   type AttrEntryMessage,
   type AttrValueMessage,
   type GraphMessage,
+  type HostOverlapMarkMessage,
   type MultiConvMemberMessage,
   type NodeAnnotationsMessage,
   type ValueMessage,
 } from './executable_proto.js';
 import { checkedDtype, checkedShape } from './declared_tensor.js';
 import { checkNodeShapes } from './graph_shape_check.js';
+import { isOverlapMode, type HostOverlapMark } from '../ir/host_overlap.js';
 import { tensorData, tensorMessage } from './tensor_bytes.js';
 import { nameRecord } from '../common/name_record.js';
 import { POPTFJS_KERNELS } from '../backend/kernel_catalogue/kernel_catalogue.js';
+
+/** A host overlap mark read from a file, checked. */
+function hostOverlapMark(m: HostOverlapMarkMessage, where: string): HostOverlapMark {
+  if (!['input', 'output', 'loss'].includes(m.of) || !isOverlapMode(m.mode) || m.mode === 'NoOverlap') {
+    throw fileError(
+      where,
+      `a host overlap mark of '${m.of}' ${m.index} with mode '${m.mode}' (expected an input, output or loss marked OverlapAccumulationLoop or OverlapDeviceIterationLoop)`,
+    );
+  }
+  return { of: m.of as HostOverlapMark['of'], index: m.index, mode: m.mode };
+}
 
 function fileError(where: string, message: string): PoptfjsError {
   return new PoptfjsError(`${where}: ${message}`, { type: 'file' });
@@ -166,6 +179,7 @@ export function graphMessage(graph: Graph): GraphMessage {
       ...(graph.roles.loss !== undefined ? { loss: graph.roles.loss } : {}),
       ...(graph.roles.gradients ? { gradients: { entries: Object.entries(graph.roles.gradients).map(([param, value]) => ({ param, value })) } } : {}),
       ...(graph.roles.lossScale !== undefined ? { loss_scale: graph.roles.lossScale } : {}),
+      ...(graph.roles.hostOverlap ? { host_overlap: graph.roles.hostOverlap.map((m) => ({ ...m })) } : {}),
     },
     assignments: graph.assignments.map((a) => ({ param: a.param, value: a.value })),
   };
@@ -276,6 +290,7 @@ export function graphFromMessage(message: GraphMessage, where: string): Graph {
       ...(roles.loss !== undefined ? { loss: valueRef(roles.loss, () => 'the loss') } : {}),
       ...(roles.gradients ? { gradients: nameRecord(roles.gradients.entries.map((e) => [e.param, valueRef(e.value, () => `the gradient of '${e.param}'`)])) } : {}),
       ...(roles.loss_scale !== undefined ? { lossScale: valueRef(roles.loss_scale, () => 'the loss scale') } : {}),
+      ...(roles.host_overlap && roles.host_overlap.length > 0 ? { hostOverlap: roles.host_overlap.map((m) => hostOverlapMark(m, where)) } : {}),
     },
     assignments: message.assignments.map((a) => ({ param: a.param, value: valueRef(a.value, () => `the assignment of '${a.param}'`) })),
   };

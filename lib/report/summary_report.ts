@@ -26,6 +26,27 @@ export const PROFILING_NOT_ENABLED = [
   '  the HTML, JSON and Chrome trace reports are then written into ./reports.',
 ].join('\n');
 
+/**
+ * The I/O tiles' memory of each IPU and the inputs and outputs whose host
+ * transfers overlap compute on them (`ops.setOverlapForInput` /
+ * `setOverlapForOutput`), with their modes; nothing without I/O tiles.
+ */
+function ioTileLines(executable: Executable): string[] {
+  const { spec } = executable.hardware;
+  const marks = executable.graph.roles.hostOverlap ?? [];
+  const lines = executable.hardware.memory.ipus.flatMap((m) =>
+    m.ioTiles
+      ? [
+          `  IPU ${m.ipu} I/O tiles (${m.ioTiles.capacity / spec.memoryPerTile}): ${formatBytes(m.ioTiles.hostBuffers)} of ${formatBytes(m.ioTiles.capacity)} hold overlapped host transfers' buffers (two micro-batches each)` +
+            `${m.ioTiles.hostBuffers > m.ioTiles.capacity ? `  OUT OF MEMORY by ${formatBytes(m.ioTiles.hostBuffers - m.ioTiles.capacity)}` : ''}`,
+        ]
+      : [],
+  );
+  if (marks.length > 0)
+    lines.push(`  host I/O overlapping compute: ${marks.map((mark) => `${mark.of}${mark.of === 'loss' ? '' : ` ${mark.index}`} (${mark.mode})`).join(', ')}`);
+  return lines;
+}
+
 /** The memory of each IPU as a table, one row per IPU. */
 export function memoryTable(executable: Executable): string {
   const { memory, spec } = executable.hardware;
@@ -42,6 +63,7 @@ export function memoryTable(executable: Executable): string {
         `${m.used > m.capacity ? `  OUT OF MEMORY by ${formatBytes(m.used - m.capacity)}` : ''}`,
     );
   }
+  lines.push(...ioTileLines(executable));
   const recomputation = executable.hardware.recomputation;
   if (recomputation) lines.push(`  recomputation ${recomputation.type}: ${recomputation.values} activations recomputed by ${recomputation.rerunNodes} re-run forward nodes`);
   return lines.join('\n');

@@ -15,6 +15,7 @@ import { engine, hookEngine, type EngineInternals, type KernelInputs, type TapeN
 import { GraphBuilder } from '../ir/graph_builder.js';
 import { FILL_KERNEL } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import type { AttrValue, ConstantData, Graph, NodeAnnotations, NodeId, Pass, ValueId } from '../ir/graph.js';
+import type { OverlappingMode } from '../ir/host_overlap.js';
 import { eliminateDeadCode } from '../ir/dead_code.js';
 import { SHAPE_ONLY_BACKEND } from '../backend/shape_only/backend_registration.js';
 import { isFloat16Tensor } from '../backend/float16_tensor_marks.js';
@@ -100,6 +101,13 @@ export interface TracedBody {
   readonly outputs: readonly tf.Tensor[];
 }
 
+/** A host overlap mark as set in the trace: on a value, resolved to a model input or output when the trace ends. */
+export interface PendingHostOverlap {
+  readonly of: 'input' | 'output';
+  readonly value: ValueId;
+  readonly mode: OverlappingMode;
+}
+
 /** The dtypes a captured fill is recorded as a `Fill` node of. */
 const FILL_DTYPES: ReadonlySet<tf.DataType> = new Set(['float32', 'int32', 'bool']);
 
@@ -177,6 +185,20 @@ export class KernelRecorder {
       restore();
       recorder.restoreAssignedVariables();
     }
+  }
+
+  /** The host overlap marks set so far (`ops.setOverlapForInput` / `setOverlapForOutput`), in the order they were set. */
+  readonly hostOverlapMarks: PendingHostOverlap[] = [];
+
+  /** True while a body (of `ops.forLoop`, `ops.cond`) is being traced. */
+  get tracingBody(): boolean {
+    return this.frame.body !== undefined;
+  }
+
+  /** True if a node recorded so far reads `value`. */
+  isRead(value: ValueId): boolean {
+    for (let id = 0; id < this.builder.nodeCount; id++) if (this.builder.node(id).inputs.includes(value)) return true;
+    return false;
   }
 
   /** Marks the node that made `tensor` as a recomputation checkpoint (its outputs are kept, not recomputed). */

@@ -20,6 +20,7 @@ import { allLayers, callModel, flattenOutputs, modelName, trainableVariables, ty
 import { runningOnIpu } from './running_on_ipu.js';
 import { withVariablesReplaced } from './variable_replacement.js';
 import { reportedWeightNames } from './weight_names.js';
+import { withHostOverlap } from './host_overlap_roles.js';
 import { nameRecord } from '../common/name_record.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
@@ -122,7 +123,7 @@ function trace(
           },
           { training, ...(options.afterKernel ? { afterKernel: options.afterKernel } : {}) },
         );
-        const graph = eliminateDeadCode(recorder.builder.build(result));
+        const graph = eliminateDeadCode(recorder.builder.build(withHostOverlap(recorder, result)));
         checkBlockRules(model, graph, blocks);
         return { graph, variables: recorder.variables, weightNames: reportedWeightNames([...layers, ...applied], recorder.variables.values()) };
       }),

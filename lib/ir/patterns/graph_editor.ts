@@ -215,6 +215,7 @@ export class GraphEditor {
       ...(roles.loss !== undefined ? { loss: place(roles.loss) } : {}),
       ...(roles.gradients ? { gradients: nameRecord(Object.entries(roles.gradients).map(([k, v]) => [k, place(v)])) } : {}),
       ...(roles.lossScale !== undefined ? { lossScale: valueIds.get(roles.lossScale)! } : {}),
+      ...(roles.hostOverlap ? { hostOverlap: roles.hostOverlap } : {}),
     };
     return {
       values,

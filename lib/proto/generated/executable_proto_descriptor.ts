@@ -516,6 +516,22 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             }
           }
         },
+        "HostOverlapMark": {
+          "fields": {
+            "of": {
+              "type": "string",
+              "id": 1
+            },
+            "index": {
+              "type": "uint32",
+              "id": 2
+            },
+            "mode": {
+              "type": "string",
+              "id": 3
+            }
+          }
+        },
         "GraphRoles": {
           "oneofs": {
             "_loss": {
@@ -560,6 +576,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "options": {
                 "proto3_optional": true
               }
+            },
+            "host_overlap": {
+              "rule": "repeated",
+              "type": "HostOverlapMark",
+              "id": 5
             }
           }
         },
