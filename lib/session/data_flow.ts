@@ -19,6 +19,22 @@ export type AnchorsArgument = Readonly<Record<string, AnchorReturnTypeSpec>> | R
 const batchesSchema = z.number().int().positive();
 const artSchema = z.instanceof(AnchorReturnTypeSpec, { message: 'expected an AnchorReturnType, e.g. AnchorReturnType("All")' });
 
+/**
+ * PopART's rule for an `EveryN` period (willow/src/dataflow.cpp,
+ * `isValidAnchorReturnPeriod`, tested by tests/integration/dataflowtest.cpp):
+ * at most the batches per step, and a factor of them, so batch N of each step
+ * is returned or not the same way in every step; PopART's messages.
+ */
+function checkReturnPeriod(name: string, period: number, batchesPerStep: number): void {
+  const where = `(DataFlow: anchor '${name}' is returned every ${period} batches, and each run processes ${batchesPerStep})`;
+  if (period > batchesPerStep) throw new PopartException(`Return period must be <= to the number of batches per step ${where}`);
+  if (batchesPerStep % period !== 0) {
+    throw new PopartException(
+      `Return period must be a factor of the number of batches per step ${where}: otherwise which batches are returned would change from one step to the next`,
+    );
+  }
+}
+
 /** The batches per step and the anchors of a session. */
 export class DataFlow {
   readonly #batchesPerStep: number;
@@ -40,9 +56,7 @@ export class DataFlow {
     for (const [name, art] of entries) {
       if (typeof name !== 'string' || name === '') throw new PopartException(`DataFlow: anchor names must be non-empty strings, got ${JSON.stringify(name)}`);
       const checked = checkedArgument(artSchema, art, `DataFlow: anchor '${name}'`);
-      if (checked.id === 'EveryN' && this.#batchesPerStep % checked.period !== 0) {
-        throw new PopartException(`DataFlow: anchor '${name}' is returned every ${checked.period} batches, which does not divide batchesPerStep (${this.#batchesPerStep})`);
-      }
+      if (checked.id === 'EveryN') checkReturnPeriod(name, checked.period, this.#batchesPerStep);
       map.set(name, checked);
     }
     this.#anchors = map;

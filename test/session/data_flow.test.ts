@@ -31,7 +31,14 @@ describe('AnchorReturnType and DataFlow', () => {
   it('refuses batches per step, anchors and periods that do not fit', () => {
     expect(() => new DataFlow(0, {})).toThrow(/DataFlow: batchesPerStep: 0 is invalid/);
     expect(() => new DataFlow(1.5, {})).toThrow(/batchesPerStep: 1.5 is invalid/);
-    expect(() => new DataFlow(3, { out: AnchorReturnType('EveryN', 2) })).toThrow(/anchor 'out' is returned every 2 batches, which does not divide batchesPerStep \(3\)/);
+    // PopART's tests/integration/dataflowtest.cpp, DataFlow_Case4 and DataFlow_Case5.
+    expect(() => new DataFlow(5, { one: AnchorReturnType('EveryN', 6) })).toThrow(
+      "Return period must be <= to the number of batches per step (DataFlow: anchor 'one' is returned every 6 batches, and each run processes 5)",
+    );
+    expect(() => new DataFlow(5, { one: AnchorReturnType('EveryN', 3) })).toThrow(
+      "Return period must be a factor of the number of batches per step (DataFlow: anchor 'one' is returned every 3 batches, and each run processes 5)",
+    );
+    expect(new DataFlow(6, { one: AnchorReturnType('EveryN', 3) }).art('one').period).toBe(3);
     expect(() => new DataFlow(1, { out: 'All' as never })).toThrow(/anchor 'out': "All" is invalid: expected an AnchorReturnType/);
   });
 });
