@@ -63,8 +63,8 @@ const isBoolean = (x: unknown): x is boolean => typeof x === 'boolean';
  * `availableMemoryProportions` and `partialsTypes` set each convolution's
  * (and its backward convolutions') temporary-memory proportion and partials
  * type, one value for all or one per convolution in the order they run.
- * `enableConvDithering` (where on the tiles each convolution's layout starts)
- * is not modelled and only its default is accepted.
+ * `enableConvDithering` lays a convolution out from a start tile its shape
+ * picks, as poplibs' dithering does ({@link MultiConv.enableConvDithering}).
  *
  * Configure with the chained setters, then run the convolutions in
  * {@link MultiConv.run}, or in a block after `using _ = multiConv.enter()`.
@@ -139,21 +139,19 @@ export class MultiConv implements Disposable {
   }
 
   /**
-   * poplibs' convolution dithering, which lays each convolution out from a
-   * different start tile to balance memory across the tiles
-   * (`enableConvDithering`). The simulated planner does not model where on
-   * the tiles a convolution starts, so only `false` (the default) is accepted,
-   * for all convolutions or as a list.
+   * poplibs' convolution dithering (`enableConvDithering`), for all the
+   * convolutions or one value per convolution: a dithered convolution is laid
+   * out from a start tile and in a direction picked from its shape, instead of
+   * from tile 0 up, so convolutions of different shapes that use part of the
+   * tiles do not stack their weights on the same tiles (the memory plan's
+   * `convolutionWeightsPerTile`; lib/ipu/conv_dithering.ts). As in poplibs,
+   * a parallel group of several convolutions cannot be dithered ("Unsupported
+   * conv dithering with multi plans"): use `planType(Serial)`.
    */
   enableConvDithering(value: boolean | readonly boolean[]): this {
     const values = perConvolution(value, isBoolean);
     if (!values) throw argumentError(OP, `enableConvDithering: value must be bool or list of bools, got ${shown(value)}`);
-    if (values.some(Boolean)) {
-      throw argumentError(
-        OP,
-        'enableConvDithering(true) is not modelled: the simulated planner does not model the start tile of a convolution that dithering moves, so only false is accepted',
-      );
-    }
+    this.settings = { ...this.settings, enableConvDithering: values };
     return this;
   }
 

@@ -12,6 +12,7 @@ import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern, type HostTransfer } from './host_io.js';
 import { kernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';
+import { convolutionWeightsPerTile } from './conv_dithering.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
 import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
 import { ON_CHIP_STORAGE, type TensorStorage } from './tensor_storage.js';
@@ -125,7 +126,7 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
         returnedMicroBatches: request.returnedMicroBatches,
         anchoredOutputs: request.anchoredOutputs ?? [],
       });
-  const memory = memoryPlan({
+  const plan = memoryPlan({
     graph,
     placement,
     schedule: peakSchedule(request.schedule, placement, request.training),
@@ -142,6 +143,9 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     weightNames: request.weightNames,
     ioTileBuffers: ioTileBuffers(transfers, placement.ipusPerReplica, request.microBatchesPerReplica),
   });
+  const ipuOf = (node: Node) => placement.stages[placement.nodeStages[node.id]!]!.ipu;
+  const weightsPerTile = convolutionWeightsPerTile(graph, nodeCosts, ipuOf, placement.ipusPerReplica, tiles, request.training);
+  const memory = { ...plan, ipus: plan.ipus.map((m) => ({ ...m, convolutionWeightsPerTile: weightsPerTile[m.ipu]! })) };
   const timeline = simulateTimeline({
     graph,
     placement,

@@ -103,6 +103,8 @@ export interface IpuMemoryUse {
   readonly peak: MemoryPeak;
   /** What lives in the streaming memory of this IPU. */
   readonly streaming: { readonly bytes: number; readonly byKind: Readonly<Record<StreamedKind, number>> };
+  /** The most bytes of convolution weights one tile holds (lib/ipu/conv_dithering.ts; absent when the plan was made without the kernels' plans). */
+  readonly convolutionWeightsPerTile?: number;
   /** The I/O tiles (`numIOTiles`; absent without): their memory, and the buffers of the host transfers that overlap compute on them. */
   readonly ioTiles?: { readonly capacity: number; readonly hostBuffers: number };
 }

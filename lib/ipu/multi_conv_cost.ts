@@ -15,6 +15,7 @@
  * are three multi-convolutions, each planned this way; only convolutions
  * that run in the same part of the schedule on the same IPU run together.
  */
+import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node } from '../ir/graph.js';
 import { nodeFlops } from '../ir/node_cost.js';
 import { kernelCost, kernelCycles, type KernelCost, type KernelTarget } from './kernel_cycles.js';
@@ -58,6 +59,13 @@ export function withMultiConvGroups(graph: Graph, costs: readonly KernelCost[], 
       cycleBackOff,
     );
     if (!shares) continue;
+    if (nodes.some((n) => n.annotations.multiConv!.dithering)) {
+      throw new PoptfjsError(
+        `Unsupported conv dithering with multi plans: MultiConv group ${nodes[0]!.annotations.multiConv!.group} runs its ${nodes.length} convolutions in parallel, each on its own part of the tiles, ` +
+          "and poplibs' convolution planner cannot dither such a plan (lib/poplin/ConvPlan.cpp, getStartTile); use planType(MultiConvPlanType.Serial) or enableConvDithering(false)",
+        { type: 'compile' },
+      );
+    }
     const shared = nodes.map((n, i) => kernelCost(graph, n, { ...targetOf(n), tiles: shares[i]! }));
     const slowest = shared.reduce((a, b) => (kernelCycles(b) > kernelCycles(a) ? b : a));
     const temporaryBytes = shared.reduce((n, c) => n + c.temporaryBytes, 0);

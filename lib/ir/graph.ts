@@ -100,6 +100,8 @@ export interface MultiConvMember {
   readonly perConvReservedTiles: number;
   /** How much slower than its fastest plan the largest convolution of a parallel group may run to leave tiles to the others (poplibs' `cycleBackOff`). */
   readonly cycleBackOff: number;
+  /** poplibs' convolution dithering (`enableConvDithering`): the convolution is laid out from a start tile and in a direction its shape picks, not from tile 0 up. */
+  readonly dithering?: boolean;
 }
 
 /** A kernel call. */

@@ -114,6 +114,7 @@ export interface MultiConvMemberMessage {
   plan_type: string;
   per_conv_reserved_tiles: number;
   cycle_back_off?: number;
+  dithering?: boolean;
 }
 
 /** `Node`. */

@@ -114,6 +114,7 @@ function annotationsMessage(a: NodeAnnotations): NodeAnnotationsMessage {
             plan_type: a.multiConv.planType,
             per_conv_reserved_tiles: a.multiConv.perConvReservedTiles,
             cycle_back_off: a.multiConv.cycleBackOff,
+            ...(a.multiConv.dithering ? { dithering: true } : {}),
           },
         }
       : {}),
@@ -133,7 +134,7 @@ function multiConvMember(m: MultiConvMemberMessage, where: string, at: () => str
   if (m.plan_type !== 'Parallel' && m.plan_type !== 'Serial') throw fileError(where, `${at()} has unknown multi-convolution plan type '${m.plan_type}'`);
   const cycleBackOff = m.cycle_back_off ?? DEFAULT_CYCLE_BACK_OFF;
   if (!(cycleBackOff >= 0 && cycleBackOff <= 1)) throw fileError(where, `${at()} has a multi-convolution cycle back-off of ${cycleBackOff}, outside [0, 1]`);
-  return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles, cycleBackOff };
+  return { group: m.group, index: m.index, planType: m.plan_type, perConvReservedTiles: m.per_conv_reserved_tiles, cycleBackOff, ...(m.dithering ? { dithering: true } : {}) };
 }
 
 /** The annotations of a node read from a file, whose pass is checked; `at` names the node in errors. */

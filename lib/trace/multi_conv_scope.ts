@@ -24,6 +24,7 @@ export interface MultiConvSettings {
   readonly cycleBackOff: number;
   readonly availableMemoryProportions?: readonly number[];
   readonly partialsTypes?: ReadonlyArray<'float' | 'half'>;
+  readonly enableConvDithering?: readonly boolean[];
 }
 
 interface OpenGroup {
@@ -72,7 +73,7 @@ export function closeMultiConv(settings: MultiConvSettings, annotate: boolean): 
       'Unexpected end_multi_conv: no convolution ran inside the scope; a MultiConv groups the convolutions (Conv2D, Conv3D, depthwise and fused ones) run inside it',
     );
   }
-  const lists = { availableMemoryProportions: settings.availableMemoryProportions, partialsTypes: settings.partialsTypes };
+  const lists = { availableMemoryProportions: settings.availableMemoryProportions, partialsTypes: settings.partialsTypes, enableConvDithering: settings.enableConvDithering };
   for (const [name, values] of Object.entries(lists)) {
     if (values !== undefined && values.length !== 1 && values.length !== members.length) {
       throw scopeError(`${name} has ${values.length} values but ${members.length} convolution(s) ran inside the scope; give one value for all of them or one per convolution`);
@@ -83,8 +84,16 @@ export function closeMultiConv(settings: MultiConvSettings, annotate: boolean): 
   members.forEach((id, index) => {
     const proportion = perConvolution(settings.availableMemoryProportions, index);
     const partials = perConvolution(settings.partialsTypes, index);
+    const dithering = perConvolution(settings.enableConvDithering, index) === true;
     builder.annotateNode(id, {
-      multiConv: { group: number, index, planType: settings.planType, perConvReservedTiles: settings.perConvReservedTiles, cycleBackOff: settings.cycleBackOff },
+      multiConv: {
+        group: number,
+        index,
+        planType: settings.planType,
+        perConvReservedTiles: settings.perConvReservedTiles,
+        cycleBackOff: settings.cycleBackOff,
+        ...(dithering ? { dithering } : {}),
+      },
       ...(proportion !== undefined ? { availableMemoryProportion: proportion } : {}),
       ...(partials !== undefined ? { partialsType: partials } : {}),
     });

@@ -422,6 +422,11 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
               "oneof": [
                 "cycle_back_off"
               ]
+            },
+            "_dithering": {
+              "oneof": [
+                "dithering"
+              ]
             }
           },
           "fields": {
@@ -444,6 +449,13 @@ export const EXECUTABLE_PROTO_DESCRIPTOR: INamespace = {
             "cycle_back_off": {
               "type": "double",
               "id": 5,
+              "options": {
+                "proto3_optional": true
+              }
+            },
+            "dithering": {
+              "type": "bool",
+              "id": 6,
               "options": {
                 "proto3_optional": true
               }
