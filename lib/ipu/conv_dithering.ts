@@ -81,8 +81,9 @@ export function convolutionShape(graph: Graph, node: Node): ConvolutionShape {
 /**
  * The most bytes of convolution weights one tile of each IPU holds: each
  * forward convolution's filter spread evenly over the tiles its plan uses,
- * laid from tile 0 up, or from its dithered start when its `ops.MultiConv`
- * dithers it.
+ * laid from tile 0 up (from the first tile of its share in a parallel
+ * `ops.MultiConv` group), or from its dithered start when its
+ * `ops.MultiConv` dithers it.
  */
 export function convolutionWeightsPerTile(
   graph: Graph,
@@ -96,7 +97,10 @@ export function convolutionWeightsPerTile(
   for (const node of graph.nodes) {
     const used = costs[node.id]?.plan?.tilesUsed;
     if (node.annotations.pass !== 'forward' || !FORWARD_CONVOLUTIONS.has(node.kernel) || !used) continue;
-    const layout = node.annotations.multiConv?.dithering ? ditheredLayout(convolutionShape(graph, node), training, tiles) : { startTile: 0, descending: false };
+    const cost = costs[node.id]!;
+    const layout = node.annotations.multiConv?.dithering
+      ? ditheredLayout(convolutionShape(graph, node), training, tiles)
+      : { startTile: cost.startTile ?? 0, descending: false };
     const share = valueBytes(graph, node.inputs[1]!) / Math.min(used, tiles);
     const ipuTiles = perTile[ipuOf(node)]!;
     for (let k = 0; k < Math.min(used, tiles); k++) {

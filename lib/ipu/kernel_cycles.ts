@@ -63,6 +63,8 @@ export interface KernelCost {
   readonly temporaryBytes: number;
   /** The plan of a matrix product or convolution. */
   readonly plan?: MatMulPlan;
+  /** The first tile of the plan's layout, when it is not tile 0 (a convolution of a parallel `ops.MultiConv` group, on its share of the tiles). */
+  readonly startTile?: number;
   /** Tile cycles sending values to the host and receiving values from it over the host link (a CPU op). */
   readonly host?: { readonly toHost: number; readonly fromHost: number };
 }

@@ -7,7 +7,8 @@
  * convolution is planned on its tiles ({@link kernelCost} with that many
  * tiles, with its own memory proportion and partials type). The group lasts
  * as long as its slowest convolution and holds every convolution's temporary
- * memory at once. When there is no parallel plan, the group is planned
+ * memory at once; the shares lie one after another over the tiles, each
+ * convolution laid out from the first tile of its own. When there is no parallel plan, the group is planned
  * serially, as poplibs falls back to serial planning.
  *
  * A group's forward convolutions, its data gradients and its weight
@@ -70,12 +71,15 @@ export function withMultiConvGroups(graph: Graph, costs: readonly KernelCost[], 
     const slowest = shared.reduce((a, b) => (kernelCycles(b) > kernelCycles(a) ? b : a));
     const temporaryBytes = shared.reduce((n, c) => n + c.temporaryBytes, 0);
     const first = Math.min(...nodes.map((n) => n.id));
+    let startTile = 0;
     nodes.forEach((n, i) => {
       const own = shared[i]!;
+      const layout = { ...(own.plan ? { plan: own.plan } : {}), ...(startTile > 0 ? { startTile } : {}) };
       result[n.id] =
         n.id === first
-          ? { compute: slowest.compute, exchange: slowest.exchange, sync: slowest.sync, temporaryBytes, ...(own.plan ? { plan: own.plan } : {}) }
-          : { compute: 0, exchange: 0, sync: 0, temporaryBytes: 0, ...(own.plan ? { plan: own.plan } : {}) };
+          ? { compute: slowest.compute, exchange: slowest.exchange, sync: slowest.sync, temporaryBytes, ...layout }
+          : { compute: 0, exchange: 0, sync: 0, temporaryBytes: 0, ...layout };
+      startTile += shares[i]!;
     });
   }
   return result;

@@ -82,6 +82,22 @@ describe('simulated IPU examples', () => {
     expect(new Set(rows.map((r) => r.checksum)).size).toBe(1);
   });
 
+  it("multi-conv.ts: a parallel group is faster than a serial one; dithering spreads the serial one's weights; the outputs do not change", () => {
+    const out = run('multi-conv');
+    const rows = [...out.matchAll(/^(Parallel|Serial|Serial, dithered)\s+([\d.]+)\s+([\d.]+) bytes\s+(-?[\d.]+)$/gm)].map((m) => ({
+      label: m[1]!,
+      us: Number(m[2]),
+      perTile: Number(m[3]),
+      checksum: m[4],
+    }));
+    expect(rows.map((r) => r.label)).toEqual(['Parallel', 'Serial', 'Serial, dithered']);
+    const [parallel, serial, dithered] = rows;
+    expect(parallel!.us).toBeLessThan(serial!.us);
+    expect(dithered!.us).toBe(serial!.us);
+    expect(dithered!.perTile).toBeLessThan(serial!.perTile);
+    expect(new Set(rows.map((r) => r.checksum)).size).toBe(1);
+  });
+
   it('fault-recovery.ts: an IPU_RESET mid-run is recovered and the final weights equal the undisturbed run', () => {
     const out = run('fault-recovery');
     expect(out).toContain('step 6: simulated IPU_RESET at B0 on IPU 0, tile 0: recover with IPU_RESET');
