@@ -70,6 +70,9 @@ describe('ops.setOverlapForInput / setOverlapForOutput on the simulated timeline
     // The same compute tiles' work: the mark changes only where the transfers go.
     expect(w).toBeCloseTo(work(plain.executable.hardware.timeline), 15);
     expect(timeline.duration).toBeCloseTo(H + Math.max(w, 2 * (M - 1) * H) + H, 12);
+    // Here the host link is the bottleneck: the call lasts its 2·M transfers, 160 µs, the compute hidden under them.
+    expect(w).toBeLessThan(2 * (M - 1) * H);
+    expect(timeline.duration).toBeCloseTo(160e-6, 12);
     const [first] = segments(timeline, 'host → device (I/O tiles, first micro-batch)');
     const [alongside] = segments(timeline, 'host ⇄ device (I/O tiles, overlapping compute)');
     const [last] = segments(timeline, 'device → host (I/O tiles, last micro-batch)');
