@@ -6,11 +6,11 @@
 import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import type { WeightUpdateSchedule } from '../strategy/compiler_defaults.js';
-import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
+import { planRecomputation, type RecomputationPlan, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern } from './host_io.js';
-import { kernelCost, type KernelTarget } from './kernel_cycles.js';
+import { kernelCost, type KernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
 import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
@@ -87,15 +87,12 @@ function peakSchedule(schedule: Schedule, placement: Placement, training: boolea
   return schedule.microBatches > enough ? buildSchedule(placement, training, enough) : schedule;
 }
 
-/** Analyses a placed and scheduled graph on its target. */
-export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
-  const { graph, placement, spec } = request;
-  const storage = request.storage ?? ON_CHIP_STORAGE;
-  const type = request.training ? (request.recomputation ?? 'None') : 'None';
-  const recomputation = planRecomputation(graph, placement, type);
+/** What each node runs on: its IPU's tiles (less the I/O tiles), their memory and its available proportion, the IPU's arithmetic and host link. */
+function kernelTargets(request: HardwareRequest, storage: TensorStorage): (node: Node) => KernelTarget {
+  const { placement, spec } = request;
   const macsPerCycle = ampMacsPerCycle(spec);
   const tiles = spec.tiles - storage.ioTiles;
-  const targetOf = (node: Node): KernelTarget => ({
+  return (node) => ({
     tiles,
     memoryPerTile: spec.memoryPerTile,
     availableMemoryProportion: request.availableMemoryProportion[placement.stages[placement.nodeStages[node.id]!]!.ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
@@ -103,13 +100,24 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     halfPartials: request.halfPartials ?? false,
     hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
   });
+}
+
+/** The cost of each node on its IPU, the convolutions of a multi-convolution planned as a group. */
+function nodeCostsOf(request: HardwareRequest, storage: TensorStorage): KernelCost[] {
+  const { graph, placement } = request;
+  const targetOf = kernelTargets(request, storage);
   const kernelCosts = graph.nodes.map((node) => kernelCost(graph, node, targetOf(node)));
-  const nodeCosts = withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
-  const memory = memoryPlan({
+  return withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
+}
+
+/** The memory of each IPU at its peak. */
+function plannedMemory(request: HardwareRequest, storage: TensorStorage, nodeCosts: readonly KernelCost[], recomputation: RecomputationPlan): MemoryPlan {
+  const { graph, placement } = request;
+  return memoryPlan({
     graph,
     placement,
     schedule: peakSchedule(request.schedule, placement, request.training),
-    spec,
+    spec: request.spec,
     training: request.training,
     gradientAccumulation: request.gradientAccumulation,
     optimizerSlots: request.optimizerSlots,
@@ -121,12 +129,17 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     recomputation,
     weightNames: request.weightNames,
   });
-  const timeline = simulateTimeline({
+}
+
+/** The timeline of one call: the schedule's runs, the host transfers and syncs, the weight updates. */
+function callTimeline(request: HardwareRequest, storage: TensorStorage, nodeCosts: readonly KernelCost[], recomputation: RecomputationPlan): Timeline {
+  const { graph, placement } = request;
+  return simulateTimeline({
     graph,
     placement,
     schedule: request.schedule,
     transfers: request.transfers,
-    spec,
+    spec: request.spec,
     nodeCosts,
     training: request.training,
     scheduleRuns: request.training ? request.deviceIterations : 1,
@@ -146,9 +159,19 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     recomputation,
     weightUpdateSchedule: request.weightUpdateSchedule ?? 'Scheduler',
   });
+}
+
+/** Analyses a placed and scheduled graph on its target. */
+export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
+  const storage = request.storage ?? ON_CHIP_STORAGE;
+  const type = request.training ? (request.recomputation ?? 'None') : 'None';
+  const recomputation = planRecomputation(request.graph, request.placement, type);
+  const nodeCosts = nodeCostsOf(request, storage);
+  const memory = plannedMemory(request, storage, nodeCosts, recomputation);
+  const timeline = callTimeline(request, storage, nodeCosts, recomputation);
   const rerunNodes = [...recomputation.unitNodes.values()].reduce((n, nodes) => n + nodes.length, 0);
   return {
-    spec,
+    spec: request.spec,
     memory,
     timeline,
     ...(type !== 'None' ? { recomputation: { type, values: recomputation.recomputed.size, rerunNodes } } : {}),
