@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { MAX_CUSTOM_OP_OUTPUTS, type CustomOpNodeAttrs } from '../lib/backend/poptfjs_kernels/custom_op_kernels.js';
 import { registeredCustomOp, type CustomOpAttributes } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
-import { checkedCustomOpAttributes, customOpArgumentError } from './custom_op_attributes.js';
+import { checkedCustomOpAttributes, customOpArgumentError } from './arguments/custom_op_attributes.js';
 
 export {
   registerCustomOp,
