@@ -815,6 +815,7 @@ const poptfjsOpCases: OpCase[] = [
   { name: 'ops.dynamicUpdate', run: (t) => ops.dynamicUpdate(t.random([2, 8]), t.random([2, 3]), 1, t.values([4], [1], 'int32'), 3) },
   { name: 'ops.serializedMatMul', run: (t) => ops.serializedMatMul(t.random([2, 4, 6]), t.random([6, 8]), ops.MatMulSerializationMode.OutputChannels, 2) },
   { name: 'ops.ctcBeamSearchDecoder', run: (t) => ops.ctcBeamSearchDecoder(t.random([5, 2, 4]), t.values([5, 3], [2], 'int32'), 0, 3, 2) },
+  { name: 'ops.nearest', run: (t) => ops.nearest(t.random([4, 2]), t.random([3, 2]), t.values([0, 0, 1, 1], [4], 'int32'), t.values([0, 1, 1], [3], 'int32')) },
   { name: 'ops.customOp', run: (t) => ops.customOp([t.random([2, 3]), t.random([3])], CATALOG_OP.name, CATALOG_OP.domain, 1, [t.random([2, 3])]) },
   {
     name: 'ops.customOp gradient',
