@@ -18,8 +18,8 @@ export {
 
 /**
  * Applies custom op (`name`, `domain`) to `inputs` and returns its outputs,
- * as PopTorch's `poptorch.custom_op(inputs, name, domain, domain_version,
- * example_outputs, attributes)`. The op's kernels are JavaScript functions
+ * as PopTorch's
+ * `poptorch.custom_op(inputs, name, domain, domain_version, example_outputs, attributes)`. The op's kernels are JavaScript functions
  * registered beforehand with {@link registerCustomOp}: `forward` computes the
  * outputs, `gradient` (needed to train through the op) the inputs'
  * gradients. `exampleOutputs` give the shape and dtype of each output (their

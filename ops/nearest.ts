@@ -37,8 +37,8 @@ function checkSameEntries(batchX: readonly number[], batchY: readonly number[]):
 
 /**
  * For each point of `x`, the index of the nearest point of `y` (by
- * Euclidean distance), as PopTorch's `poptorch.nearest(x, y, batch_x,
- * batch_y)`: `x` is float32 [N, D] (or [N], one coordinate a point), `y`
+ * Euclidean distance), as PopTorch's
+ * `poptorch.nearest(x, y, batch_x, batch_y)`: `x` is float32 [N, D] (or [N], one coordinate a point), `y`
  * float32 [M, D] (or [M]); returns int32 [N], the first of equally near
  * points. With `batchX` and `batchY`, each point belongs to a batch entry
  * and its nearest is sought among the points of `y` of its own entry: given
