@@ -136,7 +136,10 @@ async function planVit(run: VitRun): Promise<{ itemsPerSecond: number; plan: Pla
   opts.Precision.setPartialsType('half');
   opts.setAvailableMemoryProportion({ IPU0: 0.3, IPU1: 0.3, IPU2: 0.3, IPU3: 0.3 });
   if (run.shardedState) opts.TensorLocations.setOptimizerLocation(new TensorLocationSettings().useOnChipStorage(true).useReplicatedTensorSharding(true));
-  const planned = await plan(() => vitClassifier(run.config, { layersPerIpu: [3, 3, 3, 3], float16: true }), {
+  // Pre-training runs models/modules.py's VisionTransformer, whose layers 1, 4, 7 and 10 checkpoint their attention block too
+  // (configs.yml recompute_mid_layers); fine-tuning runs Hugging Face's ViT, which has no such checkpoints.
+  const midLayerCheckpoints = run.config.representationSize === undefined ? [] : [1, 4, 7, 10];
+  const planned = await plan(() => vitClassifier(run.config, { layersPerIpu: [3, 3, 3, 3], float16: true, midLayerCheckpoints }), {
     options: opts,
     training: true,
     optimizer: run.optimizer,
