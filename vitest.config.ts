@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    globalSetup: ['test/generated_sources.ts'],
     setupFiles: ['test/own_ipu_system.ts'],
     pool: 'forks',
     testTimeout: 60_000,

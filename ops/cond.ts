@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
-import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText } from './control_flow_arguments.js';
+import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText } from './arguments/control_flow_arguments.js';
 
 const OP = 'ops.cond';
 const THEN = 'the then body of ops.cond';
@@ -52,6 +52,10 @@ function checkBranches(thenOutputs: readonly tf.Tensor[], elseOutputs: readonly 
  * tensors other than by returning them. As in PopTorch, `cond` is for
  * inference only: a training model using it is refused. Outside a compiled
  * model, the condition is read and the branch it picks runs with tfjs.
+ *
+ * On the simulated IPU which branch runs is unknown when compiling, so the
+ * node costs its longer branch (by cycles) plus a sync to read the
+ * condition, and holds the memory of its larger branch.
  */
 export function cond(
   condition: tf.Tensor,

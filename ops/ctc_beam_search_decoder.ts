@@ -44,8 +44,8 @@ function checkCount(value: number, name: string, min: number, max: number): void
 /**
  * The `topPaths` most probable label sequences of each batch entry, found by
  * a CTC prefix beam search of width `beamWidth`, as PopTorch's
- * `poptorch.ctc_beam_search_decoder(probs, lengths, blank, beam_width,
- * top_paths)`: `probs` are log-probabilities of shape
+ * `poptorch.ctc_beam_search_decoder(probs, lengths, blank, beam_width, top_paths)`:
+ * `probs` are log-probabilities of shape
  * [input length T, batch size N, classes C], `lengths` (int32 [N]) how many
  * time steps of each entry to decode, `blank` the blank class. Returns three
  * tensors, in PopTorch's order: the log-probability of each path

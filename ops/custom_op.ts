@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { MAX_CUSTOM_OP_OUTPUTS, type CustomOpNodeAttrs } from '../lib/backend/poptfjs_kernels/custom_op_kernels.js';
 import { registeredCustomOp, type CustomOpAttributes } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
-import { checkedCustomOpAttributes, customOpArgumentError } from './custom_op_attributes.js';
+import { checkedCustomOpAttributes, customOpArgumentError } from './arguments/custom_op_attributes.js';
 
 export {
   registerCustomOp,
@@ -18,8 +18,8 @@ export {
 
 /**
  * Applies custom op (`name`, `domain`) to `inputs` and returns its outputs,
- * as PopTorch's `poptorch.custom_op(inputs, name, domain, domain_version,
- * example_outputs, attributes)`. The op's kernels are JavaScript functions
+ * as PopTorch's
+ * `poptorch.custom_op(inputs, name, domain, domain_version, example_outputs, attributes)`. The op's kernels are JavaScript functions
  * registered beforehand with {@link registerCustomOp}: `forward` computes the
  * outputs, `gradient` (needed to train through the op) the inputs'
  * gradients. `exampleOutputs` give the shape and dtype of each output (their

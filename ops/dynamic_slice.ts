@@ -4,7 +4,7 @@
  */
 import type * as tf from '@tensorflow/tfjs';
 import { runDynamicSlice } from '../lib/backend/poptfjs_kernels/dynamic_slice_kernels.js';
-import { argumentError, checkedDim, checkSize, checkStart, checkTensor } from './dynamic_offset.js';
+import { argumentError, checkedDim, checkSize, checkStart, checkTensor } from './arguments/dynamic_offset.js';
 
 const OP = 'dynamicSlice';
 

@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
-import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText, type ControlFlowBody } from './control_flow_arguments.js';
+import { bodyOutputs, checkedBody, checkedTensorList, controlFlowError, tensorTypeText, type ControlFlowBody } from './arguments/control_flow_arguments.js';
 
 const OP = 'ops.forLoop';
 const BODY = 'the body of ops.forLoop';
@@ -66,6 +66,10 @@ function runEagerly(count: number, body: ControlFlowBody, inputs: readonly tf.Te
  * (`dataSync`), write weights, or hand out tensors other than by returning
  * them. As in PopTorch, the loop is for inference only: a training model
  * using it is refused. Outside a compiled model, the loop runs with tfjs.
+ *
+ * On the simulated IPU the loop costs its body's kernels `count` times, plus
+ * a copy of the carried values into the next iteration's inputs each time
+ * (as PopART's `LoopOp` copies them); its memory is its body's, once.
  */
 export function forLoop(count: number, body: (...inputs: tf.Tensor[]) => tf.Tensor | readonly tf.Tensor[], inputs: readonly tf.Tensor[]): tf.Tensor[] {
   const tensors = checkedTensorList(OP, `${OP} expects input tensors (inputs)`, inputs);

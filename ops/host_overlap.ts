@@ -6,9 +6,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { isOverlapMode, type OverlapMode } from '../lib/ir/host_overlap.js';
+export { OverlapMode } from '../lib/ir/host_overlap.js';
 import { currentRecorder, TraceError } from '../lib/trace/kernel_recorder.js';
 import { describeValue, flattenAlong, structureOf, type NestedTensors } from '../lib/trace/nested_values.js';
-import { argumentError } from './dynamic_offset.js';
+import { argumentError } from './arguments/dynamic_offset.js';
 
 /** The tensors of `tensors` (a tensor, or arrays and plain objects of them), with PopTorch's error for anything else. */
 function tensorsOf(op: string, what: 'inputs' | 'outputs', tensors: NestedTensors, mode: unknown): tf.Tensor[] {

@@ -7,7 +7,7 @@ import { PartialsType } from '../lib/option_vocabulary/enums.js';
 import { DEFAULT_CYCLE_BACK_OFF, type MultiConvPlanType as PlanType } from '../lib/ir/graph.js';
 import { currentRecorder } from '../lib/trace/kernel_recorder.js';
 import { closeMultiConv, openMultiConv, type MultiConvSettings } from '../lib/trace/multi_conv_scope.js';
-import { argumentError } from './dynamic_offset.js';
+import { argumentError } from './arguments/dynamic_offset.js';
 
 const OP = 'MultiConv';
 
@@ -22,7 +22,7 @@ export const MultiConvPlanType = {
 export type MultiConvPlanType = PlanType;
 
 /** Tiles each convolution of a parallel group is given first (poplibs' default `perConvReservedTiles`). */
-export const DEFAULT_PER_CONV_RESERVED_TILES = 50;
+const DEFAULT_PER_CONV_RESERVED_TILES = 50;
 
 const PLAN_TYPES: readonly string[] = Object.values(MultiConvPlanType);
 const PARTIALS_TYPES: readonly string[] = Object.values(PartialsType);

@@ -4,7 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { MatMulSerializationMode, runSerializedMatMul } from '../lib/backend/poptfjs_kernels/serialized_matmul_kernel.js';
-import { argumentError, checkTensor } from './dynamic_offset.js';
+import { argumentError, checkTensor } from './arguments/dynamic_offset.js';
 
 export { MatMulSerializationMode } from '../lib/backend/poptfjs_kernels/serialized_matmul_kernel.js';
 

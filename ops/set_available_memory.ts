@@ -7,7 +7,7 @@ import { getLogger } from '../lib/common/log.js';
 import type { NodeId } from '../lib/ir/graph.js';
 import { currentRecorder, type KernelRecorder } from '../lib/trace/kernel_recorder.js';
 import { POPTFJS_KERNELS } from '../lib/backend/kernel_catalogue/kernel_catalogue.js';
-import { argumentError, checkTensor } from './dynamic_offset.js';
+import { argumentError, checkTensor } from './arguments/dynamic_offset.js';
 
 const OP = 'setAvailableMemory';
 const log = getLogger('op');

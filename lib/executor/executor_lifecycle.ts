@@ -15,7 +15,9 @@ import type { TracedModel } from '../trace/trace_model.js';
 import { float16Declarations } from '../precision/float16_declarations.js';
 import { bytesPerElement } from '../ir/graph.js';
 import { CompileProgress, progressBar, type ProgressCallback } from '../compile/compile_progress.js';
-import { executionSettings } from '../compile/execution_settings.js';
+import { executionSettings, type ExecutionSettings } from '../compile/execution_settings.js';
+import type { ModelGraph } from '../compile/model_graph.js';
+import type { OptionsSettings } from '../options/options_settings.js';
 import { compileWithCache } from '../compile/cached_compile.js';
 import { parameterSpecs } from '../files/parameter_spec.js';
 import type { Structure } from '../trace/nested_values.js';
@@ -80,19 +82,7 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
   ensureOptimizer(state, traced);
   const parameters = parameterSpecs(traced.variables);
   const { executable: compiledExecutable, source } = await compileWithCache(
-    {
-      kind: state.training ? 'training' : 'inference',
-      modelName: settings.modelName ?? modelName(state.model),
-      graph: traced.graph,
-      inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
-      microBatchSize: micro,
-      execution: optimizerReduction(state.optimizer, execution),
-      settings,
-      optimizer: state.optimizer,
-      replicaGroupings: state.replicaGroupings,
-      float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
-      weightNames: traced.weightNames,
-    },
+    modelGraph(state, { settings, execution, traced, examples, micro, inputs }),
     progress,
     state.options,
     parameters,
@@ -112,6 +102,35 @@ async function compileNow(state: ExecutorState, inputs: readonly tf.Tensor[], st
   exportCompiledGraphIfRequested(executable.graph, executable.modelName, traced.variables);
   logCompiled(executable, source, traced.variables.size, micro, started);
   return compiled;
+}
+
+/** What {@link modelGraph} builds the compiled model's graph from: the settings, the trace and the micro-batch it was traced on. */
+interface TracedMicroBatch {
+  readonly settings: OptionsSettings;
+  readonly execution: ExecutionSettings;
+  readonly traced: TracedModel;
+  /** The micro-batch the model was traced on. */
+  readonly examples: readonly tf.Tensor[];
+  readonly micro: number;
+  /** The call's inputs (whole host batches). */
+  readonly inputs: readonly tf.Tensor[];
+}
+
+/** The model graph to compile: the traced graph with the executor's settings, optimizer, replica groupings and float16 declarations. */
+function modelGraph(state: ExecutorState, { settings, execution, traced, examples, micro, inputs }: TracedMicroBatch): ModelGraph {
+  return {
+    kind: state.training ? 'training' : 'inference',
+    modelName: settings.modelName ?? modelName(state.model),
+    graph: traced.graph,
+    inputSignature: examples.map((x) => ({ shape: [...x.shape], dtype: x.dtype })),
+    microBatchSize: micro,
+    execution: optimizerReduction(state.optimizer, execution),
+    settings,
+    optimizer: state.optimizer,
+    replicaGroupings: state.replicaGroupings,
+    float16: float16Declarations(traced, inputs, settings.precision.runningStatisticsAlwaysFloat),
+    weightNames: traced.weightNames,
+  };
 }
 
 /** What tracing `model` (the wrapped model, or a function model taking flat tensors) on `examples` (one micro-batch) takes of the executor. */

@@ -6,11 +6,11 @@
 import type { Graph, Node } from '../ir/graph.js';
 import type { Placement } from '../strategy/placement.js';
 import type { WeightUpdateSchedule } from '../strategy/compiler_defaults.js';
-import { planRecomputation, type RecomputationType } from '../strategy/recomputation.js';
+import { planRecomputation, type RecomputationPlan, type RecomputationType } from '../strategy/recomputation.js';
 import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern, type HostTransfer } from './host_io.js';
-import { kernelCost, type KernelTarget } from './kernel_cycles.js';
+import { kernelCost, type KernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';
 import { convolutionWeightsPerTile } from './conv_dithering.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
@@ -88,6 +88,17 @@ function peakSchedule(schedule: Schedule, placement: Placement, training: boolea
   return schedule.microBatches > enough ? buildSchedule(placement, training, enough) : schedule;
 }
 
+/** The host transfers of one call (none with synthetic data). */
+function callHostTransfers(request: HardwareRequest): HostTransfer[] {
+  return request.syntheticData
+    ? []
+    : hostTransfers(request.graph, request.placement, {
+        microBatchesPerReplica: request.microBatchesPerReplica,
+        returnedMicroBatches: request.returnedMicroBatches,
+        anchoredOutputs: request.anchoredOutputs ?? [],
+      });
+}
+
 /**
  * Bytes the I/O tiles of each IPU hold for the host transfers that overlap
  * compute: each marked input or output is double-buffered, one micro-batch's
@@ -101,15 +112,12 @@ function ioTileBuffers(transfers: readonly HostTransfer[], ipuCount: number, mic
   return bytes;
 }
 
-/** Analyses a placed and scheduled graph on its target. */
-export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
-  const { graph, placement, spec } = request;
-  const storage = request.storage ?? ON_CHIP_STORAGE;
-  const type = request.training ? (request.recomputation ?? 'None') : 'None';
-  const recomputation = planRecomputation(graph, placement, type);
+/** What each node runs on: its IPU's tiles (less the I/O tiles), their memory and its available proportion, the IPU's arithmetic and host link. */
+function kernelTargets(request: HardwareRequest, storage: TensorStorage): (node: Node) => KernelTarget {
+  const { placement, spec } = request;
   const macsPerCycle = ampMacsPerCycle(spec);
   const tiles = spec.tiles - storage.ioTiles;
-  const targetOf = (node: Node): KernelTarget => ({
+  return (node) => ({
     tiles,
     memoryPerTile: spec.memoryPerTile,
     availableMemoryProportion: request.availableMemoryProportion[placement.stages[placement.nodeStages[node.id]!]!.ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
@@ -117,20 +125,30 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     halfPartials: request.halfPartials ?? false,
     hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
   });
+}
+
+/** The cost of each node on its IPU, the convolutions of a multi-convolution planned as a group. */
+function nodeCostsOf(request: HardwareRequest, storage: TensorStorage): KernelCost[] {
+  const { graph, placement } = request;
+  const targetOf = kernelTargets(request, storage);
   const kernelCosts = graph.nodes.map((node) => kernelCost(graph, node, targetOf(node)));
-  const nodeCosts = withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
-  const transfers = request.syntheticData
-    ? []
-    : hostTransfers(graph, placement, {
-        microBatchesPerReplica: request.microBatchesPerReplica,
-        returnedMicroBatches: request.returnedMicroBatches,
-        anchoredOutputs: request.anchoredOutputs ?? [],
-      });
+  return withMultiConvGroups(graph, kernelCosts, (node) => placement.nodeUnits[node.id]!, targetOf);
+}
+
+/** The memory of each IPU at its peak, the I/O tiles' buffers of `transfers` and the convolution weights on the fullest tile. */
+function plannedMemory(
+  request: HardwareRequest,
+  storage: TensorStorage,
+  nodeCosts: readonly KernelCost[],
+  recomputation: RecomputationPlan,
+  transfers: readonly HostTransfer[],
+): MemoryPlan {
+  const { graph, placement } = request;
   const plan = memoryPlan({
     graph,
     placement,
     schedule: peakSchedule(request.schedule, placement, request.training),
-    spec,
+    spec: request.spec,
     training: request.training,
     gradientAccumulation: request.gradientAccumulation,
     optimizerSlots: request.optimizerSlots,
@@ -144,14 +162,25 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     ioTileBuffers: ioTileBuffers(transfers, placement.ipusPerReplica, request.microBatchesPerReplica),
   });
   const ipuOf = (node: Node) => placement.stages[placement.nodeStages[node.id]!]!.ipu;
-  const weightsPerTile = convolutionWeightsPerTile(graph, nodeCosts, ipuOf, placement.ipusPerReplica, tiles, request.training);
-  const memory = { ...plan, ipus: plan.ipus.map((m) => ({ ...m, convolutionWeightsPerTile: weightsPerTile[m.ipu]! })) };
-  const timeline = simulateTimeline({
+  const weightsPerTile = convolutionWeightsPerTile(graph, nodeCosts, ipuOf, placement.ipusPerReplica, request.spec.tiles - storage.ioTiles, request.training);
+  return { ...plan, ipus: plan.ipus.map((m) => ({ ...m, convolutionWeightsPerTile: weightsPerTile[m.ipu]! })) };
+}
+
+/** The timeline of one call: the schedule's runs, the host transfers and syncs, the weight updates. */
+function callTimeline(
+  request: HardwareRequest,
+  storage: TensorStorage,
+  nodeCosts: readonly KernelCost[],
+  recomputation: RecomputationPlan,
+  transfers: readonly HostTransfer[],
+): Timeline {
+  const { graph, placement } = request;
+  return simulateTimeline({
     graph,
     placement,
     schedule: request.schedule,
     transfers: request.transfers,
-    spec,
+    spec: request.spec,
     nodeCosts,
     training: request.training,
     scheduleRuns: request.training ? request.deviceIterations : 1,
@@ -165,9 +194,20 @@ export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
     recomputation,
     weightUpdateSchedule: request.weightUpdateSchedule ?? 'Scheduler',
   });
+}
+
+/** Analyses a placed and scheduled graph on its target. */
+export function analyseHardware(request: HardwareRequest): HardwareAnalysis {
+  const storage = request.storage ?? ON_CHIP_STORAGE;
+  const type = request.training ? (request.recomputation ?? 'None') : 'None';
+  const recomputation = planRecomputation(request.graph, request.placement, type);
+  const nodeCosts = nodeCostsOf(request, storage);
+  const transfers = callHostTransfers(request);
+  const memory = plannedMemory(request, storage, nodeCosts, recomputation, transfers);
+  const timeline = callTimeline(request, storage, nodeCosts, recomputation, transfers);
   const rerunNodes = [...recomputation.unitNodes.values()].reduce((n, nodes) => n + nodes.length, 0);
   return {
-    spec,
+    spec: request.spec,
     memory,
     timeline,
     ...(type !== 'None' ? { recomputation: { type, values: recomputation.recomputed.size, rerunNodes } } : {}),

@@ -54,10 +54,17 @@ export interface RecomputationPlan {
 /** Kernels whose outputs `NormOnly` recomputes. */
 const NORMALISATION_KERNEL = /BatchNorm|LayerNorm|GroupNorm|InstanceNorm|LRN/;
 
-/** The plan of `type` for a placed training graph. */
-// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one branch per recomputation type, each choosing the values it recomputes
-export function planRecomputation(graph: Graph, placement: Placement, type: RecomputationType): RecomputationPlan {
-  if (type === 'None') return { recomputed: new Set(), unitNodes: new Map() };
+/** Where the values of a graph come from, as the plan asks it. */
+interface ValueOrigins {
+  /** The stage a node runs in. */
+  readonly stageOf: (node: NodeId) => number;
+  /** The node that makes a value (none for graph inputs and weights). */
+  readonly producer: (id: ValueId) => Node | undefined;
+  /** Whether a value is made by the forward pass from more than the weights (so it could be recomputed). */
+  readonly forwardValue: (id: ValueId) => boolean;
+}
+
+function valueOrigins(graph: Graph, placement: Placement): ValueOrigins {
   const stageOf = (node: NodeId) => placement.nodeStages[node]!;
   const producer = (id: ValueId): Node | undefined => {
     const source = graph.values[id]!.source;
@@ -68,58 +75,89 @@ export function planRecomputation(graph: Graph, placement: Placement, type: Reco
     const node = producer(id);
     return node !== undefined && node.annotations.pass === 'forward' && !perStep[id];
   };
+  return { stageOf, producer, forwardValue };
+}
 
-  // Stored whatever the type: stage inputs and checkpoint outputs.
+/** The values stored whatever the type: stage inputs and checkpoint outputs. */
+function alwaysStored(graph: Graph, origins: ValueOrigins): Set<ValueId> {
   const stored = new Set<ValueId>();
   for (const node of graph.nodes) {
     if (node.annotations.checkpoint) node.outputs.forEach((id) => stored.add(id));
     for (const id of node.inputs) {
-      const made = producer(id);
-      if (made && stageOf(made.id) !== stageOf(node.id)) stored.add(id);
+      const made = origins.producer(id);
+      if (made && origins.stageOf(made.id) !== origins.stageOf(node.id)) stored.add(id);
     }
   }
-  if (type === 'Standard') {
-    // The activations (not views) the backward pass reads, by stage, in forward order.
-    const read = new Set<ValueId>();
-    for (const node of graph.nodes) if (node.annotations.pass === 'backward') node.inputs.forEach((id) => read.add(id));
-    const byStage = new Map<number, ValueId[]>();
-    for (const id of [...read].sort((a, b) => a - b)) {
-      const node = producer(id);
-      if (!node || !forwardValue(id) || isViewNode(graph, node)) continue;
-      byStage.set(stageOf(node.id), [...(byStage.get(stageOf(node.id)) ?? []), id]);
-    }
-    const checkpointed = new Set(graph.nodes.filter((n) => n.annotations.checkpoint).map((n) => stageOf(n.id)));
-    for (const [stage, values] of byStage) {
-      if (checkpointed.has(stage)) continue;
-      const every = Math.ceil(Math.sqrt(values.length));
-      values.forEach((id, i) => (i + 1) % every === 0 && stored.add(id));
-    }
-  } else if (type === 'NormOnly') {
+  return stored;
+}
+
+/** The forward values the backward pass reads. */
+function backwardReads(graph: Graph): ValueId[] {
+  return graph.nodes.flatMap((node) => (node.annotations.pass === 'backward' ? node.inputs : []));
+}
+
+/** `Standard`: on each stage without checkpoints, every ⌈√n⌉-th of the n activations (not views) its backward pass reads, in forward order. */
+function storeSquareRootCheckpoints(graph: Graph, origins: ValueOrigins, stored: Set<ValueId>): void {
+  const byStage = new Map<number, ValueId[]>();
+  for (const id of [...new Set(backwardReads(graph))].sort((a, b) => a - b)) {
+    const node = origins.producer(id);
+    if (!node || !origins.forwardValue(id) || isViewNode(graph, node)) continue;
+    const stage = origins.stageOf(node.id);
+    byStage.set(stage, [...(byStage.get(stage) ?? []), id]);
+  }
+  const checkpointed = new Set(graph.nodes.filter((n) => n.annotations.checkpoint).map((n) => origins.stageOf(n.id)));
+  for (const [stage, values] of byStage) {
+    if (checkpointed.has(stage)) continue;
+    const every = Math.ceil(Math.sqrt(values.length));
+    values.forEach((id, i) => (i + 1) % every === 0 && stored.add(id));
+  }
+}
+
+/** Adds to `stored` what `type` stores beyond the stage inputs and checkpoints; an unknown type is an error. */
+function storeForType(graph: Graph, origins: ValueOrigins, type: RecomputationType, stored: Set<ValueId>): void {
+  if (type === 'Standard') storeSquareRootCheckpoints(graph, origins, stored);
+  else if (type === 'NormOnly') {
     for (const node of graph.nodes) if (node.annotations.pass === 'forward' && !NORMALISATION_KERNEL.test(node.kernel)) node.outputs.forEach((id) => stored.add(id));
   } else if (type !== 'Pipeline' && type !== 'RecomputeAll') {
     throw new PoptfjsError(`unknown recomputation type '${String(type)}'; expected one of ${Object.values(RecomputationType).join(', ')}`, { type: 'options' });
   }
+}
 
-  // From the forward values the backward pass reads, back through what is not stored.
+/** From the forward values the backward pass reads, back through what is not stored: the values recomputed and the nodes re-run. */
+function walkBackFromReads(graph: Graph, origins: ValueOrigins, stored: ReadonlySet<ValueId>): { recomputed: Set<ValueId>; rerun: Set<NodeId> } {
   const recomputed = new Set<ValueId>();
   const rerun = new Set<NodeId>();
-  const pending: ValueId[] = [];
-  for (const node of graph.nodes) if (node.annotations.pass === 'backward') pending.push(...node.inputs);
+  const pending = backwardReads(graph);
   while (pending.length > 0) {
     const id = pending.pop()!;
-    if (recomputed.has(id) || stored.has(id) || !forwardValue(id)) continue;
+    if (recomputed.has(id) || stored.has(id) || !origins.forwardValue(id)) continue;
     recomputed.add(id);
-    const node = producer(id)!;
+    const node = origins.producer(id)!;
     if (!rerun.has(node.id)) {
       rerun.add(node.id);
       pending.push(...node.inputs);
     }
   }
+  return { recomputed, rerun };
+}
+
+/** The re-run nodes by the backward unit that runs them first, in graph order. */
+function rerunByUnit(placement: Placement, origins: ValueOrigins, rerun: ReadonlySet<NodeId>): Map<number, NodeId[]> {
   const unitNodes = new Map<number, NodeId[]>();
   for (const id of [...rerun].sort((a, b) => a - b)) {
     // A re-run node feeds a backward node of its own stage (stage inputs are stored), so its stage has a backward unit.
-    const unit = placement.units.findIndex((u) => u.pass === 'backward' && u.stages.includes(stageOf(id)));
+    const unit = placement.units.findIndex((u) => u.pass === 'backward' && u.stages.includes(origins.stageOf(id)));
     unitNodes.set(unit, [...(unitNodes.get(unit) ?? []), id]);
   }
-  return { recomputed, unitNodes };
+  return unitNodes;
+}
+
+/** The plan of `type` for a placed training graph. */
+export function planRecomputation(graph: Graph, placement: Placement, type: RecomputationType): RecomputationPlan {
+  if (type === 'None') return { recomputed: new Set(), unitNodes: new Map() };
+  const origins = valueOrigins(graph, placement);
+  const stored = alwaysStored(graph, origins);
+  storeForType(graph, origins, type, stored);
+  const { recomputed, rerun } = walkBackFromReads(graph, origins, stored);
+  return { recomputed, unitNodes: rerunByUnit(placement, origins, rerun) };
 }

@@ -12,12 +12,13 @@ import { CTC_BEAM_SEARCH_DECODER_KERNEL, type CtcBeamSearchAttrs } from '../popt
 import { CUSTOM_OP_GRADIENT_KERNEL, CUSTOM_OP_KERNEL, type CustomOpNodeAttrs } from '../poptfjs_kernels/custom_op_kernels.js';
 import { DYNAMIC_SLICE_KERNEL, DYNAMIC_UPDATE_KERNEL } from '../poptfjs_kernels/dynamic_slice_kernels.js';
 import { FLOAT16_CAST_KERNEL, IPU_PRINT_TENSOR_KERNEL, NOP_KERNEL } from '../poptfjs_kernels/identity_kernels.js';
+import { NEAREST_KERNEL } from '../poptfjs_kernels/nearest_kernel.js';
 import { ADD_RELU_KERNEL, RELU_GRAD_KERNEL } from '../poptfjs_kernels/relu_kernels.js';
 import { SERIALIZED_MATMUL_KERNEL } from '../poptfjs_kernels/serialized_matmul_kernel.js';
 import { chainedCost, inputBytes, localCopyCost, outputBytes, unlistedCost } from './cost_rules.js';
 import { flopsPerOutput, matMulFlops, noFlops } from './flop_rules.js';
-import type { CostRule, KernelRecord } from './kernel_record.js';
-import { DEFAULT_CYCLES_PER_ELEMENT, POPLIBS_CYCLES } from './poplibs_cycles.js';
+import type { CostRule, KernelNode, KernelRecord } from './kernel_record.js';
+import { cyclesIn, DEFAULT_CYCLES_PER_ELEMENT, POPLIBS_CYCLES } from './poplibs_cycles.js';
 
 /** The input `x`'s shape and dtype. */
 const likeInput: KernelShapeRule = (call) => output(call.input('x').shape, call.input('x').dtype);
@@ -75,6 +76,29 @@ const loopCost: CostRule = (node, model) => {
  */
 const condCost: CostRule = (_node, model) =>
   model.repeat(model.sequence(model.longest(model.bodyCosts()), model.parts({ compute: 0, supersteps: 1 })), 1, model.bodyWorkingBytes());
+
+/** The pairs of points `ops.nearest` measures, and the coordinates of each (a batch entry adds one, PopTorch's batch feature). */
+function nearestPairs(node: KernelNode): { pairs: number; coordinates: number } {
+  const x = node.input('x', 0);
+  const y = node.input('y', 1);
+  return { pairs: x.shape[0]! * y.shape[0]!, coordinates: (x.shape[1] ?? 1) + (node.hasInput('batchX') ? 1 : 0) };
+}
+
+/**
+ * As PopTorch lowers `nearest` (poptorch/source/popart_canonicalization/pyg_torch_cluster/NearestOp.cpp, `vq`: a
+ * cdist and an ArgMin; the cdist of DistanceOps.cpp: a Sub broadcast to [N, M, D] and a norm over D, PopART's
+ * ReduceL2): the N·M·D differences in one element-wise pass, their squares summed to N·M (a reduction) and the square
+ * root of each sum, then each row's least of the M distances (a reduction to N). The differences and the distances
+ * are temporary.
+ */
+const nearestCost: CostRule = (node, model) => {
+  const { pairs, coordinates } = nearestPairs(node);
+  const n = node.outputs[0]!.elements;
+  const differences = pairs * coordinates;
+  const roots = model.parts({ compute: model.vertexCycles + Math.ceil(pairs / model.tiles) * cyclesIn(POPLIBS_CYCLES.Sqrt, model.float16), supersteps: 1 });
+  const cost = model.sequence(model.elementwise(POPLIBS_CYCLES.Sub, differences), model.reduction(differences, pairs), roots, model.reduction(pairs, n));
+  return model.repeat(cost, 1, (differences + pairs) * (model.float16 ? 2 : 4));
+};
 
 /** A draw: each tile writes its share of the values from its own generator. */
 const randomDraw: Omit<KernelRecord, 'name'> = { category: 'random', cost: localCopyCost(false), flops: noFlops, precision: 'weak' };
@@ -162,6 +186,18 @@ const RECORDS = {
     },
     cost: (node, model) => model.product({ serialization: node.attrs }),
     flops: matMulFlops,
+  },
+  /** `ops.nearest`: the index of each point of `x`'s nearest point of `y`, int32 [N]; three FLOPs a coordinate of each pair (a subtract, a multiply, an add). */
+  nearest: {
+    host: NEAREST_KERNEL,
+    category: 'reduction',
+    shape: (call) => output([call.input('x').shape[0]!], 'int32'),
+    cost: nearestCost,
+    flops: (node) => {
+      const { pairs, coordinates } = nearestPairs(node);
+      return 3 * pairs * coordinates;
+    },
+    costNote: "with batch entries, PopTorch's rescale of the points into [0, 1] before it appends each point's entry (passes over the N + M points) is not counted",
   },
   /** A bias `Add` and its `Relu` in one pass: the sum and its relu, each of `a`'s shape; an add and a max per element. */
   addRelu: {

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { POPTFJS_KERNELS } from '../../../lib/backend/kernel_catalogue/kernel_catalogue.js';
-import * as ops from '../../../ops/index.js';
+import { readdirSync } from 'node:fs';
 
 /** Makes the inputs of a case on the active backend. */
 export interface TensorMaker {
@@ -799,31 +799,26 @@ const directKernelCases: OpCase[] = [
   },
 ];
 
-/** A custom op for the catalog: x · y (y broadcast), with its gradient. */
-const CATALOG_OP = { name: 'CatalogScale', domain: 'test.catalog' };
-ops.registerCustomOp({
-  ...CATALOG_OP,
-  forward: ([x, y]) => tf.mul(x!, y!),
-  gradient: ([dz], [x, y]) => [tf.mul(dz!, y!), tf.sum(tf.mul(dz!, x!), 0)],
-});
-
-/** poptfjs's own kernels (PopTorch's helper ops, and the fused passes of training graphs). */
-const poptfjsOpCases: OpCase[] = [
-  { name: 'ops.ipuPrintTensor', run: (t) => ops.ipuPrintTensor(t.random([2, 3]), 'title') },
-  { name: 'ops.nop', run: (t) => ops.nop(t.random([2, 3], 'int32')) },
-  { name: 'ops.dynamicSlice', run: (t) => ops.dynamicSlice(t.random([2, 8]), 1, t.values(2, [], 'int32'), 4, 3) },
-  { name: 'ops.dynamicUpdate', run: (t) => ops.dynamicUpdate(t.random([2, 8]), t.random([2, 3]), 1, t.values([4], [1], 'int32'), 3) },
-  { name: 'ops.serializedMatMul', run: (t) => ops.serializedMatMul(t.random([2, 4, 6]), t.random([6, 8]), ops.MatMulSerializationMode.OutputChannels, 2) },
-  { name: 'ops.ctcBeamSearchDecoder', run: (t) => ops.ctcBeamSearchDecoder(t.random([5, 2, 4]), t.values([5, 3], [2], 'int32'), 0, 3, 2) },
-  { name: 'ops.customOp', run: (t) => ops.customOp([t.random([2, 3]), t.random([3])], CATALOG_OP.name, CATALOG_OP.domain, 1, [t.random([2, 3])]) },
-  {
-    name: 'ops.customOp gradient',
-    run: (t) => tf.grads((x: tf.Tensor, y: tf.Tensor) => ops.customOp([x, y], CATALOG_OP.name, CATALOG_OP.domain, 1, [x])[0]!)([t.random([2, 3]), t.random([3])]),
-  },
+/** poptfjs's fused passes of training graphs (the helper ops' cases are in test/ops/shape_cases). */
+const fusedPassCases: OpCase[] = [
   { name: 'poptfjs.AddRelu', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.addRelu, { a: t.random([2, 3, 4]), b: t.random([4]) }, {}) as unknown as tf.Tensor[] },
   { name: 'poptfjs.Float16Cast', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.float16Cast, { x: t.random([2, 3]) }, {}) as tf.Tensor },
   { name: 'poptfjs.ReluGrad', run: (t) => tf.engine().runKernel(POPTFJS_KERNELS.reluGrad, { dy: t.random([2, 3]), x: t.random([2, 3]) }, {}) as tf.Tensor },
 ];
+
+/**
+ * The cases of PopTorch's helper ops (`ops.*`): one file per op in
+ * test/ops/shape_cases, named as its op file, exporting `shapeCases`, so
+ * that adding an op adds its cases without editing this catalog.
+ */
+async function opShapeCases(): Promise<OpCase[]> {
+  const folder = new URL('../../ops/shape_cases/', import.meta.url);
+  const files = readdirSync(folder)
+    .filter((name) => name.endsWith('.ts'))
+    .sort();
+  const modules = await Promise.all(files.map((name) => import(new URL(name, folder).href) as Promise<{ shapeCases: readonly OpCase[] }>));
+  return modules.flatMap((module) => module.shapeCases);
+}
 
 /** Every case of the catalog. */
 export const OP_CATALOG: readonly OpCase[] = [
@@ -844,5 +839,6 @@ export const OP_CATALOG: readonly OpCase[] = [
   ...complexCases,
   ...sparseRaggedStringCases,
   ...directKernelCases,
-  ...poptfjsOpCases,
+  ...fusedPassCases,
+  ...(await opShapeCases()),
 ];

@@ -3,7 +3,7 @@
  * tensors, what a body returns, and how errors show a tensor's type.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/common/errors.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
 
 /** A body of a control-flow op: takes its input tensors, returns a tensor or a list of them. */
 export type ControlFlowBody = (...inputs: tf.Tensor[]) => tf.Tensor | readonly tf.Tensor[];

@@ -5,8 +5,8 @@
  * as a float32: one outside float32's range is refused with PopTorch's
  * message (`1.79769e+308 is too high for a float attribute`).
  */
-import { PoptfjsError } from '../lib/common/errors.js';
-import type { CustomOpAttribute, CustomOpAttributes } from '../lib/backend/poptfjs_kernels/custom_op_registry.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
+import type { CustomOpAttribute, CustomOpAttributes } from '../../lib/backend/poptfjs_kernels/custom_op_registry.js';
 
 /** The largest finite float32. */
 const FLOAT32_MAX = 3.4028234663852886e38;

@@ -4,7 +4,7 @@
  * size of the slice.
  */
 import * as tf from '@tensorflow/tfjs';
-import { PoptfjsError } from '../lib/common/errors.js';
+import { PoptfjsError } from '../../lib/common/errors.js';
 
 /** An error of op `op` about its arguments. */
 export function argumentError(op: string, message: string): PoptfjsError {
