@@ -8,7 +8,9 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { inferenceModel, ops } from 'poptfjs';
 import { ditheredLayout } from '../../lib/ipu/conv_dithering.js';
-import { kernelCost } from '../../lib/ipu/kernel_cycles.js';
+import { nodeFlops } from '../../lib/ir/node_cost.js';
+import { kernelCost, kernelCycles } from '../../lib/ipu/kernel_cycles.js';
+import { multiConvTiles } from '../../lib/ipu/multi_conv_plan.js';
 import { ampMacsPerCycle } from '../../lib/ipu/target_spec.js';
 import { Messages, decodeMessage, encodeMessage } from '../../lib/proto/executable_proto.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
@@ -70,6 +72,35 @@ describe('ops.MultiConv.enableConvDithering', () => {
       executor.destroy();
     }
     expect(figures[1]).toBeLessThan(figures[0]!);
+  });
+
+  it('lays a parallel group out share after share: its convolutions do not stack either', async () => {
+    const executor = inferenceModel(model(new ops.MultiConv().planType(ops.MultiConvPlanType.Parallel)));
+    await executor.compile(...inputs);
+    const { graph, hardware } = executor.executable;
+    const { spec } = hardware;
+    const target = {
+      tiles: spec.tiles,
+      memoryPerTile: spec.memoryPerTile,
+      availableMemoryProportion: 0.6,
+      macsPerCycle: ampMacsPerCycle(spec),
+      halfPartials: false,
+      hostBytesPerCycle: 1,
+    };
+    const convs = graph.nodes.filter((n) => n.kernel === 'Conv2D');
+    // The shares poplibs' multi-plan gives the two convolutions (test/ops/multi_conv.test.ts works them out by hand).
+    const shares = multiConvTiles(
+      convs.map((n) => nodeFlops(graph, n)),
+      (c, tiles) => kernelCycles(kernelCost(graph, convs[c]!, { ...target, tiles })),
+      spec.tiles,
+      50,
+      0.1,
+    )!;
+    const used = convs.map((n, i) => kernelCost(graph, n, { ...target, tiles: shares[i]! }).plan!.tilesUsed);
+    // The first share from tile 0, the second from tile shares[0]: the plans stay in their shares, so no tile holds both.
+    expect(used[0]!).toBeLessThanOrEqual(shares[0]!);
+    expect(hardware.memory.ipus[0]!.convolutionWeightsPerTile).toBeCloseTo(Math.max(512 / used[0]!, 512 / used[1]!), 12);
+    executor.destroy();
   });
 
   it('dithers only the convolutions it is set for', async () => {
