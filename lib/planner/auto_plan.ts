@@ -3,9 +3,9 @@
  * IPUs at a global batch size, found by planning candidates.
  *
  * The model is built and traced with shapes only once per micro-batch size
- * (once for all of them when its graph is the same at every size but for
+ * (twice for all of them when its graph is the same at every size but for
  * the numbers that follow the micro-batch: see `MicroBatchGraph`), and the
- * IR patterns run once per traced graph; every candidate is then a compile
+ * IR patterns run once per size; every candidate is then a compile
  * of that graph with other options: pipeline split, replication,
  * accumulation, device iterations, recomputation, optimizer-state place and
  * available-memory proportions.
@@ -197,8 +197,10 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
 
   let traces = 0;
   const graphs = new Map<number, SearchGraph>();
-  let derivation: { graph: MicroBatchGraph; trace: PlanTrace } | undefined | null;
-  const traceAt = async (m: number): Promise<SearchGraph> => {
+  /** The last traced graph, and the graph at every size once two traces differ only in numbers that follow the micro-batch. */
+  let anchor: { m: number; trace: PlanTrace } | undefined;
+  let derivation: { graph: MicroBatchGraph; trace: PlanTrace } | undefined;
+  const traceAt = async (m: number): Promise<PlanTrace> => {
     traces++;
     const trace = await tracePlan(build, {
       ...(request.optimizer !== undefined ? { optimizer: request.optimizer } : {}),
@@ -208,45 +210,45 @@ export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Prom
       inputs: request.inputs.map((input, i) => batched(input, m, `inputs[${i}]`)!),
       ...(request.target !== undefined ? { target: batched(request.target, m, 'target')! } : {}),
     });
-    // The patterns first, on the backend the compile runs on, as a plan of the model applies them; then the units of what remains.
+    if (!derivation && anchor) {
+      try {
+        derivation = { graph: new MicroBatchGraph(anchor.trace.graph, anchor.m, trace.graph, m), trace: anchor.trace };
+      } catch (error) {
+        if (!(error instanceof MicroBatchDerivationError)) throw error;
+        log.debug(() => `autoPlan: micro-batch ${m} is traced, and the next size too: ${error.message}`);
+      }
+    }
+    anchor = { m, trace };
+    return trace;
+  };
+  /** The graph as traced at `m`: derived when two traces allow it, else traced. */
+  const tracedAt = async (m: number): Promise<PlanTrace> => {
+    if (derivation) {
+      try {
+        const graph = derivation.graph.at(m);
+        const examples = derivation.trace.examples.map((e) => ({ ...e, shape: [m, ...e.shape.slice(1)] }));
+        return { ...derivation.trace, graph, examples, microBatch: m };
+      } catch (error) {
+        if (!(error instanceof MicroBatchDerivationError)) throw error;
+        log.debug(() => `autoPlan: micro-batch ${m} is traced: ${error.message}`);
+      }
+    }
+    return traceAt(m);
+  };
+  const graphAt = async (m: number, sizes: readonly number[]): Promise<SearchGraph> => {
+    const known = graphs.get(m);
+    if (known) return known;
+    const trace = await tracedAt(m);
+    // The patterns, on the backend the compile runs on, as a plan of the model applies them (they may choose by size); then the units of what remains.
     const patterned = applyPatterns(trace.graph, patternsFromSetting(base.settings.patterns), { backend: tf.getBackend(), training }).graph;
     let units = unitGraph(patterned);
     // The model built again: layers tfjs named anew (dense_7 for dense_1) are the same layers, under the first trace's names.
     const names = [...graphs.values()][0]?.units.units;
     if (names && !units.blocks && units.units.length === names.length) units = renamedUnits(units, names);
-    return { trace: { ...trace, graph: units.graph }, units };
-  };
-  const graphAt = async (m: number, sizes: readonly number[]): Promise<SearchGraph> => {
-    const known = graphs.get(m);
-    if (known) return known;
-    let made: SearchGraph | undefined;
-    if (derivation === undefined && graphs.size === 1) {
-      // A second size: if the two graphs differ only in numbers that follow the micro-batch, every other size is derived.
-      const [firstSize, first] = [...graphs][0]!;
-      const second = await traceAt(m);
-      try {
-        derivation = { graph: new MicroBatchGraph(first.trace.graph, firstSize, second.trace.graph, m), trace: first.trace };
-      } catch (error) {
-        if (!(error instanceof MicroBatchDerivationError)) throw error;
-        log.debug(() => `autoPlan: each micro-batch size is traced: ${error.message}`);
-        derivation = null;
-      }
-      made = second;
-    } else if (derivation) {
-      const first = [...graphs.values()][0]!;
-      try {
-        const graph = derivation.graph.at(m);
-        const examples = derivation.trace.examples.map((e) => ({ ...e, shape: [m, ...e.shape.slice(1)] }));
-        made = { trace: { ...derivation.trace, graph, examples, microBatch: m }, units: { ...first.units, graph } };
-      } catch (error) {
-        if (!(error instanceof MicroBatchDerivationError)) throw error;
-        made = await traceAt(m);
-      }
-    }
-    made ??= await traceAt(m);
-    if (sizes.length > 0 && JSON.stringify(made.units.units) !== JSON.stringify([...graphs.values()][0]?.units.units ?? made.units.units)) {
+    if (sizes.length > 0 && JSON.stringify(units.units) !== JSON.stringify(names ?? units.units)) {
       throw searchError(`the model's blocks or layers differ between micro-batch sizes (${sizes.join(', ')}); a search needs the same units at every size`);
     }
+    const made = { trace: { ...trace, graph: units.graph }, units };
     graphs.set(m, made);
     return made;
   };
