@@ -54,12 +54,8 @@ export class Attribute implements Disposable {
 
   /** Runs `fn` inside a scope of `attributes` and returns its result (the scope closes also when `fn` throws). */
   static run<T>(attributes: Record<string, Record<string, string>>, fn: () => T): T {
-    const scope = new Attribute(attributes);
-    try {
-      return fn();
-    } finally {
-      scope[Symbol.dispose]();
-    }
+    using _scope = new Attribute(attributes);
+    return fn();
   }
 
   /** Closes the scope; it must be the innermost one open. Closing it again does nothing. */

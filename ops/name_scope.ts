@@ -41,12 +41,8 @@ export class NameScope implements Disposable {
 
   /** Runs `fn` inside scope `name` and returns its result (the scope closes also when `fn` throws). */
   static run<T>(name: string, fn: () => T): T {
-    const scope = new NameScope(name);
-    try {
-      return fn();
-    } finally {
-      scope[Symbol.dispose]();
-    }
+    using _scope = new NameScope(name);
+    return fn();
   }
 
   /** Closes the scope; it must be the innermost one open. Closing it again does nothing. */

@@ -31,8 +31,6 @@ export interface VitConfig {
   readonly dropoutAfterActivation?: boolean;
   /** Width of the tanh representation layer between the class token and the classifier (pre-training), if any. */
   readonly representationSize?: number;
-  /** Stochastic depth: the drop-path rate of the last layer, rising linearly from 0 at the first (modules.py's `DropPath`). */
-  readonly dropPathRate?: number;
 }
 
 /**
@@ -53,9 +51,9 @@ export const VIT_B16: VitConfig = {
 
 /**
  * ViT-B/16 pre-training on ImageNet-1k, as configs.yml's `b16_in1k_pretrain_lamb` sets it: a 768-wide
- * representation layer, attention dropout 0.1, and args.py's default drop-path rate of 0.1.
+ * representation layer and attention dropout 0.1; its `drop_path_rate: 0.0` turns stochastic depth off.
  */
-export const VIT_B16_PRETRAINING: VitConfig = { ...VIT_B16, attentionDropout: 0.1, dropoutAfterActivation: true, representationSize: 768, dropPathRate: 0.1 };
+export const VIT_B16_PRETRAINING: VitConfig = { ...VIT_B16, attentionDropout: 0.1, dropoutAfterActivation: true, representationSize: 768 };
 
 /** Where the parts run, and how. */
 export interface VitPlacement {
@@ -65,6 +63,11 @@ export interface VitPlacement {
   readonly float16?: boolean;
   /** Keep each encoder layer's output as a recomputation checkpoint (default true). */
   readonly checkpointEveryLayer?: boolean;
+  /**
+   * Layers whose attention block's output (after its residual) is a recomputation checkpoint too: configs.yml's
+   * `recompute_mid_layers`, which models/modules.py's `Block` reads (pre-training).
+   */
+  readonly midLayerCheckpoints?: readonly number[];
 }
 
 /** The parameters of one pre-norm ViT layer. */
@@ -106,19 +109,11 @@ export function vitClassifier(config: VitConfig, placement: VitPlacement): (imag
   const lastIpu = placement.layersPerIpu.length - 1;
   const epsilon = 1e-6;
   const dropout = (t: tf.Tensor, rate: number) => (rate > 0 ? tf.dropout(t, rate) : t);
-  // modules.py's torch.linspace(0, drop_path_rate, layers): layer i drops its residual branch with this probability.
-  const dropPathRates = Array.from({ length: config.layers }, (_, i) => (config.layers > 1 ? ((config.dropPathRate ?? 0) * i) / (config.layers - 1) : 0));
 
   return (images, labels) => {
     const batch = images.shape[0]!;
     const sequence = patches + 1;
     const shape = { batch, sequence, hidden: h, heads: config.heads, dropout: config.hiddenDropout, epsilon };
-    // drop_path: the branch divided by the keep probability, times a 0/1 draw per image.
-    const dropPath = (branch: tf.Tensor, rate: number) => {
-      if (rate === 0) return branch;
-      const keep = tf.floor(tf.add(tf.randomUniform([batch, 1, 1]), 1 - rate));
-      return tf.reshape(tf.mul(tf.div(tf.reshape(branch, [batch, sequence, h]), 1 - rate), keep), [batch * sequence, h]);
-    };
     let x = Block.run({ userId: 'embedding', ipuId: 0 }, () => {
       const embedded = tf.add(tf.conv2d(images as tf.Tensor4D, embedding.kernel as tf.Variable<tf.Rank.R4>, config.patchSize, 'valid'), embedding.bias);
       const tokens = tf.concat([tf.tile(embedding.classToken, [batch, 1, 1]), tf.reshape(embedded, [batch, patches, h])], 1);
@@ -128,10 +123,11 @@ export function vitClassifier(config: VitConfig, placement: VitPlacement): (imag
       x = Block.run({ userId: `layer${i}`, ipuId: ipuOfLayer[i]! }, () => {
         const normed = layerNorm(x, layer.attentionNorm, epsilon);
         const context = attentionContext(dense(normed, layer.query), dense(normed, layer.key), dense(normed, layer.value), shape, config.attentionDropout);
-        const attended = tf.add(x, dropPath(dropout(dense(context, layer.output), config.hiddenDropout), dropPathRates[i]!));
+        const residual = tf.add(x, dropout(dense(context, layer.output), config.hiddenDropout));
+        const attended = placement.midLayerCheckpoints?.includes(i) ? (ops.recomputationCheckpoint(residual) as tf.Tensor) : residual;
         const activated = gelu(dense(layerNorm(attended, layer.ffnNorm, epsilon), layer.intermediate));
         const ffn = dense(config.dropoutAfterActivation ? dropout(activated, config.hiddenDropout) : activated, layer.ffnOutput);
-        const out = tf.add(attended, dropPath(dropout(ffn, config.hiddenDropout), dropPathRates[i]!));
+        const out = tf.add(attended, dropout(ffn, config.hiddenDropout));
         return placement.checkpointEveryLayer === false ? out : ops.recomputationCheckpoint(out);
       });
     });

@@ -2,7 +2,8 @@
  * How an IPU runs a matrix product or a convolution, and what it costs: a
  * small model of Poplar's convolution planner (poplin). The product of
  * `groups` independent `[rows × depth] · [depth × columns]` products is split
- * over the tiles along each of the four dimensions; each tile receives its
+ * over the tiles along each of the four dimensions, the depth and the columns
+ * in whole groups of the AMP's channels ({@link dimensionSplits}); each tile receives its
  * blocks of both operands over the exchange (a weight is laid out for the
  * product, so only the copies of blocks that several tiles share move),
  * computes its partial block with
@@ -117,23 +118,42 @@ export interface MatMulPlan {
 
 const ceil = (a: number, b: number) => Math.ceil(a / b);
 
-/** The distinct per-tile sizes of a dimension of `size` split over at most `maxParts` tiles, as split counts. */
-function splitCandidates(size: number, maxParts: number): number[] {
-  const parts = new Set<number>();
-  const limit = Math.min(size, maxParts);
+/** One way of splitting a dimension over tiles: how many tiles, and the most elements one tile gets. */
+interface DimensionSplit {
+  readonly parts: number;
+  readonly perTile: number;
+}
+
+/**
+ * The distinct splits of a dimension of `size` over at most `maxParts` tiles
+ * in whole grains of `grain` elements, the fewest tiles for each per-tile
+ * size. poplin's planner splits each dimension by its grains: the input
+ * channels in groups of the vertex's input channels, the output channels in
+ * groups of its partial channels (lib/poplin/ConvModel.cpp,
+ * `getInChanGrainSizes`, `getOutChanGrainSizes`), so that a tile's block
+ * is whole AMP passes.
+ */
+function dimensionSplits(size: number, maxParts: number, grain = 1): DimensionSplit[] {
+  const grains = ceil(size, grain);
+  const splits: DimensionSplit[] = [];
+  const limit = Math.max(1, Math.min(grains, maxParts));
   for (let p = 1; p <= limit; ) {
-    const perTile = ceil(size, p);
-    const fewest = ceil(size, perTile);
-    parts.add(fewest);
+    const grainsPerTile = ceil(grains, p);
+    splits.push({ parts: ceil(grains, grainsPerTile), perTile: Math.min(size, grainsPerTile * grain) });
     // The next split that gives a smaller block.
-    p = perTile > 1 ? ceil(size, perTile - 1) : limit + 1;
+    p = grainsPerTile > 1 ? ceil(grains, grainsPerTile - 1) : limit + 1;
   }
-  return [...parts].sort((a, b) => a - b);
+  return splits;
+}
+
+/** The AMP's mode for a product's operand and partials precision. */
+function ampMode(shape: MatMulShape): keyof typeof AMP_GRAINS {
+  return shape.precision === 'float32' ? 'float32' : shape.partials === 'float32' ? 'float16Float32Partials' : 'float16';
 }
 
 /** Tile cycles of one tile's block of the product. */
 function blockCycles(shape: MatMulShape, target: MatMulTarget, g: number, m: number, k: number, n: number): { cycles: number; unit: 'amp' | 'vector' } {
-  const mode = shape.precision === 'float32' ? 'float32' : shape.partials === 'float32' ? 'float16Float32Partials' : 'float16';
+  const mode = ampMode(shape);
   const grain = AMP_GRAINS[mode];
   const rowCycles = (grain.depth * grain.columns) / target.macsPerCycle[mode];
   const passes = g * ceil(k, grain.depth) * ceil(n, grain.columns);
@@ -156,7 +176,7 @@ function blockCycles(shape: MatMulShape, target: MatMulTarget, g: number, m: num
  * not a multiple of 4 halves or 2 floats: `getScaleFactorForTransform`).
  */
 function rearrangementCycles(shape: MatMulShape, tilesUsed: number): { copy: number; exchange: number } {
-  const mode = shape.precision === 'float32' ? 'float32' : shape.partials === 'float32' ? 'float16Float32Partials' : 'float16';
+  const mode = ampMode(shape);
   const grain = AMP_GRAINS[mode];
   const inputChannels = shape.inputChannels ?? shape.depth;
   const padInputs = inputChannels % grain.depth !== 0;
@@ -185,66 +205,89 @@ function rearrangementCycles(shape: MatMulShape, tilesUsed: number): { copy: num
 
 const plans = new Map<string, MatMulPlan>();
 
+/** Tiles along each dimension of a product, and the block of one tile. */
+interface TileSplit {
+  readonly groups: DimensionSplit;
+  readonly depth: DimensionSplit;
+  readonly rows: DimensionSplit;
+  readonly columns: DimensionSplit;
+}
+
+/**
+ * The splits the planner weighs: groups, depth (in the AMP's input grain)
+ * and rows over the tiles, and for each, the columns (in the AMP's output
+ * grain) over the tiles left, the three finest ways.
+ */
+function* tileSplits(shape: MatMulShape, tiles: number): Generator<TileSplit> {
+  const grain = AMP_GRAINS[ampMode(shape)];
+  for (const groups of dimensionSplits(shape.groups, tiles)) {
+    for (const depth of dimensionSplits(shape.depth, Math.floor(tiles / groups.parts), grain.depth)) {
+      for (const rows of dimensionSplits(shape.rows, Math.floor(tiles / (groups.parts * depth.parts)))) {
+        const left = Math.floor(tiles / (groups.parts * depth.parts * rows.parts));
+        for (const columns of dimensionSplits(shape.columns, left, grain.columns).slice(-3)) yield { groups, depth, rows, columns };
+      }
+    }
+  }
+}
+
+/**
+ * Serial steps over the columns that bring a tile's temporary memory within
+ * `budget`: the left block stays, each step brings its share of the rest
+ * (`perStep` bytes in one step).
+ */
+function serialSteps(leftBytes: number, perStep: number, columns: number, budget: number): number {
+  let serial = 1;
+  while (serial < Math.min(MAX_SERIAL_STEPS, columns) && leftBytes + perStep / serial > budget) serial++;
+  return serial;
+}
+
+/** The cost of computing `shape` split as `split`, with `budget` bytes of temporary memory a tile. */
+function costOfSplit(shape: MatMulShape, target: MatMulTarget, split: TileSplit, budget: number): MatMulPlan {
+  const inputBytes = shape.precision === 'float16' ? 2 : 4;
+  const partialBytes = shape.partials === 'float16' ? 2 : 4;
+  const [g, k, m, n] = [split.groups.perTile, split.depth.perTile, split.rows.perTile, split.columns.perTile];
+  const [gs, ks, ms, ns] = [split.groups.parts, split.depth.parts, split.rows.parts, split.columns.parts];
+  // A resident block is held by one of the tiles that share it; the others receive copies.
+  const leftShare = shape.leftResident ? (ns - 1) / ns : 1;
+  const rightShare = shape.rightResident ? (ms - 1) / ms : 1;
+  const leftBytes = g * m * Math.ceil(k * (shape.leftReuse ?? 1)) * leftShare * inputBytes;
+  const received = leftBytes + g * k * n * rightShare * inputBytes;
+  const partials = ks > 1 ? g * m * n * partialBytes : 0;
+  const block = blockCycles(shape, target, g, m, k, n);
+  // Each of the ks tiles holding partials of an output block reduces 1/ks of it: it receives ks - 1 pieces and adds them.
+  const reducedElements = ks > 1 ? ceil(g * m * n, ks) * (ks - 1) : 0;
+  const reduction = reducedElements * (partialBytes / EXCHANGE_BYTES_PER_TILE_CYCLE + 1 / REDUCTION_ELEMENTS_PER_CYCLE[shape.partials]);
+  const tilesUsed = gs * ks * ms * ns;
+  const perStep = received - leftBytes + partials;
+  const serial = serialSteps(leftBytes, perStep, n, budget);
+  const perTile = leftBytes + perStep / serial;
+  const extraSteps = (serial - 1) * (AMP_CALL_OVERHEAD_CYCLES + (ks > 1 ? 3 : 2) * TILE_SYNC_CYCLES);
+  const padding = block.unit === 'amp' ? rearrangementCycles(shape, tilesUsed) : { copy: 0, exchange: 0 };
+  const exchange = received / EXCHANGE_BYTES_PER_TILE_CYCLE + padding.exchange;
+  const compute = block.cycles + extraSteps + padding.copy;
+  return {
+    split: { groups: gs, rows: ms, columns: ns, depth: ks, serial },
+    tilesUsed,
+    unit: block.unit,
+    cycles: { exchange, compute, reduction, rearrangement: padding.copy + padding.exchange, total: exchange + compute + reduction },
+    temporaryBytes: perTile * tilesUsed,
+    fitsProportion: perTile <= budget,
+  };
+}
+
 /** The fastest split of `shape` on `target` within its temporary-memory budget (memoized). */
-// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: the search over the splits of groups, depth, rows and columns: the loop body costs one candidate with the functions it calls (blockCycles, rearrangementCycles)
 export function planMatMul(shape: MatMulShape, target: MatMulTarget): MatMulPlan {
   const key = JSON.stringify([shape, target]);
   const known = plans.get(key);
   if (known) return known;
-  const inputBytes = shape.precision === 'float16' ? 2 : 4;
-  const partialBytes = shape.partials === 'float16' ? 2 : 4;
   const budget = target.availableMemoryProportion * target.memoryPerTile;
-  const leftReuse = shape.leftReuse ?? 1;
+  const perTile = (plan: MatMulPlan) => plan.temporaryBytes / plan.tilesUsed;
   let best: MatMulPlan | undefined;
   let leanest: MatMulPlan | undefined;
-  for (const gs of splitCandidates(shape.groups, target.tiles)) {
-    for (const ks of splitCandidates(shape.depth, Math.floor(target.tiles / gs))) {
-      for (const ms of splitCandidates(shape.rows, Math.floor(target.tiles / (gs * ks)))) {
-        const ns = Math.min(shape.columns, Math.floor(target.tiles / (gs * ks * ms)));
-        for (const candidate of new Set([ns, ...splitCandidates(shape.columns, ns).slice(-3)])) {
-          const g = ceil(shape.groups, gs);
-          const k = ceil(shape.depth, ks);
-          const m = ceil(shape.rows, ms);
-          const n = ceil(shape.columns, candidate);
-          // A resident block is held by one of the tiles that share it; the others receive copies.
-          const leftShare = shape.leftResident ? (candidate - 1) / candidate : 1;
-          const rightShare = shape.rightResident ? (ms - 1) / ms : 1;
-          const received = g * (m * Math.ceil(k * leftReuse) * leftShare + k * n * rightShare) * inputBytes;
-          const partials = ks > 1 ? g * m * n * partialBytes : 0;
-          const exchange = received / EXCHANGE_BYTES_PER_TILE_CYCLE;
-          const block = blockCycles(shape, target, g, m, k, n);
-          // Each of the ks tiles holding partials of an output block reduces 1/ks of it: it receives ks - 1 pieces and adds them.
-          const reducedElements = ks > 1 ? ceil(g * m * n, ks) * (ks - 1) : 0;
-          const reduction = reducedElements * (partialBytes / EXCHANGE_BYTES_PER_TILE_CYCLE + 1 / REDUCTION_ELEMENTS_PER_CYCLE[shape.partials]);
-          const tilesUsed = gs * ks * ms * candidate;
-          // Serial steps over the columns: the left block stays, each step brings its share of the rest.
-          const leftBytes = g * m * Math.ceil(k * leftReuse) * leftShare * inputBytes;
-          const perStep = received - leftBytes + partials;
-          let serial = 1;
-          while (serial < Math.min(MAX_SERIAL_STEPS, n) && leftBytes + perStep / serial > budget) serial++;
-          const perTile = leftBytes + perStep / serial;
-          const extraSteps = (serial - 1) * (AMP_CALL_OVERHEAD_CYCLES + (ks > 1 ? 3 : 2) * TILE_SYNC_CYCLES);
-          const padding = block.unit === 'amp' ? rearrangementCycles(shape, tilesUsed) : { copy: 0, exchange: 0 };
-          const compute = block.cycles + extraSteps + padding.copy;
-          const plan: MatMulPlan = {
-            split: { groups: gs, rows: ms, columns: candidate, depth: ks, serial },
-            tilesUsed,
-            unit: block.unit,
-            cycles: {
-              exchange: exchange + padding.exchange,
-              compute,
-              reduction,
-              rearrangement: padding.copy + padding.exchange,
-              total: exchange + padding.exchange + compute + reduction,
-            },
-            temporaryBytes: perTile * tilesUsed,
-            fitsProportion: perTile <= budget,
-          };
-          if (plan.fitsProportion && (!best || plan.cycles.total < best.cycles.total)) best = plan;
-          if (!leanest || perTile < leanest.temporaryBytes / leanest.tilesUsed) leanest = plan;
-        }
-      }
-    }
+  for (const split of tileSplits(shape, target.tiles)) {
+    const plan = costOfSplit(shape, target, split, budget);
+    if (plan.fitsProportion && (!best || plan.cycles.total < best.cycles.total)) best = plan;
+    if (!leanest || perTile(plan) < perTile(leanest)) leanest = plan;
   }
   const chosen = best ?? leanest!;
   plans.set(key, chosen);

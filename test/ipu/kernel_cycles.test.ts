@@ -58,6 +58,19 @@ describe('kernel cycles', () => {
     expect(paddedColumns.cycles.rearrangement).toBe((576 * 5) / (2 * 4) + (864 * 5) / (2 * 3) + (576 + 864) / 4);
   });
 
+  it("splits the depth over tiles in whole groups of the AMP's 16 input channels, as poplin's planner splits its grains", () => {
+    // lib/poplin/ConvModel.cpp, getInChanGrainSizes: the input channels are split in groups of the vertex's input
+    // channels. [1 × 48] · [48 × 16] in float16 on 64 tiles: the depth goes to 1, 2 or 3 tiles (48, 32 or 16 a tile),
+    // never to 48 tiles of one channel each. On 3 tiles: 16 halves brought in (8 cycles); one row computed with vector
+    // instructions, 170 + 16 × 16 / 4; the 16 partial sums reduced by 3 tiles, each taking 6 from 2 others at 2 bytes and
+    // 1/4 cycle an element: 12 × (2/4 + 1/4).
+    const plan = planMatMul({ groups: 1, rows: 1, depth: 48, columns: 16, rightResident: true, precision: 'float16', partials: 'float16' }, smallIpuTarget({ tiles: 64 }));
+    expect(plan.split).toEqual({ groups: 1, rows: 1, columns: 1, depth: 3, serial: 1 });
+    expect(plan.cycles.exchange).toBe(8);
+    expect(plan.cycles.compute).toBe(170 + (16 * 16) / 4);
+    expect(plan.cycles.reduction).toBe(12 * (2 / 4 + 1 / 4));
+  });
+
   it('runs FP16.16 at 64 multiply-accumulates a cycle and FP16 with float32 partials at 32', () => {
     const shape = { groups: 1, rows: 600, depth: 64, columns: 64, rightResident: true, precision: 'float16' as const };
     const half = planMatMul({ ...shape, partials: 'float16' }, GC200_TILE);
