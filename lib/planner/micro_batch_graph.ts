@@ -7,12 +7,27 @@
  * `m × 197`), an attribute (a `Reshape` to `[m × 128, 1024]`, a `Fill` of
  * shape `[m, 10]`). Two traces, at sizes `a` and `b`, tell them apart: a
  * number equal in both is fixed, and a number `x` at `a` and `y` at `b` is
- * `x + (y − x) / (b − a) × (m − a)` at size `m`. Names (of parameters and
- * layers) may differ between the two builds: the graph keeps the first's. The derivation is refused
- * (and the model must be traced at that size) when the two graphs differ in
+ * `x + (y − x) / (b − a) × (m − a)` at size `m`; so is each element of a
+ * constant that follows it (the count a batch-norm's mean divides by,
+ * `m × 56 × 56`). Names (of parameters and layers) may differ between the
+ * two builds: the graph keeps the first's. The derivation is refused (and
+ * the model must be traced at that size) when the two graphs differ in
  * anything but such numbers, when a number does not change by a whole
- * multiple of the micro-batch, or when a dimension would not be positive.
+ * multiple of the micro-batch, when a dimension would not be positive, or
+ * when a dimension that follows the micro-batch is 1 at either trace or
+ * would be 1 at `m`: tfjs treats a dimension of 1 apart (it broadcasts it,
+ * and its gradients skip the sum over it), so the graph at such a size has
+ * other nodes. So, for the same reason, when a tensor the host makes (a
+ * constant, a fill) that follows the micro-batch would be on the other side
+ * of `SHAPE_ONLY_MAX_KEPT_ELEMENTS` at `m` than at the traces: the
+ * shape-only backend keeps the values of smaller ones, which the trace then
+ * holds as constants, where it holds a `Fill` kernel for a larger one.
+ *
+ * Derive the graph as traced, before the IR patterns: a pattern may choose
+ * by size (`SumAsAveragePool` rewrites only sums of 16k elements or more),
+ * so the patterns run on each derived graph as on a traced one.
  */
+import { SHAPE_ONLY_MAX_KEPT_ELEMENTS } from '../backend/shape_only/shape_only_backend.js';
 import type { AttrValue, ConstantData, Graph, Node, Value, ValueSource } from '../ir/graph.js';
 
 /** A number of the graph as a function of the micro-batch size: `at + slope × (m − base)`. */
@@ -45,10 +60,12 @@ export class MicroBatchGraph {
   readonly #base: number;
   /** The rule of each number that changes, by where it is in the graph. */
   readonly #shapes = new Map<number, Affine[]>();
-  /** Constants whose values differ between the two traces: they have none at other sizes. */
-  readonly #varyingConstants = new Set<number>();
+  /** The values of each constant that follows the micro-batch. */
+  readonly #constants = new Map<number, ConstantRule>();
   readonly #attrRules = new Map<number, Map<string, Affine>>();
   readonly #bodies = new Map<number, MicroBatchGraph[]>();
+  /** The values the host makes: constants and fills, which a trace holds as constants when they are small. */
+  readonly #hostMade: ReadonlySet<number>;
 
   /**
    * Compares `first` (traced at micro-batch `a`) with `second` (at `b`); a
@@ -65,6 +82,8 @@ export class MicroBatchGraph {
     // Names (of parameters and layers) may differ between two builds of a model: what they name must not.
     const shape = (g: Graph) => JSON.stringify([g.inputs, { ...g.roles, gradients: Object.values(g.roles.gradients ?? {}) }, g.assignments.map((x) => x.value)]);
     if (shape(first) !== shape(second)) mismatch('the inputs, outputs or assignments of the graph differ between the two traces');
+    const fills = new Set(first.nodes.filter((n) => n.kernel === 'Fill').flatMap((n) => n.outputs));
+    this.#hostMade = new Set(first.values.filter((v) => v.source.kind === 'constant' || fills.has(v.id)).map((v) => v.id));
     first.values.forEach((v, i) => this.#compareValue(v, second.values[i]!, a, b));
     first.nodes.forEach((n, i) => this.#compareNode(n, second.nodes[i]!, a, b));
   }
@@ -74,12 +93,18 @@ export class MicroBatchGraph {
     if (v.dtype !== w.dtype || v.shape.length !== w.shape.length || v.precision !== w.precision || !sameSource(v.source, w.source)) {
       mismatch(`${where} is ${v.dtype}[${v.shape}] at micro-batch ${a} and ${w.dtype}[${w.shape}] at ${b}, or comes from elsewhere`);
     }
-    if (v.source.kind === 'constant' && w.source.kind === 'constant' && !sameData(v.source.data, w.source.data)) this.#varyingConstants.add(v.id);
+    if (v.source.kind === 'constant' && w.source.kind === 'constant' && !sameData(v.source.data, w.source.data)) {
+      this.#constants.set(v.id, constantRule(v.source.data, w.source.data, a, b, where));
+    }
     if (v.shape.every((d, i) => d === w.shape[i])) return;
-    this.#shapes.set(
-      v.id,
-      v.shape.map((d, i) => affine(d, w.shape[i]!, a, b, `dimension ${i} of ${where}`)),
-    );
+    const rules = v.shape.map((d, i) => affine(d, w.shape[i]!, a, b, `dimension ${i} of ${where}`));
+    const ones = rules.findIndex((rule, i) => rule.slope !== 0 && (v.shape[i] === 1 || w.shape[i] === 1));
+    if (ones >= 0) mismatch(`dimension ${ones} of ${where} follows the micro-batch and is 1 at micro-batch ${v.shape[ones] === 1 ? a : b}, where tfjs traces other nodes`);
+    if (this.#hostMade.has(v.id) && kept(v.shape) !== kept(w.shape))
+      mismatch(
+        `${where} has ${elements(v.shape)} elements at micro-batch ${a} and ${elements(w.shape)} at ${b}, across the ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} a trace keeps the values of`,
+      );
+    this.#shapes.set(v.id, rules);
   }
 
   #compareNode(n: Node, o: Node, a: number, b: number): void {
@@ -123,17 +148,24 @@ export class MicroBatchGraph {
   /** The graph at micro-batch `m`; a {@link MicroBatchDerivationError} when a dimension would not be positive. */
   at(m: number): Graph {
     if (m === this.#base) return this.#graph;
-    const value = (rule: Affine, what: string, positive: boolean): number => {
-      const x = rule.at + rule.slope * (m - this.#base);
-      if (positive && x < 1) mismatch(`${what} would be ${x} at micro-batch ${m}`);
+    const value = (rule: Affine): number => rule.at + rule.slope * (m - this.#base);
+    const dimension = (rule: Affine, what: string): number => {
+      const x = value(rule);
+      // A dimension of 1 where the traces had more: tfjs would have traced other nodes (see the module's doc).
+      if (x < 1 || (x === 1 && rule.slope !== 0)) mismatch(`${what} would be ${x} at micro-batch ${m}`);
       return x;
     };
     const values = this.#graph.values.map((v): Value => {
       const rules = this.#shapes.get(v.id);
-      if (!rules && !this.#varyingConstants.has(v.id)) return v;
-      const shape = rules ? rules.map((rule, i) => value(rule, `dimension ${i} of value %${v.id}`, true)) : v.shape;
-      // A constant that follows the micro-batch has no values at other sizes (a plan needs none).
-      const source = v.source.kind === 'constant' ? { kind: 'constant' as const, data: null } : v.source;
+      const constant = this.#constants.get(v.id);
+      if (!rules && !constant) return v;
+      const shape = rules ? rules.map((rule, i) => dimension(rule, `dimension ${i} of value %${v.id}`)) : v.shape;
+      if (this.#hostMade.has(v.id) && kept(shape) !== kept(v.shape)) {
+        mismatch(
+          `value %${v.id} would have ${elements(shape)} elements at micro-batch ${m}, ${elements(v.shape)} at ${this.#base}: across the ${SHAPE_ONLY_MAX_KEPT_ELEMENTS} a trace keeps the values of`,
+        );
+      }
+      const source = constant ? { kind: 'constant' as const, data: constant(m, elements(shape)) } : v.source;
       return { ...v, shape, source };
     });
     const nodes = this.#graph.nodes.map((n): Node => {
@@ -143,12 +175,21 @@ export class MicroBatchGraph {
       let attrs = n.attrs;
       if (rules) {
         attrs = structuredClone(n.attrs) as Record<string, AttrValue>;
-        for (const [path, rule] of rules) setAt(attrs, path, value(rule, `attribute ${path} of node #${n.id} (${n.kernel})`, false));
+        for (const [path, rule] of rules) setAt(attrs, path, value(rule));
       }
       return { ...n, attrs, ...(bodies ? { bodies: bodies.map((body) => body.at(m)) } : {}) };
     });
     return { ...this.#graph, values, nodes };
   }
+}
+
+function elements(shape: readonly number[]): number {
+  return shape.reduce((n, d) => n * d, 1);
+}
+
+/** True if the shape-only backend keeps the values of a tensor of this shape, so a trace may hold it as a constant. */
+function kept(shape: readonly number[]): boolean {
+  return elements(shape) <= SHAPE_ONLY_MAX_KEPT_ELEMENTS;
 }
 
 /** A node's annotations without the names of its layer and scope, which may differ between two builds of a model. */
@@ -177,6 +218,30 @@ function sameData(x: ConstantData | null, y: ConstantData | null): boolean {
   if (x.length !== y.length || x.constructor !== y.constructor) return false;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i] && !(Number.isNaN(x[i]) && Number.isNaN(y[i]))) return false;
   return true;
+}
+
+/** The values of a constant at a micro-batch size, from the number of its elements there. */
+type ConstantRule = (m: number, elements: number) => ConstantData;
+
+/**
+ * The rule of a constant seen as `x` at size `a` and `y` at `b`: numbers,
+ * both known, either each a whole multiple of the micro-batch apart (the
+ * same number of them), or one number filling both (a constant of ones, one
+ * a sample).
+ */
+function constantRule(x: ConstantData | null, y: ConstantData | null, a: number, b: number, where: string): ConstantRule {
+  if (x === null || y === null || x.constructor !== y.constructor || Array.isArray(x) || Array.isArray(y)) {
+    mismatch(`the values of constant ${where} differ between the two traces`);
+  }
+  const make = (elements: ArrayLike<number>): ConstantData =>
+    x instanceof Int32Array ? Int32Array.from(elements) : x instanceof Uint8Array ? Uint8Array.from(elements) : Float32Array.from(elements);
+  const fill = x[0];
+  if (x.length !== y.length) {
+    if (x.every((xi) => xi === fill) && y.every((yi) => yi === fill)) return (_m, elements) => make(new Array<number>(elements).fill(fill!));
+    mismatch(`constant ${where} has ${x.length} values at micro-batch ${a} and ${y.length} at ${b}, not one number filling both`);
+  }
+  const rules = Array.from(x, (xi, i) => affine(xi, y[i]!, a, b, `element ${i} of constant ${where}`));
+  return (m) => make(rules.map((rule) => rule.at + rule.slope * (m - a)));
 }
 
 /** Sets the number at `path` (`.key.0.key`) of an attribute record. */
