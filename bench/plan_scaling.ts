@@ -112,7 +112,7 @@ export function planScalingMarkdown(rows: readonly PlanScalingRow[]): string {
     'tfjs ops as a user writes it (examples/models): weights from `tf.randomNormal`/`tf.truncatedNormal`, biases and norms from',
     '`tf.zeros`/`tf.ones`, dropout. The GPT decoders are pipelined over 4 IPUs (64 micro-batches, Adam), GPT-3 over 64 (256',
     'micro-batches), BERT-Large as examples/plan-bert-large.ts plans it on 4 IPUs. "plan s" is wall time, "CPU s" the',
-    'process\'s CPU time meanwhile (the machine is shared, so wall time includes other work); "RSS before" is the process',
+    'process\'s CPU time meanwhile (wall time includes whatever else the machine runs); "RSS before" is the process',
     'with tfjs and poptfjs loaded, "peak RSS" its peak over the plan.',
     '',
     `| ${HEADERS.join(' | ')} |`,
