@@ -31,8 +31,9 @@ function checkAttributes(attributes: unknown): OpAttributes {
 /**
  * A scope of op attributes: every node traced while it is open carries
  * `attributes` (for each attribute, such as PopART's `__outline`, its keys
- * and string values), as PopTorch's `with poptorch.Attribute(__outline={"layer":
- * "embedding"}):` sets them on the ops it lowers. Scopes nest: an inner
+ * and string values), as PopTorch's
+ * `with poptorch.Attribute(__outline={"layer": "embedding"}):` sets them on
+ * the ops it lowers. Scopes nest: an inner
  * scope's value of a key replaces the outer one's until it closes. The
  * backward nodes of those nodes carry the same attributes. They appear in
  * `executor.irText()` (`# attributes __outline{layer: embedding}`) and travel
