@@ -11,7 +11,9 @@
  * contains it (the file is then not written). After them, the calibration
  * table plans Graphcore's published configurations and sets their
  * simulated throughput beside the published one (`BENCH_ONLY=Calibration`
- * runs it alone), and the host-memory table measures peak host memory
+ * runs it alone), the layer-cost table sets the simulator's time of a ViT-B/16
+ * and a BERT-Base encoder layer per token, forward and training, side by side
+ * (`BENCH_ONLY="layer cost"`), and the host-memory table measures peak host memory
  * against micro-batch and host batch (`BENCH_ONLY=host memory`), and the
  * plan-scaling table plans models from 12 decoder layers to GPT-3's size,
  * each in a process of its own (`BENCH_ONLY="plan time"`). The
@@ -35,6 +37,7 @@ import { CALIBRATION_TITLE, calibrationMarkdown, calibrationRows, calibrationTex
 import type { Benchmark, BenchmarkTable } from './benchmark.js';
 import { cnnTrainingBenchmark } from './cnn_training_step.js';
 import { compileTimeBenchmark } from './compile_time.js';
+import { LAYER_COST_TITLE, layerCostMarkdown, layerCostRows, layerCostText } from './calibration/layer_cost_split.js';
 import { HOST_MEMORY_TITLE, hostMemoryMarkdown, hostMemoryRows, hostMemoryText } from './host_memory_table.js';
 import { SESSION_TABLE_TITLE, sessionTable, sessionTableMarkdown, sessionTableText } from './onnx_session_table.js';
 import { distributedInstancesBenchmark } from './distributed_instances.js';
@@ -93,6 +96,8 @@ try {
 }
 const calibration = only === undefined || CALIBRATION_TITLE.includes(only) ? await calibrationRows() : undefined;
 if (calibration) console.log(`\n${calibrationText(calibration)}`);
+const layerCost = only === undefined || LAYER_COST_TITLE.toLowerCase().includes(only.toLowerCase()) ? await layerCostRows() : undefined;
+if (layerCost) console.log(`\n${layerCostText(layerCost)}`);
 const searches = only === undefined || SEARCH_TITLE.toLowerCase().includes(only.toLowerCase()) ? await searchRows() : undefined;
 if (searches) console.log(`\n${searchText(searches)}`);
 const hostMemory = only === undefined || HOST_MEMORY_TITLE.toLowerCase().includes(only.toLowerCase()) ? hostMemoryRows() : undefined;
@@ -113,6 +118,7 @@ if (only === undefined) {
       hostMemoryMarkdown(hostMemory!),
       planScalingMarkdown(planScaling!),
       calibrationMarkdown(calibration!),
+      layerCostMarkdown(layerCost!),
       searchMarkdown(searches!),
     ]),
   );
