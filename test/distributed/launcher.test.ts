@@ -41,8 +41,10 @@ function linesOf(text: string, i: number): string[] {
 
 /**
  * A program whose instance `index` (its first replica, one replica each)
- * writes its pid to `<dir>/<name>-<index>.pid`, prints 'started', then runs
- * `behaviour[index]` (JavaScript), or else waits a minute and prints 'finished'.
+ * sets up `behaviour[index]` (JavaScript: its signal handlers and timers), or
+ * else waits a minute and prints 'finished'; then writes its pid to
+ * `<dir>/<name>-<index>.pid` and prints 'started'. A test that signals the
+ * instances once their pids are there thus finds their handlers in place.
  */
 function pidProgram(name: string, behaviour: Record<number, string>): string[] {
   const file = join(dir, `${name}.mjs`);
@@ -53,9 +55,9 @@ function pidProgram(name: string, behaviour: Record<number, string>): string[] {
     file,
     `import { writeFileSync } from 'node:fs';
 const index = Number(process.env.POPDIST_REPLICA_INDEX_OFFSET);
+${cases} else setTimeout(() => console.log('finished'), 60_000);
 writeFileSync(${JSON.stringify(join(dir, name))} + '-' + index + '.pid', String(process.pid));
 console.log('started');
-${cases} else setTimeout(() => console.log('finished'), 60_000);
 `,
   );
   return ['node', file];
