@@ -10,11 +10,11 @@ import { planRecomputation, type RecomputationPlan, type RecomputationType } fro
 import { buildSchedule, periodicMicroBatches, type Schedule } from '../strategy/schedule.js';
 import type { StreamingTransfer } from './streaming_transfers.js';
 import { hostTransfers, type HostSyncPattern, type HostTransfer } from './host_io.js';
-import { kernelCost, type KernelCost, type KernelTarget } from './kernel_cycles.js';
+import { ipuKernelTarget, kernelCost, type KernelCost, type KernelTarget } from './kernel_cycles.js';
 import { withMultiConvGroups } from './multi_conv_cost.js';
 import { convolutionWeightsPerTile } from './conv_dithering.js';
 import { memoryPlan, type MemoryPlan, type OptimizerSlot, type StatePrecision } from './memory_plan.js';
-import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
+import type { IpuTargetSpec } from './target_spec.js';
 import { ON_CHIP_STORAGE, type TensorStorage } from './tensor_storage.js';
 import { simulateTimeline, type Timeline } from './timeline.js';
 
@@ -115,16 +115,14 @@ function ioTileBuffers(transfers: readonly HostTransfer[], ipuCount: number, mic
 /** What each node runs on: its IPU's tiles (less the I/O tiles), their memory and its available proportion, the IPU's arithmetic and host link. */
 function kernelTargets(request: HardwareRequest, storage: TensorStorage): (node: Node) => KernelTarget {
   const { placement, spec } = request;
-  const macsPerCycle = ampMacsPerCycle(spec);
   const tiles = spec.tiles - storage.ioTiles;
-  return (node) => ({
-    tiles,
-    memoryPerTile: spec.memoryPerTile,
-    availableMemoryProportion: request.availableMemoryProportion[placement.stages[placement.nodeStages[node.id]!]!.ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
-    macsPerCycle,
-    halfPartials: request.halfPartials ?? false,
-    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-  });
+  const halfPartials = request.halfPartials ?? false;
+  return (node) =>
+    ipuKernelTarget(spec, {
+      tiles,
+      availableMemoryProportion: request.availableMemoryProportion[placement.stages[placement.nodeStages[node.id]!]!.ipu] ?? DEFAULT_AVAILABLE_MEMORY_PROPORTION,
+      halfPartials,
+    });
 }
 
 /** The cost of each node on its IPU, the convolutions of a multi-convolution planned as a group. */

@@ -35,6 +35,7 @@ import { bodyWorkingBytes } from './body_memory.js';
 import { EXCHANGE_BYTES_PER_TILE_CYCLE, planMatMul, TILE_SYNC_CYCLES, type MatMulPlan, type MatMulTarget } from './matmul_plan.js';
 import { matMulShape } from './matmul_shape.js';
 import { serializedStep } from './serialized_matmul.js';
+import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
 
 /** Fixed cycles of an element-wise vertex on a tile: six workers' set-up plus the supervisor's (poplibs' `BinaryOp1D` estimate: 6 × 26–29 + 11). */
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
@@ -49,6 +50,26 @@ export interface KernelTarget extends MatMulTarget {
   readonly halfPartials: boolean;
   /** Bytes the IPU sends to the host per tile clock cycle (host-link bandwidth over the clock), for kernels that print. */
   readonly hostBytesPerCycle: number;
+}
+
+/**
+ * One IPU of `spec` as the cost model takes it: `tiles` of its tiles (all of
+ * them unless some are set aside as I/O tiles), their memory at
+ * `availableMemoryProportion`, the AMP's products a cycle, and the host link's
+ * bytes per cycle.
+ */
+export function ipuKernelTarget(
+  spec: IpuTargetSpec,
+  settings: { readonly availableMemoryProportion: number; readonly halfPartials: boolean; readonly tiles?: number },
+): KernelTarget {
+  return {
+    tiles: settings.tiles ?? spec.tiles,
+    memoryPerTile: spec.memoryPerTile,
+    availableMemoryProportion: settings.availableMemoryProportion,
+    macsPerCycle: ampMacsPerCycle(spec),
+    halfPartials: settings.halfPartials,
+    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
+  };
 }
 
 /** The cost of one kernel on one IPU. */

@@ -9,8 +9,8 @@ import { balancedGroups } from '../executor/layer_balance.js';
 import type { Graph } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
-import { kernelCost, kernelCycles, type KernelTarget } from '../ipu/kernel_cycles.js';
-import { ampMacsPerCycle, type IpuTargetSpec } from '../ipu/target_spec.js';
+import { ipuKernelTarget, kernelCost, kernelCycles } from '../ipu/kernel_cycles.js';
+import type { IpuTargetSpec } from '../ipu/target_spec.js';
 
 /** What one unit takes: its kernels' cycles per micro-batch (forward and backward) and the bytes it holds. */
 export interface UnitCost {
@@ -29,14 +29,7 @@ export interface UnitCost {
  * on an IPU of `spec` at the default memory proportion.
  */
 export function unitCosts(graph: Graph, units: readonly string[], spec: IpuTargetSpec, halfPartials: boolean): UnitCost[] {
-  const target: KernelTarget = {
-    tiles: spec.tiles,
-    memoryPerTile: spec.memoryPerTile,
-    availableMemoryProportion: DEFAULT_AVAILABLE_MEMORY_PROPORTION,
-    macsPerCycle: ampMacsPerCycle(spec),
-    halfPartials,
-    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-  };
+  const target = ipuKernelTarget(spec, { availableMemoryProportion: DEFAULT_AVAILABLE_MEMORY_PROPORTION, halfPartials });
   const costs = new Map(units.map((unit) => [unit, { unit, cycles: 0, weightBytes: 0, activationBytes: 0, params: new Set<string>() }]));
   const read = new Set<number>();
   for (const node of graph.nodes) {

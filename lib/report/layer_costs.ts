@@ -8,8 +8,7 @@
 import type { Graph, Node } from '../ir/graph.js';
 import { valueBytes } from '../ir/node_cost.js';
 import { DEFAULT_AVAILABLE_MEMORY_PROPORTION } from '../ipu/hardware_analysis.js';
-import { kernelCost, kernelCycles, type KernelTarget } from '../ipu/kernel_cycles.js';
-import { ampMacsPerCycle } from '../ipu/target_spec.js';
+import { ipuKernelTarget, kernelCost, kernelCycles, type KernelTarget } from '../ipu/kernel_cycles.js';
 import type { Executable } from '../executable/executable.js';
 import { UNANNOTATED_BLOCK } from '../strategy/placement.js';
 
@@ -38,15 +37,10 @@ export interface LayerCost {
 
 /** The executable's target as the kernel cost model takes it, at the default memory proportion. */
 export function kernelTarget(executable: Executable): KernelTarget {
-  const spec = executable.hardware.spec;
-  return {
-    tiles: spec.tiles,
-    memoryPerTile: spec.memoryPerTile,
+  return ipuKernelTarget(executable.hardware.spec, {
     availableMemoryProportion: DEFAULT_AVAILABLE_MEMORY_PROPORTION,
-    macsPerCycle: ampMacsPerCycle(spec),
     halfPartials: executable.numerics?.halfPartials ?? false,
-    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-  };
+  });
 }
 
 /** The forward node whose annotations a node's row follows: its own, or the node it differentiates. */

@@ -9,9 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { inferenceModel, ops } from 'poptfjs';
 import { ditheredLayout } from '../../lib/ipu/conv_dithering.js';
 import { nodeFlops } from '../../lib/ir/node_cost.js';
-import { kernelCost, kernelCycles } from '../../lib/ipu/kernel_cycles.js';
+import { ipuKernelTarget, kernelCost, kernelCycles } from '../../lib/ipu/kernel_cycles.js';
 import { multiConvTiles } from '../../lib/ipu/multi_conv_plan.js';
-import { ampMacsPerCycle } from '../../lib/ipu/target_spec.js';
 import { Messages, decodeMessage, encodeMessage } from '../../lib/proto/executable_proto.js';
 import { graphFromMessage, graphMessage } from '../../lib/proto/graph_message.js';
 
@@ -44,14 +43,7 @@ describe('ops.MultiConv.enableConvDithering', () => {
       await executor.compile(...inputs);
       const { graph, hardware } = executor.executable;
       const { spec } = hardware;
-      const target = {
-        tiles: spec.tiles,
-        memoryPerTile: spec.memoryPerTile,
-        availableMemoryProportion: 0.6,
-        macsPerCycle: ampMacsPerCycle(spec),
-        halfPartials: false,
-        hostBytesPerCycle: 1,
-      };
+      const target = ipuKernelTarget(spec, { availableMemoryProportion: 0.6, halfPartials: false });
       const [u1, u2] = graph.nodes.filter((n) => n.kernel === 'Conv2D').map((n) => kernelCost(graph, n, target).plan!.tilesUsed);
       // Each filter is 1 × 1 × 8 × 16 float32 = 512 bytes, spread over the tiles its plan uses.
       const [perTile1, perTile2] = [512 / u1!, 512 / u2!];
@@ -79,14 +71,7 @@ describe('ops.MultiConv.enableConvDithering', () => {
     await executor.compile(...inputs);
     const { graph, hardware } = executor.executable;
     const { spec } = hardware;
-    const target = {
-      tiles: spec.tiles,
-      memoryPerTile: spec.memoryPerTile,
-      availableMemoryProportion: 0.6,
-      macsPerCycle: ampMacsPerCycle(spec),
-      halfPartials: false,
-      hostBytesPerCycle: 1,
-    };
+    const target = ipuKernelTarget(spec, { availableMemoryProportion: 0.6, halfPartials: false });
     const convs = graph.nodes.filter((n) => n.kernel === 'Conv2D');
     // The shares poplibs' multi-plan gives the two convolutions (test/ops/multi_conv.test.ts works them out by hand).
     const shares = multiConvTiles(

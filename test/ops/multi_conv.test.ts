@@ -13,7 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, half, inferenceModel, load, ops, optim, roundFloat16Array, trainingModel } from 'poptfjs';
 import type { Graph, Node } from '../../lib/ir/graph.js';
-import { kernelCost, type KernelTarget } from '../../lib/ipu/kernel_cycles.js';
+import { ipuKernelTarget, kernelCost, type KernelTarget } from '../../lib/ipu/kernel_cycles.js';
 import { planMatMul, TILE_SYNC_CYCLES, type MatMulShape } from '../../lib/ipu/matmul_plan.js';
 import { multiConvTiles } from '../../lib/ipu/multi_conv_plan.js';
 import { ampMacsPerCycle, type IpuTargetSpec } from '../../lib/ipu/target_spec.js';
@@ -29,15 +29,7 @@ function filter(shape: [number, number, number, number], seed: number, name: str
 
 /** The cost-model target of one IPU of `spec`, as the compiler builds it. */
 function targetOf(spec: IpuTargetSpec, overrides: Partial<KernelTarget> = {}): KernelTarget {
-  return {
-    tiles: spec.tiles,
-    memoryPerTile: spec.memoryPerTile,
-    availableMemoryProportion: 0.6,
-    macsPerCycle: ampMacsPerCycle(spec),
-    halfPartials: false,
-    hostBytesPerCycle: spec.hostLinkBandwidth / spec.clockHz,
-    ...overrides,
-  };
+  return { ...ipuKernelTarget(spec, { availableMemoryProportion: 0.6, halfPartials: false }), ...overrides };
 }
 
 describe('ops.MultiConv', () => {
