@@ -10,7 +10,7 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { autoPlan, half, optim, Options, type AutoPlan, type AutoPlanRequest, type IpuTargetName, type PlanBuild, type PlanOptimizerTarget } from 'poptfjs';
-import { BERT_BASE, BERT_LARGE, bertInputs, bertPretraining, type BertConfig } from '../examples/models/bert.js';
+import { BERT_BASE, BERT_LARGE, bertInputs, bertPretraining, bertQuestionAnswering, bertQuestionAnsweringInputs, type BertConfig } from '../examples/models/bert.js';
 import { resnet50 } from '../examples/models/resnet50.js';
 import { VIT_B16, VIT_B16_PRETRAINING, vitClassifier, type VitConfig } from '../examples/models/vit.js';
 import { PUBLISHED_RESULTS, type PublishedResult } from './calibration/published_results.js';
@@ -44,6 +44,11 @@ function halfPartials(ipu: IpuTargetName): Options {
   return options;
 }
 
+/** The inputs of one sample: each micro-batch input without its batch dimension, float inputs in float16. */
+function perSample(inputs: ReadonlyArray<{ shape: number[]; dtype: 'int32' | 'float32' }>): AutoPlanRequest['inputs'] {
+  return inputs.map((input) => ({ ...input, shape: input.shape.slice(1), ...(input.dtype === 'float32' ? { dtype: 'float16' as const } : {}) }));
+}
+
 /** A BERT pre-training row: LAMB with float16 accumulator and first moment, float16 inputs, each layer a block (the search chooses the IPU of each). */
 function bertProblem(
   row: SearchProblem['row'],
@@ -61,11 +66,27 @@ function bertProblem(
       globalBatch: run.globalBatch,
       training: true,
       optimizer: (params) => new optim.LAMB(params, { lr: 1e-3, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
-      inputs: bertInputs(config, 1, run.sequence).map((input) => ({
-        ...input,
-        shape: input.shape.slice(1),
-        ...(input.dtype === 'float32' ? { dtype: 'float16' as const } : {}),
-      })),
+      inputs: perSample(bertInputs(config, 1, run.sequence)),
+      options: halfPartials(run.ipu),
+    },
+  };
+}
+
+/** The BERT SQuAD row: the question-answering head, AdamW with float16 accumulator and first moment, as the row plans it. */
+function bertQuestionAnsweringProblem(
+  row: SearchProblem['row'],
+  config: BertConfig,
+  run: { ipu: IpuTargetName; sequence: number; globalBatch: number; layersPerIpu: readonly number[] },
+): SearchProblem {
+  return {
+    row,
+    build: () => bertQuestionAnswering(config, { layersPerIpu: run.layersPerIpu, embeddingIpu: 0, float16: true }),
+    request: {
+      ipus: 16,
+      globalBatch: run.globalBatch,
+      training: true,
+      optimizer: (params) => new optim.AdamW(params, { lr: 5e-5, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+      inputs: perSample(bertQuestionAnsweringInputs(1, run.sequence)),
       options: halfPartials(run.ipu),
     },
   };
@@ -184,6 +205,11 @@ export const SEARCH_PROBLEMS: readonly SearchProblem[] = [
       globalBatch: 8 * 4 * 510,
       layersPerIpu: BERT_BASE_PLACEMENT,
     },
+  ),
+  bertQuestionAnsweringProblem(
+    { model: 'BERT-Large fine-tuning (SQuAD, SL 384)', system: 'Bow Pod16', framework: 'PyTorch, SDK 3.3' },
+    { ...BERT_LARGE, attentionDropout: 0.15 },
+    { ipu: 'Bow', sequence: 384, globalBatch: 4 * 2 * 32, layersPerIpu: [2, 3, 3, 3, 3, 3, 3, 4] },
   ),
 ];
 

@@ -106,7 +106,10 @@ export interface EncoderShape {
   readonly sequence: number;
   readonly hidden: number;
   readonly heads: number;
+  /** Dropout on the residual branches (and on the attention probabilities unless {@link attentionDropout} is given). */
   readonly dropout: number;
+  /** Dropout on the attention probabilities (default: {@link dropout}). */
+  readonly attentionDropout?: number;
   readonly epsilon: number;
 }
 
@@ -136,7 +139,7 @@ export function attentionContext(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, shape
 export function encoderLayer(x: tf.Tensor, w: EncoderLayerWeights, shape: EncoderShape, maskBias?: tf.Tensor): tf.Tensor {
   const dropout = (t: tf.Tensor) => (shape.dropout > 0 ? tf.dropout(t, shape.dropout) : t);
   const [q, k, v] = tf.split(dense(x, w.qkv), 3, 1) as [tf.Tensor, tf.Tensor, tf.Tensor];
-  const attention = dense(attentionContext(q, k, v, shape, shape.dropout, maskBias), w.output);
+  const attention = dense(attentionContext(q, k, v, shape, shape.attentionDropout ?? shape.dropout, maskBias), w.output);
   const attended = layerNorm(tf.add(x, dropout(attention)), w.attentionNorm, shape.epsilon);
   const ffn = dense(gelu(dense(attended, w.intermediate)), w.ffnOutput);
   return layerNorm(tf.add(attended, dropout(ffn)), w.ffnNorm, shape.epsilon);

@@ -4,6 +4,7 @@
  * (see {@link activationPeaks}).
  */
 import { sizeOf, type Node, type ValueId } from '../ir/graph.js';
+import { dropoutMaskValues } from '../ir/dropout_masks.js';
 import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Graph } from '../ir/graph.js';
@@ -159,6 +160,7 @@ class StorageMap {
   private readonly isView: (graph: Graph, node: Node) => boolean;
   private readonly perStep: readonly boolean[];
   private readonly recomputed: ReadonlySet<ValueId>;
+  private readonly masks: readonly boolean[];
 
   constructor(
     private readonly request: PeakRequest,
@@ -169,6 +171,7 @@ class StorageMap {
     this.isView = request.isView ?? isViewNode;
     this.perStep = weightDerivedValues(request.graph);
     this.recomputed = request.recomputation?.recomputed ?? new Set<ValueId>();
+    this.masks = dropoutMaskValues(request.graph);
   }
 
   /** The IPU node `node` runs on. */
@@ -191,9 +194,10 @@ class StorageMap {
     return id >= this.valueCount ? id - this.valueCount : id;
   }
 
+  /** A value made by a node or fed in, except a dropout mask, which the op that applies it draws in place (lib/ir/dropout_masks.ts). */
   private isActivation(id: number): boolean {
     const kind = this.request.graph.values[this.base(id)]!.source.kind;
-    return kind === 'node' || kind === 'input';
+    return (kind === 'node' || kind === 'input') && !this.masks[this.base(id)];
   }
 
   private activationStorage(id: number, ipu: number, key: number): readonly Storage[] {

@@ -20,9 +20,14 @@
  * - `NormOnly`: only the outputs of normalisations are recomputed;
  * - `Pipeline` and `RecomputeAll`: everything else is recomputed, so a stage
  *   stores its inputs and its checkpoints only.
+ *
+ * Whatever the type, a dropout mask its stage makes is never stored: the
+ * backward pass draws it again, as PopART's DropoutGrad op does from the seed
+ * (lib/ir/dropout_masks.ts).
  */
 import { PoptfjsError } from '../common/errors.js';
 import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
+import { dropoutMaskValues } from '../ir/dropout_masks.js';
 import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
 import type { Placement } from './placement.js';
@@ -124,13 +129,13 @@ function storeForType(graph: Graph, origins: ValueOrigins, type: RecomputationTy
 }
 
 /** From the forward values the backward pass reads, back through what is not stored: the values recomputed and the nodes re-run. */
-function walkBackFromReads(graph: Graph, origins: ValueOrigins, stored: ReadonlySet<ValueId>): { recomputed: Set<ValueId>; rerun: Set<NodeId> } {
+function walkBackFromReads(graph: Graph, origins: ValueOrigins, isStored: (id: ValueId) => boolean): { recomputed: Set<ValueId>; rerun: Set<NodeId> } {
   const recomputed = new Set<ValueId>();
   const rerun = new Set<NodeId>();
   const pending = backwardReads(graph);
   while (pending.length > 0) {
     const id = pending.pop()!;
-    if (recomputed.has(id) || stored.has(id) || !origins.forwardValue(id)) continue;
+    if (recomputed.has(id) || isStored(id) || !origins.forwardValue(id)) continue;
     recomputed.add(id);
     const node = origins.producer(id)!;
     if (!rerun.has(node.id)) {
@@ -152,12 +157,19 @@ function rerunByUnit(placement: Placement, origins: ValueOrigins, rerun: Readonl
   return unitNodes;
 }
 
+/** Whether `type` stores a forward value: stage inputs and checkpoint outputs always, dropout masks of the stage never, the rest as the type says. */
+function storedByType(graph: Graph, origins: ValueOrigins, type: RecomputationType): (id: ValueId) => boolean {
+  const always = alwaysStored(graph, origins);
+  const masks = dropoutMaskValues(graph);
+  if (type === 'None') return (id) => always.has(id) || !masks[id];
+  const stored = new Set(always);
+  storeForType(graph, origins, type, stored);
+  return (id) => always.has(id) || (stored.has(id) && !masks[id]);
+}
+
 /** The plan of `type` for a placed training graph. */
 export function planRecomputation(graph: Graph, placement: Placement, type: RecomputationType): RecomputationPlan {
-  if (type === 'None') return { recomputed: new Set(), unitNodes: new Map() };
   const origins = valueOrigins(graph, placement);
-  const stored = alwaysStored(graph, origins);
-  storeForType(graph, origins, type, stored);
-  const { recomputed, rerun } = walkBackFromReads(graph, origins, stored);
+  const { recomputed, rerun } = walkBackFromReads(graph, origins, storedByType(graph, origins, type));
   return { recomputed, unitNodes: rerunByUnit(placement, origins, rerun) };
 }

@@ -1,0 +1,71 @@
+/**
+ * Dropout in training holds no mask, as PopART runs it: its Dropout op draws
+ * the random bits inside the op that applies them, and DropoutGrad takes the
+ * seed, not the mask, and draws them again (popart willow/src/op/dropout.cpp,
+ * `DropoutGradOp::gradInputInfo`). tfjs's `tf.dropout` makes the mask from a
+ * uniform draw (`floor(draw + keep) / keep`); the memory plan gives those
+ * values no storage and the backward pass re-runs the draw.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { Options, plan, planRecomputation, type Plan, type RecomputationType } from 'poptfjs';
+import { dropoutMaskValues } from '../../lib/ir/dropout_masks.js';
+
+const BATCH = 512;
+const WIDTH = 256;
+
+/** Two dense products of `[BATCH, WIDTH]` by `[WIDTH, WIDTH]` with `between` them (dropout, or a scaling of the same shape). */
+async function planned(between: (h: tf.Tensor) => tf.Tensor, recomputation: RecomputationType = 'None'): Promise<Plan> {
+  return plan(
+    () => {
+      const w1 = tf.variable(tf.fill([WIDTH, WIDTH], 0.01), true, 'w1');
+      const w2 = tf.variable(tf.fill([WIDTH, WIDTH], 0.01), true, 'w2');
+      return (x: tf.Tensor) => tf.matMul(between(tf.matMul(x, w1)), w2);
+    },
+    {
+      options: new Options().autoRecomputation(recomputation),
+      training: true,
+      optimizer: 'sgd',
+      loss: 'meanSquaredError',
+      inputs: [{ shape: [BATCH, WIDTH] }],
+      target: { shape: [BATCH, WIDTH] },
+    },
+  );
+}
+
+const dropout = (h: tf.Tensor) => tf.dropout(h, 0.5);
+const scaled = (h: tf.Tensor) => tf.mul(h, 2);
+const activations = (p: Plan) => p.memory.ipus[0]!.byKind.activations;
+
+describe('dropout masks', () => {
+  it('finds the draw and the arithmetic that make the mask, and nothing the mask is applied to', async () => {
+    const { graph } = (await planned(dropout)).executable;
+    const masks = dropoutMaskValues(graph);
+    const maskMakers = graph.nodes.filter((n) => n.outputs.some((id) => masks[id])).map((n) => n.kernel);
+    expect(maskMakers).toEqual(['poptfjs.RandomUniform', 'Add', 'Floor', 'RealDiv']);
+    const applied = graph.nodes.filter((n) => n.kernel === 'Multiply' && n.inputs.some((id) => masks[id]));
+    expect(applied.map((n) => n.annotations.pass)).toEqual(['forward', 'backward']);
+    for (const n of applied) expect(n.outputs.some((id) => masks[id])).toBe(false);
+  });
+
+  it("holds the same activations as the model scaling by a constant instead: the input and the second product's left operand, no mask", async () => {
+    const withDropout = await planned(dropout);
+    const withScaling = await planned(scaled);
+    // Held between the passes: the input x and the dropout's output (the second product's left operand), float32.
+    const operandBytes = BATCH * WIDTH * 4;
+    const stashed = (p: Plan) => p.memory.ipus[0]!.items.find((item) => item.kind === 'activations' && item.name.startsWith('stashed'))!.bytes;
+    expect(stashed(withScaling)).toBe(2 * operandBytes);
+    expect(stashed(withDropout)).toBe(2 * operandBytes);
+    expect(activations(withDropout)).toBe(activations(withScaling));
+  });
+
+  it('draws the mask again in the backward pass, whatever the recomputation type', async () => {
+    for (const type of ['None', 'Standard', 'RecomputeAll'] as const) {
+      const { graph, placement } = (await planned(dropout, type)).executable;
+      const rerun = [...planRecomputation(graph, placement, type).unitNodes.values()].flat().map((id) => graph.nodes[id]!.kernel);
+      expect(rerun, type).toEqual(expect.arrayContaining(['poptfjs.RandomUniform', 'Add', 'Floor', 'RealDiv']));
+    }
+    const { graph, placement } = (await planned(scaled)).executable;
+    expect(planRecomputation(graph, placement, 'None').unitNodes.size).toBe(0);
+  });
+});
