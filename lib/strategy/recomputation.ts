@@ -19,7 +19,10 @@
  *   checkpointing: about √n stored values and √n-value segments to recompute);
  * - `NormOnly`: only the outputs of normalisations are recomputed;
  * - `Pipeline` and `RecomputeAll`: everything else is recomputed, so a stage
- *   stores its inputs and its checkpoints only.
+ *   stores its inputs and its checkpoints only; under `Pipeline`, the stage
+ *   that computes the loss also stores what it runs after its last
+ *   checkpoints, as PopART does (its forward and backward passes run back to
+ *   back).
  *
  * Whatever the type, a dropout mask its stage makes is never stored: the
  * backward pass draws it again, as PopART's DropoutGrad op does from the seed
@@ -157,6 +160,44 @@ function rerunByUnit(placement: Placement, origins: ValueOrigins, rerun: Readonl
   return unitNodes;
 }
 
+/**
+ * PopART's rule for the stage that computes the loss under `Pipeline`
+ * (willow/src/transforms/pipeline.cpp, `Pipeline::setFinalFwdStageRecomputation`):
+ * its forward and backward passes run back to back in one pipeline cycle, so
+ * what its forward pass runs after its last checkpoints is stored, not
+ * recomputed ("operations run twice in a row with no benefit to liveness").
+ * The last checkpoints are the stage's checkpoints, and its inputs from other
+ * stages (PopART checkpoints their copies), on which no later checkpoint of
+ * the stage depends. Returns the forward nodes after them.
+ */
+function afterFinalCheckpoints(graph: Graph, origins: ValueOrigins): Set<NodeId> {
+  const loss = graph.roles.loss === undefined ? undefined : origins.producer(graph.roles.loss);
+  if (!loss) return new Set();
+  const stage = origins.stageOf(loss.id);
+  const inStage = (node: Node) => node.annotations.pass === 'forward' && origins.stageOf(node.id) === stage;
+  const readers = new Map<ValueId, Node[]>();
+  for (const node of graph.nodes) if (inStage(node)) for (const id of node.inputs) readers.set(id, [...(readers.get(id) ?? []), node]);
+  // Whether a node's outputs reach a checkpoint of the stage.
+  const feedsCheckpoint = new Set<NodeId>();
+  const reachesCheckpoint = (id: ValueId) => (readers.get(id) ?? []).some((r) => r.annotations.checkpoint || feedsCheckpoint.has(r.id));
+  for (const node of [...graph.nodes].reverse()) if (inStage(node) && node.outputs.some(reachesCheckpoint)) feedsCheckpoint.add(node.id);
+  const frontier: ValueId[] = [];
+  for (const node of graph.nodes) if (inStage(node) && node.annotations.checkpoint && !feedsCheckpoint.has(node.id)) frontier.push(...node.outputs);
+  for (const id of readers.keys()) {
+    const made = origins.producer(id);
+    if (made && origins.stageOf(made.id) !== stage && !reachesCheckpoint(id)) frontier.push(id);
+  }
+  const after = new Set<NodeId>();
+  while (frontier.length > 0) {
+    for (const reader of readers.get(frontier.pop()!) ?? []) {
+      if (after.has(reader.id)) continue;
+      after.add(reader.id);
+      frontier.push(...reader.outputs);
+    }
+  }
+  return after;
+}
+
 /** Whether `type` stores a forward value: stage inputs and checkpoint outputs always, dropout masks of the stage never, the rest as the type says. */
 function storedByType(graph: Graph, origins: ValueOrigins, type: RecomputationType): (id: ValueId) => boolean {
   const always = alwaysStored(graph, origins);
@@ -164,6 +205,7 @@ function storedByType(graph: Graph, origins: ValueOrigins, type: RecomputationTy
   if (type === 'None') return (id) => always.has(id) || !masks[id];
   const stored = new Set(always);
   storeForType(graph, origins, type, stored);
+  if (type === 'Pipeline') for (const node of afterFinalCheckpoints(graph, origins)) graph.nodes[node]!.outputs.forEach((id) => stored.add(id));
   return (id) => always.has(id) || (stored.has(id) && !masks[id]);
 }
 

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Block, Options, PipelinedExecution, type RecomputationType, Stage, ops, optim, trainingModel, type HardwareAnalysis } from 'poptfjs';
+import { Block, Options, PipelinedExecution, type RecomputationType, Stage, ops, optim, planRecomputation, trainingModel, type HardwareAnalysis } from 'poptfjs';
 import { expectClose } from '../helpers.js';
 
 const WIDTH = 64;
@@ -94,6 +94,25 @@ describe('recomputation', () => {
     expect(none.memory.ipus[0]!.peak).toMatchObject({ microBatchesInFlight: 7, stashed: (6 * 3 + 1) * value });
     expect(pipeline.memory.ipus[0]!.peak).toMatchObject({ microBatchesInFlight: 7, stashed: 6 * 2 * value });
     expect(pipeline.timeline.duration).toBeGreaterThan(none.timeline.duration);
+  });
+
+  it("recomputes nothing the loss's stage runs after its last checkpoint, as PopART's Pipeline recomputation", async () => {
+    // PopART (willow/src/transforms/pipeline.cpp, Pipeline::setFinalFwdStageRecomputation): the stage with the loss runs
+    // its forward and backward passes back to back, so what follows its last checkpoint (or its input) is stored.
+    const rerunIpus = async (checkpointAfter?: number) => {
+      const { executable } = (await compiled('Pipeline', { pipelined: true, ...(checkpointAfter === undefined ? {} : { checkpointAfter }) })).executor;
+      const { graph, placement } = executable;
+      const rerun = [...planRecomputation(graph, placement, 'Pipeline').unitNodes.values()].flat();
+      return rerun.map((id) => placement.stages[placement.nodeStages[id]!]!.ipu);
+    };
+    const plain = await rerunIpus();
+    expect(new Set(plain)).toEqual(new Set([0, 1, 2]));
+    // A checkpoint after layer 6, the first of the last stage's two layers: that layer is remade, the second is not.
+    const checkpointed = await rerunIpus(6);
+    const lastStage = checkpointed.filter((ipu) => ipu === 3).length;
+    expect(lastStage).toBeGreaterThan(0);
+    expect(checkpointed.filter((ipu) => ipu === 2).length).toBe(plain.filter((ipu) => ipu === 2).length);
+    expect(lastStage).toBeLessThanOrEqual(plain.filter((ipu) => ipu === 2).length / 2);
   });
 
   it('computes the same losses and weights as without recomputation', async () => {
