@@ -12,7 +12,7 @@
  * re-runs its draw and arithmetic (see lib/strategy/recomputation.ts).
  */
 import { isRandomDraw } from '../backend/kernel_catalogue/kernel_catalogue.js';
-import { rootValues, type Graph, type Node } from './graph.js';
+import { readersOfValues, rootValues, type Graph } from './graph.js';
 
 /** The kernel that applies a mask. */
 const APPLY_MASK_KERNEL = 'Multiply';
@@ -35,8 +35,7 @@ function randomDerivedValues(graph: Graph): boolean[] {
  */
 export function dropoutMaskValues(graph: Graph): boolean[] {
   const derived = randomDerivedValues(graph);
-  const readers = new Map<number, Node[]>();
-  for (const node of graph.nodes) for (const id of node.inputs) readers.set(id, [...(readers.get(id) ?? []), node]);
+  const readers = readersOfValues(graph);
   const handedBack = new Set(rootValues(graph));
   const mask = new Array<boolean>(graph.values.length).fill(false);
   for (const node of [...graph.nodes].reverse()) {

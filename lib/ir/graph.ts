@@ -204,6 +204,20 @@ export function paramValues(graph: Graph): Map<string, Value> {
   return params;
 }
 
+/** The nodes that read each value, in graph order: of all the graph's nodes, or of those `include` keeps. */
+export function readersOfValues(graph: Graph, include: (node: Node) => boolean = () => true): Map<ValueId, Node[]> {
+  const readers = new Map<ValueId, Node[]>();
+  for (const node of graph.nodes) {
+    if (!include(node)) continue;
+    for (const id of node.inputs) {
+      const known = readers.get(id);
+      if (known) known.push(node);
+      else readers.set(id, [node]);
+    }
+  }
+  return readers;
+}
+
 /** The values the graph hands back: outputs, loss, gradients, assignments. */
 export function rootValues(graph: Graph): ValueId[] {
   const roots = [...graph.roles.outputs];

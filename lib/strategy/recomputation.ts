@@ -29,7 +29,7 @@
  * (lib/ir/dropout_masks.ts).
  */
 import { PoptfjsError } from '../common/errors.js';
-import type { Graph, Node, NodeId, ValueId } from '../ir/graph.js';
+import { readersOfValues, type Graph, type Node, type NodeId, type ValueId } from '../ir/graph.js';
 import { dropoutMaskValues } from '../ir/dropout_masks.js';
 import { isViewNode } from '../ir/value_views.js';
 import { weightDerivedValues } from '../ir/weight_derived_values.js';
@@ -175,8 +175,7 @@ function afterFinalCheckpoints(graph: Graph, origins: ValueOrigins): Set<NodeId>
   if (!loss) return new Set();
   const stage = origins.stageOf(loss.id);
   const inStage = (node: Node) => node.annotations.pass === 'forward' && origins.stageOf(node.id) === stage;
-  const readers = new Map<ValueId, Node[]>();
-  for (const node of graph.nodes) if (inStage(node)) for (const id of node.inputs) readers.set(id, [...(readers.get(id) ?? []), node]);
+  const readers = readersOfValues(graph, inStage);
   // Whether a node's outputs reach a checkpoint of the stage.
   const feedsCheckpoint = new Set<NodeId>();
   const reachesCheckpoint = (id: ValueId) => (readers.get(id) ?? []).some((r) => r.annotations.checkpoint || feedsCheckpoint.has(r.id));
