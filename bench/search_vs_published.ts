@@ -29,13 +29,7 @@ export interface SearchProblem {
   readonly itemsPerSample?: number;
   readonly build: PlanBuild;
   readonly request: AutoPlanRequest;
-  /** What makes the search slower than for other models, said when it misses the goal. */
-  readonly note?: string;
 }
-
-/** Why BERT's graph is traced at each micro-batch size the search visits. */
-const BERT_TRACES =
-  "traced at each micro-batch size (no graph derived from two traces): tfjs's gradient of the masked tokens' gather (batch dimensions 1) loops over the samples, so the graph's nodes grow with the micro-batch";
 
 /** Float16 with float16 partials on `ipu`, as the rows plan them. */
 function halfPartials(ipu: IpuTargetName): Options {
@@ -57,7 +51,6 @@ function bertProblem(
 ): SearchProblem {
   return {
     row,
-    note: BERT_TRACES,
     ...(run.sequencesPerRow ? { itemsPerSample: run.sequencesPerRow } : {}),
     // The placement given here is the published one, which the search overrides.
     build: () => bertPretraining(config, { layersPerIpu: run.layersPerIpu, embeddingIpu: 0, float16: true }),
@@ -235,9 +228,7 @@ function missNote(r: SearchRow): string {
   const notes: string[] = [];
   if (r.found < r.published) notes.push('slower than the published configuration planned as published');
   if (r.search.seconds >= SEARCH_SECONDS) {
-    notes.push(
-      `${r.search.seconds.toFixed(0)} s at a load average of ${r.load.average.toFixed(1)} on ${r.load.cores} cores, ${r.search.traces} trace(s)${r.problem.note ? `: ${r.problem.note}` : ''}`,
-    );
+    notes.push(`${r.search.seconds.toFixed(0)} s at a load average of ${r.load.average.toFixed(1)} on ${r.load.cores} cores, ${r.search.traces} trace(s)`);
   }
   return notes.join('; ');
 }

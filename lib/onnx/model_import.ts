@@ -37,6 +37,7 @@ import { causedByOutOfMemory } from '../host_memory/host_memory_error.js';
 import { formatBytes } from '../ipu/byte_size.js';
 import { nameRecord } from '../common/name_record.js';
 import { declaredBytes } from '../proto/declared_tensor.js';
+import { withBatchedGatherGradient } from '../trace/batched_gather_gradient.js';
 
 /** Names mapped to values: a plain object or a Map. */
 export type NamedValues<T> = Readonly<Record<string, T>> | ReadonlyMap<string, T>;
@@ -292,7 +293,7 @@ function recordEvaluation(
         return scaled;
       };
       const gradients = nameRecord<ValueId>();
-      const { value, grads } = engine().gradients(forward, [...training.variables], undefined, true);
+      const { value, grads } = withBatchedGatherGradient(() => engine().gradients(forward, [...training.variables], undefined, true));
       grads.forEach((g, i) => {
         if (g) gradients[training.variables[i]!.name] = recorder.valueFor(g);
       });

@@ -22,6 +22,7 @@ import { withVariablesReplaced } from './variable_replacement.js';
 import { reportedWeightNames } from './weight_names.js';
 import { withHostOverlap } from './host_overlap_roles.js';
 import { nameRecord } from '../common/name_record.js';
+import { withBatchedGatherGradient } from './batched_gather_gradient.js';
 
 /** A traced model: its graph and the tf.Variables behind the graph's parameters. */
 export interface TracedModel {
@@ -183,7 +184,7 @@ export function traceTraining(model: WrappableModel, loss: LossSpec | undefined,
     if (variables.length === 0) {
       tf.tidy(forward);
     } else {
-      const { value, grads } = eng.gradients(forward, variables, undefined, true);
+      const { value, grads } = withBatchedGatherGradient(() => eng.gradients(forward, variables, undefined, true));
       grads.forEach((g, i) => {
         if (g) gradients[variables[i]!.name] = recorder.valueFor(g);
       });

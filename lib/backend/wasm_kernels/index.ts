@@ -24,7 +24,8 @@
  *   computes marked 3 × 3 depthwise ones the same way
  *   (fused_depthwise_conv2d.ts), and `_FusedMatMul`, which computes
  *   marked products of a weight matrix the same way (fused_mat_mul.ts), and `MaxPool`, on two threads while
- *   XNNPACK's pool is left to poptfjs's routines (max_pool.ts). Each gives the cpu backend's results
+ *   XNNPACK's pool is left to poptfjs's routines (max_pool.ts), and `GatherV2`, whose gathers with batch
+ *   dimensions read other samples' indices (gather_v2.ts). Each gives the cpu backend's results
  *   (tested over strides, paddings, formats, ties, transposes, broadcast
  *   batches, slice bounds, concatenation axes and permutations).
  */
@@ -39,6 +40,7 @@ import { depthwiseConv2dNativeBackpropInputConfig } from './depthwise_conv2d_nat
 import { fusedConv2DConfig } from './fused_conv2d.js';
 import { fusedDepthwiseConv2DConfig } from './fused_depthwise_conv2d.js';
 import { fusedMatMulConfig } from './fused_mat_mul.js';
+import { gatherV2Config } from './gather_v2.js';
 import { maxPoolConfig } from './max_pool.js';
 import { maxPoolGradConfig } from './max_pool_grad.js';
 import { addReluConfig, reluGradConfig } from './relu_passes.js';
@@ -69,6 +71,7 @@ export const WASM_KERNEL_OVERRIDES: readonly tf.KernelConfig[] = [
   fusedDepthwiseConv2DConfig,
   fusedMatMulConfig,
   maxPoolConfig,
+  gatherV2Config,
 ];
 
 /** The kernels the overrides replaced, by kernel name. */
