@@ -59,6 +59,7 @@ describe('training on the wasm backend', () => {
       'FusedDepthwiseConv2D',
       '_FusedMatMul',
       'MaxPool',
+      'GatherV2',
     ]);
     const original = replacedWasmKernels().get('MaxPoolGrad')!;
     tf.unregisterKernel('MaxPoolGrad', 'wasm');
