@@ -9,11 +9,21 @@
  * {@link SEARCH_PROBLEMS}, from 1) keeps some rows.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { autoPlan, half, optim, Options, type AutoPlan, type AutoPlanRequest, type IpuTargetName, type PlanBuild, type PlanOptimizerTarget } from 'poptfjs';
+import { autoPlan, half, Options, type AutoPlan, type AutoPlanRequest, type IpuTargetName, type PlanBuild } from 'poptfjs';
 import { BERT_BASE, BERT_LARGE, bertInputs, bertPretraining, bertQuestionAnswering, bertQuestionAnsweringInputs, type BertConfig } from '../examples/models/bert.js';
 import { resnet50 } from '../examples/models/resnet50.js';
 import { VIT_B16, VIT_B16_PRETRAINING, vitClassifier, type VitConfig } from '../examples/models/vit.js';
-import { PUBLISHED_RESULTS, type PublishedResult } from './calibration/published_results.js';
+import {
+  bertLamb,
+  PUBLISHED_RESULTS,
+  RESNET_CHECKPOINTS,
+  resnetSgd,
+  squadAdamW,
+  vitLamb,
+  vitSgd,
+  type PublishedResult,
+  type RowOptimizer,
+} from './calibration/published_results.js';
 
 /** The title of the table, as `BENCH_ONLY` matches it. */
 export const SEARCH_TITLE = 'The search against published configurations';
@@ -58,7 +68,7 @@ function bertProblem(
       ipus: 16,
       globalBatch: run.globalBatch,
       training: true,
-      optimizer: (params) => new optim.LAMB(params, { lr: 1e-3, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+      optimizer: bertLamb,
       inputs: perSample(bertInputs(config, 1, run.sequence)),
       options: halfPartials(run.ipu),
     },
@@ -78,7 +88,7 @@ function bertQuestionAnsweringProblem(
       ipus: 16,
       globalBatch: run.globalBatch,
       training: true,
-      optimizer: (params) => new optim.AdamW(params, { lr: 5e-5, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+      optimizer: squadAdamW,
       inputs: perSample(bertQuestionAnsweringInputs(1, run.sequence)),
       options: halfPartials(run.ipu),
     },
@@ -89,12 +99,12 @@ function bertQuestionAnsweringProblem(
 function resnetProblem(row: SearchProblem['row'], ipu: IpuTargetName, globalBatch: number): SearchProblem {
   return {
     row,
-    build: () => half(resnet50({ checkpoints: ['stage1/unit1', 'stage1/unit3', 'stage2/unit1', 'stage2/unit3', 'stage3/unit1', 'stage3/unit4'] })),
+    build: () => half(resnet50({ checkpoints: RESNET_CHECKPOINTS })),
     request: {
       ipus: 16,
       globalBatch,
       loss: 'categoricalCrossentropy',
-      optimizer: (model) => new optim.SGD(model, { lr: 0.1, momentum: 0.9 }),
+      optimizer: resnetSgd,
       inputs: [{ shape: [224, 224, 3], dtype: 'float16' }],
       target: { shape: [1000], dtype: 'float16' },
       options: halfPartials(ipu).broadcastBuffers(false),
@@ -103,11 +113,7 @@ function resnetProblem(row: SearchProblem['row'], ipu: IpuTargetName, globalBatc
 }
 
 /** A ViT-B/16 row: the images and labels as inputs, each layer a block, the row's optimizer. */
-function vitProblem(
-  row: SearchProblem['row'],
-  config: VitConfig,
-  run: { ipus: number; globalBatch: number; optimizer: (params: PlanOptimizerTarget) => optim.Optimizer },
-): SearchProblem {
+function vitProblem(row: SearchProblem['row'], config: VitConfig, run: { ipus: number; globalBatch: number; optimizer: RowOptimizer }): SearchProblem {
   return {
     row,
     build: () => vitClassifier(config, { layersPerIpu: [3, 3, 3, 3], float16: true }),
@@ -127,7 +133,6 @@ function vitProblem(
 
 const BERT_LARGE_PLACEMENT = [3, 7, 7, 7];
 const BERT_BASE_PLACEMENT = [0, 4, 4, 4];
-const vitLamb = (params: PlanOptimizerTarget) => new optim.LAMB(params, { lr: 0.006 });
 
 /** The rows searched: each row of the calibration table, with its model, IPUs, global batch, target IPU, precision and optimizer. */
 export const SEARCH_PROBLEMS: readonly SearchProblem[] = [
@@ -166,7 +171,7 @@ export const SEARCH_PROBLEMS: readonly SearchProblem[] = [
   vitProblem({ model: 'ViT-B/16 fine-tuning (ImageNet-1k)', system: 'Bow Pod16', framework: 'PyTorch, SDK 3.0' }, VIT_B16, {
     ipus: 16,
     globalBatch: 17 * 4 * 30,
-    optimizer: (params) => new optim.SGD(params, { lr: 0.08, momentum: 0.9, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+    optimizer: vitSgd,
   }),
   vitProblem({ model: 'ViT-B/16 pre-training (ImageNet-1k)', system: 'Bow Pod64', framework: 'PyTorch, pre-SDK 2.5' }, VIT_B16_PRETRAINING, {
     ipus: 64,

@@ -53,6 +53,27 @@ function float16Inputs(inputs: readonly PlanInput[]): PlanInput[] {
   return inputs.map((input) => ((input.dtype ?? 'float32') === 'float32' ? { ...input, dtype: 'float16' as const } : input));
 }
 
+/** Optimizer builders the published rows train with, as `plan()` and `autoPlan()` take them. */
+export type RowOptimizer = (params: PlanOptimizerTarget) => optim.Optimizer;
+
+/** LAMB as Graphcore's BERT pre-training runs it: float16 accumulator and first moment (nlp/bert/pytorch/optimization.py). */
+export const bertLamb: RowOptimizer = (params) => new optim.LAMB(params, { lr: 1e-3, accumType: 'float16', firstOrderMomentumAccumType: 'float16' });
+
+/** AdamW as Graphcore's BERT SQuAD fine-tuning runs it: float16 accumulator and first moment (optimization.py, enable_half_first_order_momentum). */
+export const squadAdamW: RowOptimizer = (params) => new optim.AdamW(params, { lr: 5e-5, accumType: 'float16', firstOrderMomentumAccumType: 'float16' });
+
+/** SGD with momentum, as the ResNet-50 rows are planned (LARS keeps one state tensor a weight, as momentum does). */
+export const resnetSgd: RowOptimizer = (params) => new optim.SGD(params, { lr: 0.1, momentum: 0.9 });
+
+/** SGD as `b16_imagenet1k` fine-tunes ViT-B/16: momentum 0.9, float16 accumulator and velocity (args.py). */
+export const vitSgd: RowOptimizer = (params) => new optim.SGD(params, { lr: 0.08, momentum: 0.9, accumType: 'float16', firstOrderMomentumAccumType: 'float16' });
+
+/** LAMB as `b16_in1k_pretrain_lamb` runs it: float32 accumulator and moments (args accum_type, first_order_type, second_order_type). */
+export const vitLamb: RowOptimizer = (params) => new optim.LAMB(params, { lr: 0.006 });
+
+/** The recomputation checkpoints of Graphcore's ResNet-50 MLPerf configurations (their pipeline splits on one IPU). */
+export const RESNET_CHECKPOINTS = ['stage1/unit1', 'stage1/unit3', 'stage2/unit1', 'stage2/unit3', 'stage3/unit1', 'stage3/unit4'];
+
 interface BertRun {
   readonly config: BertConfig;
   readonly ipu: IpuTargetName;
@@ -77,19 +98,19 @@ interface BertRun {
 }
 
 /** The model, its inputs and its optimizer for a BERT run, as Graphcore's applications train it (nlp/bert/pytorch/optimization.py: float16 accumulator and first moment). */
-function bertTask(run: BertRun): { build: PlanBuild; inputs: PlanInput[]; optimizer: (params: PlanOptimizerTarget) => optim.Optimizer } {
+function bertTask(run: BertRun): { build: PlanBuild; inputs: PlanInput[]; optimizer: RowOptimizer } {
   const placement = { layersPerIpu: run.layersPerIpu, embeddingIpu: run.embeddingIpu ?? 0, float16: true };
   if (run.questionAnswering) {
     return {
       build: () => bertQuestionAnswering(run.config, placement),
       inputs: float16Inputs(bertQuestionAnsweringInputs(run.microBatch, run.sequence)),
-      optimizer: (params) => new optim.AdamW(params, { lr: 5e-5, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+      optimizer: squadAdamW,
     };
   }
   return {
     build: () => bertPretraining(run.config, placement),
     inputs: float16Inputs(bertInputs(run.config, run.microBatch, run.sequence)),
-    optimizer: (params) => new optim.LAMB(params, { lr: 1e-3, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+    optimizer: bertLamb,
   };
 }
 
@@ -130,7 +151,7 @@ async function planResNet(run: ResNetRun): Promise<{ itemsPerSecond: number; pla
   const planned = await plan(() => half(resnet50({ checkpoints: run.checkpoints })), {
     options: opts,
     loss: 'categoricalCrossentropy',
-    optimizer: (model) => new optim.SGD(model, { lr: 0.1, momentum: 0.9 }),
+    optimizer: resnetSgd,
     inputs: [{ shape: [run.microBatch, 224, 224, 3], dtype: 'float16' }],
     target: { shape: [run.microBatch, 1000], dtype: 'float16' },
   });
@@ -175,9 +196,6 @@ async function planVit(run: VitRun): Promise<{ itemsPerSecond: number; plan: Pla
   });
   return { itemsPerSecond: planned.throughput, plan: planned };
 }
-
-/** LAMB as `b16_in1k_pretrain_lamb` runs it: float32 accumulator and moments (args accum_type, first_order_type, second_order_type). */
-const vitLamb = (params: PlanOptimizerTarget) => new optim.LAMB(params, { lr: 0.006 });
 
 /**
  * What the simulator does not model for ViT. Graphcore's published ViT-B/16 figures on Bow IPUs come to 1,740-1,950
@@ -227,9 +245,6 @@ const VIT_LAYER_COST =
 /** What the TensorFlow 2 BERT-Base configurations leave out, and how they are planned. */
 const TF2_BERT_DEVIATION =
   'recomputation and optimizer-state placement are not in the published configuration (which does not shard it): planned with a checkpoint per layer and the optimizer state off chip, sharded, as the PyTorch and PopART configurations of the same model';
-
-/** The recomputation checkpoints of Graphcore's ResNet-50 MLPerf configurations (their pipeline splits on one IPU). */
-const RESNET_CHECKPOINTS = ['stage1/unit1', 'stage1/unit3', 'stage2/unit1', 'stage2/unit3', 'stage3/unit1', 'stage3/unit4'];
 
 const EXAMPLES = 'graphcore/examples';
 
@@ -401,7 +416,7 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
         accumulation: 30,
         deviceIterations: 8,
         shardedState: true,
-        optimizer: (params) => new optim.SGD(params, { lr: 0.08, momentum: 0.9, accumType: 'float16', firstOrderMomentumAccumType: 'float16' }),
+        optimizer: vitSgd,
       }),
   },
   {
