@@ -19,6 +19,9 @@
  *   exchanged to the tiles that need it;
  * - reductions add their elements on each tile, exchange the partial sums
  *   and add them again (two supersteps);
+ * - a dropout is one pass of poprand's Dropout vertex, which draws the mask's
+ *   bits as it applies them: the product that applies a mask pays it, and the
+ *   draw and arithmetic that make the mask (lib/ir/dropout_masks.ts) are free;
  * - every superstep ends with a sync of the IPU's tiles (`TILE_SYNC_CYCLES`);
  * - a loop or cond costs its bodies' kernels.
  */
@@ -26,6 +29,7 @@ import { kernelRecord } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import type { CostParts, CyclesPerElement, KernelCostModel } from '../backend/kernel_catalogue/kernel_record.js';
 import { cyclesIn, POPLIBS_CYCLES } from '../backend/kernel_catalogue/poplibs_cycles.js';
 import type { SerializedMatMulAttrs } from '../backend/poptfjs_kernels/serialized_matmul_kernel.js';
+import { dropoutMaskValues } from '../ir/dropout_masks.js';
 import { sizeOf, type Graph, type Node } from '../ir/graph.js';
 import { kernelNode } from '../ir/kernel_node.js';
 import { computesInFloat16, valueBytes } from '../ir/node_cost.js';
@@ -41,6 +45,15 @@ import { ampMacsPerCycle, type IpuTargetSpec } from './target_spec.js';
 export const ELEMENTWISE_VERTEX_CYCLES = 170;
 /** Bytes a tile copies per cycle in its own memory (one 64-bit load and store per cycle). */
 export const LOCAL_COPY_BYTES_PER_CYCLE = 8;
+/**
+ * poprand's Dropout vertex on a tile (poplibs lib/poprand/poprandCycleEstimators.cpp): 6 cycles of the supervisor
+ * and 24 for each of the six workers, then 2 cycles a 64-bit vector of its output, and 9 (float16) or 1 (float32) more
+ * when the tile's elements do not fill the last vector.
+ */
+const DROPOUT_VERTEX_CYCLES = 6 + 24 * 6;
+const DROPOUT_CYCLES_PER_ELEMENT: CyclesPerElement = [0.5, 1];
+const DROPOUT_PARTIAL_VECTOR_CYCLES: CyclesPerElement = [9, 1];
+
 /** Elements per tile cycle of the first stage of a reduction (one 64-bit vector add per cycle). */
 const REDUCTION_CYCLES_PER_ELEMENT: CyclesPerElement = [0.25, 0.5];
 
@@ -106,6 +119,13 @@ function broadcastExchange(graph: Graph, node: Node, outputElements: number, til
     if (elements > 1 && elements < outputElements) bytes += Math.min(elements, Math.ceil(outputElements / tiles)) * (valueBytes(graph, id) / elements);
   }
   return bytes / EXCHANGE_BYTES_PER_TILE_CYCLE;
+}
+
+/** One pass of poprand's Dropout vertex over `elements` spread over the tiles. */
+function dropoutCost(elements: number, half: boolean, tiles: number): KernelCost {
+  const perTile = Math.ceil(elements / tiles);
+  const partialVector = perTile % (half ? 4 : 2) === 0 ? 0 : cyclesIn(DROPOUT_PARTIAL_VECTOR_CYCLES, half);
+  return { compute: DROPOUT_VERTEX_CYCLES + perTile * cyclesIn(DROPOUT_CYCLES_PER_ELEMENT, half) + partialVector, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
 }
 
 function reductionCost(elements: number, outputs: number, half: boolean, tiles: number): KernelCost {
@@ -265,9 +285,19 @@ class IpuCostModel implements KernelCostModel<KernelCost> {
   }
 }
 
-/** The cost of `node` on an IPU described by `target`: nothing for a view, else what its kernel's record says. */
+/**
+ * The cost of `node` on an IPU described by `target`: nothing for a view or for
+ * making a dropout mask, a pass of poprand's Dropout for the product that
+ * applies one, else what its kernel's record says.
+ */
 export function kernelCost(graph: Graph, node: Node, target: KernelTarget): KernelCost {
   if (isViewNode(graph, node)) return FREE;
+  const masks = dropoutMaskValues(graph);
+  if (node.outputs.length > 0 && node.outputs.every((id) => masks[id])) return FREE;
+  if (node.inputs.some((id) => masks[id])) {
+    const elements = node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
+    return dropoutCost(elements, computesInFloat16(graph, node), target.tiles);
+  }
   return kernelRecord(node.kernel).cost(kernelNode(graph, node), new IpuCostModel(graph, node, target));
 }
 

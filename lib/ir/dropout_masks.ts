@@ -8,8 +8,10 @@
  * the op that applies them, and its DropoutGrad op takes the seed, not the
  * mask, and draws the same bits again (popart willow/src/op/dropout.cpp,
  * `DropoutGradOp::gradInputInfo`: the output's gradient and the seed). The
- * memory plan gives a mask no storage, and a backward pass that reads one
- * re-runs its draw and arithmetic (see lib/strategy/recomputation.ts).
+ * memory plan gives a mask no storage, a backward pass that reads one
+ * re-runs its draw and arithmetic (see lib/strategy/recomputation.ts), and the
+ * cost model charges the draw, the arithmetic and the product as one pass of
+ * poprand's Dropout vertex (lib/ipu/kernel_cycles.ts).
  */
 import { isRandomDraw } from '../backend/kernel_catalogue/kernel_catalogue.js';
 import { readersOfValues, rootValues, type Graph } from './graph.js';
@@ -28,12 +30,23 @@ function randomDerivedValues(graph: Graph): boolean[] {
   return derived;
 }
 
+const masksOf = new WeakMap<Graph, readonly boolean[]>();
+
 /**
  * For each value id, whether it is a dropout mask: made from random draws and
  * constants only, and read only by products and by nodes that make more of the
- * mask (never handed back by the graph).
+ * mask (never handed back by the graph). Found once per graph.
  */
-export function dropoutMaskValues(graph: Graph): boolean[] {
+export function dropoutMaskValues(graph: Graph): readonly boolean[] {
+  let masks = masksOf.get(graph);
+  if (!masks) {
+    masks = findDropoutMasks(graph);
+    masksOf.set(graph, masks);
+  }
+  return masks;
+}
+
+function findDropoutMasks(graph: Graph): boolean[] {
   const derived = randomDerivedValues(graph);
   const readers = readersOfValues(graph);
   const handedBack = new Set(rootValues(graph));

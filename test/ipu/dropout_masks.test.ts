@@ -4,12 +4,15 @@
  * seed, not the mask, and draws them again (popart willow/src/op/dropout.cpp,
  * `DropoutGradOp::gradInputInfo`). tfjs's `tf.dropout` makes the mask from a
  * uniform draw (`floor(draw + keep) / keep`); the memory plan gives those
- * values no storage and the backward pass re-runs the draw.
+ * values no storage and the backward pass re-runs the draw, and the time is
+ * poprand's Dropout vertex, one pass that draws and applies the mask.
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { Options, plan, planRecomputation, type Plan, type RecomputationType } from 'poptfjs';
 import { dropoutMaskValues } from '../../lib/ir/dropout_masks.js';
+import { ipuKernelTarget, kernelCost } from '../../lib/ipu/kernel_cycles.js';
+import { BOW } from '../../lib/ipu/target_spec.js';
 
 const BATCH = 512;
 const WIDTH = 256;
@@ -67,5 +70,18 @@ describe('dropout masks', () => {
     }
     const { graph, placement } = (await planned(scaled)).executable;
     expect(planRecomputation(graph, placement, 'None').unitNodes.size).toBe(0);
+  });
+
+  it("costs one pass of poprand's Dropout vertex where the mask is applied, and nothing for making the mask", async () => {
+    const { graph } = (await planned(dropout)).executable;
+    const masks = dropoutMaskValues(graph);
+    const target = ipuKernelTarget(BOW, { availableMemoryProportion: 0.6, halfPartials: false });
+    for (const node of graph.nodes.filter((n) => n.outputs.some((id) => masks[id]))) {
+      expect(kernelCost(graph, node, target), node.kernel).toEqual({ compute: 0, exchange: 0, sync: 0, temporaryBytes: 0 });
+    }
+    // poplibs poprandCycleEstimators.cpp, Dropout: 6 + 24 × 6 workers + 2 cycles a 64-bit vector; 512 × 256 float32
+    // over 1,472 tiles is 90 a tile, 45 vectors of two, none left over; one sync.
+    const applied = graph.nodes.filter((n) => n.kernel === 'Multiply' && n.inputs.some((id) => masks[id]));
+    for (const node of applied) expect(kernelCost(graph, node, target)).toEqual({ compute: 6 + 24 * 6 + 2 * 45, exchange: 0, sync: 90, temporaryBytes: 0 });
   });
 });
