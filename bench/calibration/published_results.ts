@@ -309,7 +309,7 @@ function vitRow(facts: RowFacts, run: VitRun): PublishedResult {
  * float16 images, pre-training at micro-batch 8 with 512 or 2,048 and 8-bit images, SGD or LAMB. Per token and layer
  * (forward, recomputation and backward) that is 0.87-0.97 µs of a Bow IPU against 0.48-0.52 µs for BERT-Base at 128
  * tokens and 0.53 µs at 512 (the same width, heads and feed-forward; within 0.75-1.33 here: four times the attention's
- * length costs BERT-Base under 10% more a token), where the simulator's kernel costs, from
+ * length costs BERT-Base 12% more a token by PopART's figures, 15% in the simulator), where the simulator's kernel costs, from
  * poplibs' planner and vertex estimates, put a ViT layer at 1.10-1.24 times BERT-Base's per token in training and
  * 1.12-1.26 times in the forward alone (compute and exchange of IPU 1 at micro-batch 17 and 8 against 32; the
  * layer-cost table, layer_cost_split.ts). Whether the published gap lies in the forward layer at 197 tokens or in what
