@@ -676,4 +676,27 @@ export const PUBLISHED_RESULTS: readonly PublishedResult[] = [
       shardedOffChipState: true,
     },
   ),
+  bertRow(
+    {
+      model: 'BERT-Large pre-training phase 1 (SL 128)',
+      system: 'Bow Pod16',
+      framework: 'PopART, pre-SDK 2.5',
+      configuration:
+        '4 replicas × 4 IPUs, layers [3,7,7,7] (embeddings and heads on IPU 0), micro-batch 8, accumulation 2048, FP16.16, LAMB, optimizer state off chip and sharded, AMP [0.15,0.25,0.25,0.25]',
+      published: 5179,
+      unit: 'sequences/s',
+      source: `graphcore.cn/performance-results (Bow Pod16, pre-SDK 2.5, batch 65,536); ${EXAMPLES} applications/popart/bert/configs/mk2/pretrain_large_128.json (SDK 2.5 release)`,
+    },
+    {
+      config: BERT_LARGE,
+      ipu: 'Bow',
+      microBatch: 8,
+      sequence: 128,
+      replicas: 4,
+      accumulation: 2048,
+      layersPerIpu: [3, 7, 7, 7],
+      proportions: [0.15, 0.25, 0.25, 0.25],
+      shardedOffChipState: true,
+    },
+  ),
 ];
