@@ -317,8 +317,15 @@ function vitRow(facts: RowFacts, run: VitRun): PublishedResult {
  * ViT-B/16 and of BERT-Base on Mk2 or Bow IPUs with its configuration, and none is in the sources: graphcore/examples
  * has no ViT inference configuration (applications/pytorch/vit/README_Benchmarks.md's Inference section is empty;
  * vision/vit/pytorch/benchmarks.yml runs training and a 4-IPU validation with no published figure), and the
- * inference tables of Graphcore's performance-results pages could not be read. Checked against the sources and ruled
- * out:
+ * inference tables of Graphcore's performance-results pages could not be read. One candidate the sources name is not
+ * modelled: uneven tile layouts. The simulator spreads every element-wise kernel evenly over the tiles; Poplar runs it
+ * where its operands lie, and a kernel lasts as long as its busiest tile. Graphcore's BERT application carries a PopART
+ * pattern because a residual tensor's layout "comes from the embedding output which is less memory balanced"
+ * (nlp/bert/pytorch/custom_ops/workarounds/residual_add_inplace_pattern.cpp), and keeps its embedding LayerNorm out of
+ * the encoder's outlining because that "improves the tile mapping of the pipeline stashes" (modeling.py); ViT's
+ * application does neither, and its embedding output joins the class token, a broadcast of one 768-wide parameter, to
+ * the patch convolution's output. How much of the gap it carries takes a Poplar profile. Checked against the sources
+ * and ruled out:
  * - float32 partials: args.py's `half_partials` defaults to true and ipu_options.py then sets
  *   `Precision.setPartialsType(torch.half)`, as BERT's application does;
  * - the host: the benchmarks read generated images (benchmarks.yml `--dataset generated`) through a
@@ -345,6 +352,7 @@ const VIT_LAYER_COST =
   "Graphcore's figures put a layer at 0.87-0.97 µs a token on a Bow IPU against 0.48-0.52 µs for BERT-Base at 128 tokens and 0.53 µs at 512 (same width, heads and feed-forward; the SL 512 row), " +
   "where the simulator's costs differ by 1.10-1.24 times a token in training and 1.12-1.26 in the forward alone (the layer-cost table); the rates of the ViT configurations relative to each other are reproduced within 10%. " +
   'Not settled: whether the gap lies in the forward layer or in what only training runs, for want of a published ViT-B/16 inference throughput with its configuration (graphcore/examples has no ViT inference configuration). ' +
+  "A candidate the sources name, not modelled: uneven tile layouts (the simulator spreads every element-wise kernel evenly over the tiles, where Poplar runs it where its operands lie): Graphcore's BERT carries a PopART pattern because a residual tensor's layout 'comes from the embedding output which is less memory balanced' (nlp/bert/pytorch/custom_ops/workarounds/residual_add_inplace_pattern.cpp), and ViT's embedding output joins its class token, a broadcast of one parameter, to the patch convolution's output. " +
   'Ruled out against the sources: float32 partials (args.py half_partials defaults to true), the host (generated images through the same poptorch.DataLoader that feeds ResNet-50 at 37k images/s on one Bow Pod16 host; 4 replicas a process on the Pod16 and 2 on the Pod64 run within 10% a replica), ' +
   "the application's separate query, key and value projections (OpenMMLab's ViT-B/16, fused, at micro-batch 17 on [3,3,3,3] reports 5,600 images/s on 16 IPUs, at most 6% faster a replica per clock), " +
   "PopART's lowering of the products (MatMulPattern folds the micro-batch into 3,349 rows), recomputation (the stage's forward once, as planned) and the pipeline's ramps";
