@@ -51,8 +51,7 @@ export const LOCAL_COPY_BYTES_PER_CYCLE = 8;
  * when the tile's elements do not fill the last vector.
  */
 const DROPOUT_VERTEX_CYCLES = 6 + 24 * 6;
-const DROPOUT_CYCLES_PER_ELEMENT: CyclesPerElement = [0.5, 1];
-const DROPOUT_PARTIAL_VECTOR_CYCLES: CyclesPerElement = [9, 1];
+const DROPOUT_CYCLES_PER_VECTOR = 2;
 
 /** Elements per tile cycle of the first stage of a reduction (one 64-bit vector add per cycle). */
 const REDUCTION_CYCLES_PER_ELEMENT: CyclesPerElement = [0.25, 0.5];
@@ -124,8 +123,9 @@ function broadcastExchange(graph: Graph, node: Node, outputElements: number, til
 /** One pass of poprand's Dropout vertex over `elements` spread over the tiles. */
 function dropoutCost(elements: number, half: boolean, tiles: number): KernelCost {
   const perTile = Math.ceil(elements / tiles);
-  const partialVector = perTile % (half ? 4 : 2) === 0 ? 0 : cyclesIn(DROPOUT_PARTIAL_VECTOR_CYCLES, half);
-  return { compute: DROPOUT_VERTEX_CYCLES + perTile * cyclesIn(DROPOUT_CYCLES_PER_ELEMENT, half) + partialVector, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
+  const width = half ? 4 : 2; // elements of a 64-bit vector
+  const partialVector = perTile % width === 0 ? 0 : half ? 9 : 1;
+  return { compute: DROPOUT_VERTEX_CYCLES + DROPOUT_CYCLES_PER_VECTOR * Math.ceil(perTile / width) + partialVector, exchange: 0, sync: TILE_SYNC_CYCLES, temporaryBytes: 0 };
 }
 
 function reductionCost(elements: number, outputs: number, half: boolean, tiles: number): KernelCost {
@@ -296,7 +296,10 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   if (node.outputs.length > 0 && node.outputs.every((id) => masks[id])) return FREE;
   if (node.inputs.some((id) => masks[id])) {
     const elements = node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
-    return dropoutCost(elements, computesInFloat16(graph, node), target.tiles);
+    // The dropout runs in the precision of what it is applied to: PopART's mask is never a tensor of its own.
+    const applied = node.inputs.filter((id) => !masks[id]).map((id) => graph.values[id]!);
+    const half = applied.length > 0 && applied.every((v) => v.precision === 'float16');
+    return dropoutCost(elements, half, target.tiles);
   }
   return kernelRecord(node.kernel).cost(kernelNode(graph, node), new IpuCostModel(graph, node, target));
 }

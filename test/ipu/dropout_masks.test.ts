@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { Options, plan, planRecomputation, type Plan, type RecomputationType } from 'poptfjs';
+import { half, Options, plan, planRecomputation, type Plan, type RecomputationType } from 'poptfjs';
 import { dropoutMaskValues } from '../../lib/ir/dropout_masks.js';
 import { ipuKernelTarget, kernelCost } from '../../lib/ipu/kernel_cycles.js';
 import { BOW } from '../../lib/ipu/target_spec.js';
@@ -17,12 +17,19 @@ import { BOW } from '../../lib/ipu/target_spec.js';
 const BATCH = 512;
 const WIDTH = 256;
 
-/** Two dense products of `[BATCH, WIDTH]` by `[WIDTH, WIDTH]` with `between` them (dropout, or a scaling of the same shape). */
-async function planned(between: (h: tf.Tensor) => tf.Tensor, recomputation: RecomputationType = 'None'): Promise<Plan> {
+/**
+ * Two dense products of `[BATCH, WIDTH]` by `[WIDTH, WIDTH]` with `between` them (dropout, or a scaling of the same
+ * shape), in float32 or float16.
+ */
+async function planned(between: (h: tf.Tensor) => tf.Tensor, recomputation: RecomputationType = 'None', dtype: 'float32' | 'float16' = 'float32'): Promise<Plan> {
   return plan(
     () => {
-      const w1 = tf.variable(tf.fill([WIDTH, WIDTH], 0.01), true, 'w1');
-      const w2 = tf.variable(tf.fill([WIDTH, WIDTH], 0.01), true, 'w2');
+      const weight = (name: string) => {
+        const w = tf.variable(tf.fill([WIDTH, WIDTH], 0.01), true, name);
+        return dtype === 'float16' ? half(w) : w;
+      };
+      const w1 = weight('w1');
+      const w2 = weight('w2');
       return (x: tf.Tensor) => tf.matMul(between(tf.matMul(x, w1)), w2);
     },
     {
@@ -30,8 +37,8 @@ async function planned(between: (h: tf.Tensor) => tf.Tensor, recomputation: Reco
       training: true,
       optimizer: 'sgd',
       loss: 'meanSquaredError',
-      inputs: [{ shape: [BATCH, WIDTH] }],
-      target: { shape: [BATCH, WIDTH] },
+      inputs: [{ shape: [BATCH, WIDTH], dtype }],
+      target: { shape: [BATCH, WIDTH], dtype },
     },
   );
 }
@@ -83,5 +90,15 @@ describe('dropout masks', () => {
     // over 1,472 tiles is 90 a tile, 45 vectors of two, none left over; one sync.
     const applied = graph.nodes.filter((n) => n.kernel === 'Multiply' && n.inputs.some((id) => masks[id]));
     for (const node of applied) expect(kernelCost(graph, node, target)).toEqual({ compute: 6 + 24 * 6 + 2 * 45, exchange: 0, sync: 90, temporaryBytes: 0 });
+  });
+
+  it('runs the dropout of a float16 model in float16, whatever the precision of the draw', async () => {
+    const { graph } = (await planned(dropout, 'None', 'float16')).executable;
+    const masks = dropoutMaskValues(graph);
+    const target = ipuKernelTarget(BOW, { availableMemoryProportion: 0.6, halfPartials: true });
+    // 90 float16 elements a tile: 23 vectors of four, the last one partial (9 cycles more).
+    const applied = graph.nodes.filter((n) => n.kernel === 'Multiply' && n.inputs.some((id) => masks[id]));
+    expect(applied).toHaveLength(2);
+    for (const node of applied) expect(kernelCost(graph, node, target)).toEqual({ compute: 6 + 24 * 6 + 2 * 23 + 9, exchange: 0, sync: 90, temporaryBytes: 0 });
   });
 });
