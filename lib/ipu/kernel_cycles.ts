@@ -297,9 +297,8 @@ export function kernelCost(graph: Graph, node: Node, target: KernelTarget): Kern
   if (node.inputs.some((id) => masks[id])) {
     const elements = node.outputs.reduce((n, id) => n + sizeOf(graph.values[id]!.shape), 0);
     // The dropout runs in the precision of what it is applied to: PopART's mask is never a tensor of its own.
-    const applied = node.inputs.filter((id) => !masks[id]).map((id) => graph.values[id]!);
-    const half = applied.length > 0 && applied.every((v) => v.precision === 'float16');
-    return dropoutCost(elements, half, target.tiles);
+    const applied = node.inputs.filter((id) => !masks[id]);
+    return dropoutCost(elements, computesInFloat16(graph, node, applied), target.tiles);
   }
   return kernelRecord(node.kernel).cost(kernelNode(graph, node), new IpuCostModel(graph, node, target));
 }

@@ -8,7 +8,7 @@
  * exact for a static graph.
  */
 import { kernelRecord } from '../backend/kernel_catalogue/kernel_catalogue.js';
-import { sizeOf, valueElementBytes, type Graph, type Node, type Value } from './graph.js';
+import { sizeOf, valueElementBytes, type Graph, type Node, type Value, type ValueId } from './graph.js';
 import { kernelNode } from './kernel_node.js';
 import { isViewNode } from './value_views.js';
 
@@ -39,9 +39,9 @@ export function valueBytes(graph: Graph, id: number): number {
   return sizeOf(v.shape) * valueElementBytes(v);
 }
 
-/** True if the node computes in float16 (all its floating-point inputs are float16 values). */
-export function computesInFloat16(graph: Graph, node: Node): boolean {
-  const floats = node.inputs.map((id) => graphValue(graph, id)).filter((v) => v.dtype === 'float32' && sizeOf(v.shape) > 1);
+/** True if the node computes in float16: all its floating-point inputs (or those of `inputs`) are float16 values. */
+export function computesInFloat16(graph: Graph, node: Node, inputs: readonly ValueId[] = node.inputs): boolean {
+  const floats = inputs.map((id) => graphValue(graph, id)).filter((v) => v.dtype === 'float32' && sizeOf(v.shape) > 1);
   return floats.length > 0 && floats.every((v) => v.precision === 'float16');
 }
 
