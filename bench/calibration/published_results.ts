@@ -324,8 +324,12 @@ function vitRow(facts: RowFacts, run: VitRun): PublishedResult {
  * (nlp/bert/pytorch/custom_ops/workarounds/residual_add_inplace_pattern.cpp), and keeps its embedding LayerNorm out of
  * the encoder's outlining because that "improves the tile mapping of the pipeline stashes" (modeling.py); ViT's
  * application does neither, and its embedding output joins the class token, a broadcast of one 768-wide parameter, to
- * the patch convolution's output. How much of the gap it carries takes a Poplar profile. Checked against the sources
- * and ruled out:
+ * the patch convolution's output. Against it: Graphcore's PopART BERT has neither that pattern nor PopART's
+ * `UpdateInplacePrioritiesForIpu` pattern (off unless a session turns it on: willow/include/popart/patterns/patterns.hpp;
+ * the PyTorch BERT, GPT-2 and Swin applications turn it on, ViT's does not), and its rows here are at 1.05-1.10, so the
+ * layouts those patterns fix cost a BERT layer little. ViT is the table's only pre-norm transformer, so no row here
+ * tests a residual stream that no LayerNorm re-creates. How much of the gap uneven layouts carry takes a Poplar profile.
+ * Checked against the sources and ruled out:
  * - float32 partials: args.py's `half_partials` defaults to true and ipu_options.py then sets
  *   `Precision.setPartialsType(torch.half)`, as BERT's application does;
  * - the host: the benchmarks read generated images (benchmarks.yml `--dataset generated`) through a
@@ -352,7 +356,8 @@ const VIT_LAYER_COST =
   "Graphcore's figures put a layer at 0.87-0.97 µs a token on a Bow IPU against 0.48-0.52 µs for BERT-Base at 128 tokens and 0.53 µs at 512 (same width, heads and feed-forward; the SL 512 row), " +
   "where the simulator's costs differ by 1.10-1.25 times a token in training and 1.13-1.27 in the forward alone (the layer-cost table); the rates of the ViT configurations relative to each other are reproduced within 10%. " +
   'Not settled: whether the gap lies in the forward layer or in what only training runs, for want of a published ViT-B/16 inference throughput with its configuration (graphcore/examples has no ViT inference configuration). ' +
-  "A candidate the sources name, not modelled: uneven tile layouts (the simulator spreads every element-wise kernel evenly over the tiles, where Poplar runs it where its operands lie): Graphcore's BERT carries a PopART pattern because a residual tensor's layout 'comes from the embedding output which is less memory balanced' (nlp/bert/pytorch/custom_ops/workarounds/residual_add_inplace_pattern.cpp), and ViT's embedding output joins its class token, a broadcast of one parameter, to the patch convolution's output. " +
+  "A candidate the sources name, not modelled: uneven tile layouts (the simulator spreads every element-wise kernel evenly over the tiles, where Poplar runs it where its operands lie): Graphcore's BERT carries a PopART pattern because a residual tensor's layout 'comes from the embedding output which is less memory balanced' (nlp/bert/pytorch/custom_ops/workarounds/residual_add_inplace_pattern.cpp), and ViT's embedding output joins its class token, a broadcast of one parameter, to the patch convolution's output; " +
+  "against it, Graphcore's PopART BERT, planned at 1.05-1.10, has neither that pattern nor PopART's UpdateInplacePrioritiesForIpu (off unless set; the PyTorch BERT turns it on, ViT's application does not), and ViT is the table's only pre-norm transformer. " +
   'Ruled out against the sources: float32 partials (args.py half_partials defaults to true), the host (generated images through the same poptorch.DataLoader that feeds ResNet-50 at 37k images/s on one Bow Pod16 host; 4 replicas a process on the Pod16 and 2 on the Pod64 run within 10% a replica), ' +
   "the application's separate query, key and value projections (OpenMMLab's ViT-B/16, fused, at micro-batch 17 on [3,3,3,3] reports 5,600 images/s on 16 IPUs, at most 6% faster a replica per clock), " +
   "PopART's lowering of the products (MatMulPattern folds the micro-batch into 3,349 rows), recomputation (the stage's forward once, as planned) and the pipeline's ramps";
