@@ -1,9 +1,10 @@
 /**
  * Where the simulator puts the time of a transformer encoder layer: ViT-B/16 at
  * 197 tokens against BERT-Base at 128 and 512 tokens (the same width, heads and
- * feed-forward), each planned on Bow IPUs as the calibration table plans them
- * (4 IPUs, 3 ViT layers or 4 BERT layers a stage, float16 with float16
- * partials), once for inference (the forward alone) and once for training
+ * feed-forward), each the model of a calibration row at its micro-batch,
+ * placed as the row places it (4 Bow IPUs, 3 ViT layers or 4 BERT layers a
+ * stage, each IPU's memory proportion, float16 with float16 partials), planned
+ * with 64 micro-batches a call, once for inference (the forward alone) and once for training
  * (forward, PopTorch's pipeline recomputation and backward). Each row gives the
  * compute and exchange of IPU 1, which holds only encoder layers, per token and
  * layer.
@@ -14,9 +15,19 @@
  * a published inference throughput of each model settles whether the gap lies
  * in the forward layer at 197 tokens or in what only training runs.
  */
-import { AutoStage, Options, PipelinedExecution, RecomputationType, optim, plan, type Plan, type PlanBuild, type PlanInput } from 'poptfjs';
-import { BERT_BASE, bertInputs, bertPretraining } from '../../examples/models/bert.js';
-import { VIT_B16, vitClassifier } from '../../examples/models/vit.js';
+import { AutoStage, Options, PipelinedExecution, RecomputationType, optim, plan, type Plan } from 'poptfjs';
+import {
+  BERT_BASE_512_POPART,
+  BERT_BASE_PHASE1_POPART,
+  bertPlacedModel,
+  VIT_FINE_TUNING,
+  VIT_POD16_PRETRAINING,
+  vitPlacedModel,
+  type BertRun,
+  type PlacedModel,
+  proportionsByIpu,
+  type VitRun,
+} from './published_results.js';
 
 /** The title of the table, as `BENCH_ONLY` matches it. */
 export const LAYER_COST_TITLE = 'Encoder layer cost per token, forward and training';
@@ -27,16 +38,12 @@ const MICRO_BATCHES = 64;
 /** The IPU whose time is reported: encoder layers only, in both models. */
 const LAYER_IPU = 1;
 
-/** One model at one micro-batch. */
+/** One calibration row's model at its micro-batch. */
 interface LayerCostCase {
   readonly model: string;
   readonly microBatch: number;
   readonly tokens: number;
-  /** Encoder layers on {@link LAYER_IPU}. */
-  readonly layersOnIpu: number;
-  readonly proportions: readonly number[];
-  readonly build: PlanBuild;
-  readonly inputs: readonly PlanInput[];
+  readonly placed: PlacedModel;
 }
 
 /** One row: a case planned for inference and for training. */
@@ -50,43 +57,24 @@ export interface LayerCostRow {
   readonly training: number;
 }
 
-const vitCase = (microBatch: number): LayerCostCase => ({
-  model: 'ViT-B/16',
-  microBatch,
-  tokens: 197,
-  layersOnIpu: 3,
-  proportions: [0.3, 0.3, 0.3, 0.3],
-  build: () => vitClassifier(VIT_B16, { layersPerIpu: [3, 3, 3, 3], float16: true }),
-  inputs: [
-    { shape: [microBatch, 224, 224, 3], dtype: 'float16' },
-    { shape: [microBatch, 1000], dtype: 'float16' },
-  ],
-});
+const vitCase = (run: VitRun): LayerCostCase => ({ model: 'ViT-B/16', microBatch: run.microBatch, tokens: 197, placed: vitPlacedModel(run) });
 
-const bertCase = (microBatch: number, tokens: number): LayerCostCase => ({
-  model: 'BERT-Base',
-  microBatch,
-  tokens,
-  layersOnIpu: 4,
-  proportions: [0.28, 0.26, 0.28, 0.28],
-  build: () => bertPretraining(BERT_BASE, { layersPerIpu: [0, 4, 4, 4], embeddingIpu: 0, float16: true }),
-  inputs: bertInputs(BERT_BASE, microBatch, tokens).map((input) => (input.dtype === 'float32' ? { ...input, dtype: 'float16' as const } : input)),
-});
+const bertCase = (run: BertRun): LayerCostCase => ({ model: 'BERT-Base', microBatch: run.microBatch, tokens: run.sequence, placed: bertPlacedModel(run) });
 
-/** The micro-batches and tokens of the calibration table's ViT rows (17 and 8 images) and BERT-Base rows (32 sequences of 128 tokens, 8 of 512). */
-const CASES: readonly LayerCostCase[] = [vitCase(17), vitCase(8), bertCase(32, 128), bertCase(8, 512)];
+/** The calibration table's ViT rows (17 and 8 images) and BERT-Base rows run by PopART (32 sequences of 128 tokens, 8 of 512). */
+const CASES: readonly LayerCostCase[] = [vitCase(VIT_FINE_TUNING), vitCase(VIT_POD16_PRETRAINING), bertCase(BERT_BASE_PHASE1_POPART), bertCase(BERT_BASE_512_POPART)];
 
 async function planCase(c: LayerCostCase, training: boolean): Promise<Plan> {
   const opts = new Options().ipuTarget('Bow').deviceIterations(training ? 1 : MICRO_BATCHES);
   opts.setExecutionStrategy(PipelinedExecution(AutoStage.AutoIncrement));
   opts.Precision.setPartialsType('half');
-  opts.setAvailableMemoryProportion(Object.fromEntries(c.proportions.map((p, i) => [`IPU${i}`, p])));
+  opts.setAvailableMemoryProportion(proportionsByIpu(c.placed.proportions));
   if (training) opts.Training.gradientAccumulation(MICRO_BATCHES);
   if (training) opts.autoRecomputation(RecomputationType.Pipeline);
-  return plan(c.build, {
+  return plan(c.placed.build, {
     options: opts,
     training,
-    inputs: c.inputs,
+    inputs: c.placed.inputs,
     ...(training ? { optimizer: (params) => new optim.SGD(params, { lr: 0.01, momentum: 0.9 }) } : {}),
   });
 }
@@ -94,7 +82,7 @@ async function planCase(c: LayerCostCase, training: boolean): Promise<Plan> {
 /** Microseconds of compute and exchange on IPU 1 per token and layer. */
 function perTokenLayer(planned: Plan, c: LayerCostCase): number {
   const ipu = planned.timeline.ipus[LAYER_IPU]!;
-  return ((ipu.compute + ipu.exchange) * 1e6) / (MICRO_BATCHES * c.microBatch * c.tokens * c.layersOnIpu);
+  return ((ipu.compute + ipu.exchange) * 1e6) / (MICRO_BATCHES * c.microBatch * c.tokens * c.placed.layersPerIpu[LAYER_IPU]!);
 }
 
 /** Plans every case for inference and for training. */
