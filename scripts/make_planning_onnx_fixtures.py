@@ -12,9 +12,14 @@ Written into test/fixtures/onnx/planning/ by default:
 - mlp_pipelined.onnx: four Linear(64, 64) layers with ReLUs between, on
   8 x 64 inputs (opset 13), each node placed as PopART's builder places it
   with virtualGraph and pipelineStage: layer i's nodes on IPU i // 2 and in
-  pipeline stage i // 2 (the attributes __ipu_number and __pipeline_stage).
+  pipeline stage i // 2 (the attributes __ipu_number and __pipeline_stage);
+- vit_b_16_external.onnx: torchvision's vit_b_16 (86,567,656 parameters,
+  every one drawn at random so that the exporter shares none between
+  initializers) on images of a dynamic batch (opset 17), saved with every
+  initializer in vit_b_16_external.weights, which is then deleted: the
+  model a PyTorch user exports, planned without its 346 MB of weights.
 
-Run with Debian's python (python3-torch, python3-onnx):
+Run with Debian's python (python3-torch, python3-torchvision, python3-onnx):
 
     /usr/bin/python3 scripts/make_planning_onnx_fixtures.py [--out DIR]
 """
@@ -24,6 +29,7 @@ import os
 import onnx
 import torch
 from torch import nn
+from torchvision.models import vit_b_16
 
 
 class TinyEncoder(nn.Module):
@@ -75,6 +81,19 @@ def export_pipelined(out):
     onnx.save_model(model, path)
 
 
+def export_vit(out):
+    model = vit_b_16(weights=None).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.uniform_(-0.05, 0.05)
+    path = os.path.join(out, 'vit_b_16_external.onnx')
+    torch.onnx.export(model, (torch.randn(1, 3, 224, 224),), path, input_names=['images'], output_names=['logits'],
+                      opset_version=17, dynamic_axes={'images': {0: 'batch'}, 'logits': {0: 'batch'}})
+    weights = 'vit_b_16_external.weights'
+    onnx.save_model(onnx.load(path), path, save_as_external_data=True, all_tensors_to_one_file=True, location=weights, size_threshold=0)
+    os.remove(os.path.join(out, weights))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--out', default=os.path.join(os.path.dirname(__file__), '..', 'test', 'fixtures', 'onnx', 'planning'))
@@ -83,6 +102,7 @@ def main():
     torch.manual_seed(0)
     export_external(args.out)
     export_pipelined(args.out)
+    export_vit(args.out)
 
 
 if __name__ == '__main__':

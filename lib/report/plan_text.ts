@@ -17,12 +17,21 @@ export function strategyText(placement: Placement): string {
   return `${placement.strategy}: ${placement.stages.length} stage(s) on ${placement.ipusPerReplica} IPU(s) per replica`;
 }
 
+/** Blocks a stage lists by name; a stage with more (an ONNX model split node by node) lists its first and last few. */
+const LISTED_BLOCKS = 8;
+
+/** A stage's blocks, quoted; past {@link LISTED_BLOCKS}, the first three and the last two around how many lie between. */
+function blockList(blocks: readonly string[]): string {
+  const quoted = blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`));
+  if (quoted.length <= LISTED_BLOCKS) return quoted.join(', ');
+  return `${[...quoted.slice(0, 3), `… ${quoted.length - 5} more …`, ...quoted.slice(-2)].join(', ')} (${quoted.length} blocks)`;
+}
+
 /** The plan as text. */
 export function planText(placement: Placement, schedule: Schedule, transfers: readonly StreamingTransfer[] = []): string {
   const lines = [`${strategyText(placement)}, ${placement.ipusReserved} IPU(s) reserved`];
   for (const s of placement.stages) {
-    const blocks = s.blocks.map((b) => (b === UNANNOTATED_BLOCK ? b : `'${b}'`)).join(', ');
-    lines.push(`  stage ${s.index} (id ${s.stageId}) on IPU ${s.ipu}${s.phase !== undefined ? `, phase ${s.phase}` : ''}: blocks ${blocks}`);
+    lines.push(`  stage ${s.index} (id ${s.stageId}) on IPU ${s.ipu}${s.phase !== undefined ? `, phase ${s.phase}` : ''}: blocks ${blockList(s.blocks)}`);
   }
   if (placement.phased) {
     const p = placement.phased;
