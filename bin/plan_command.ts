@@ -2,7 +2,8 @@
  * `poptfjs plan <model.json> --ipus N --batch B ...`: plans a saved tfjs
  * layers model on simulated IPUs without computing it, and prints its memory
  * per IPU, placement and simulated throughput (the summary report). A
- * `model.onnx` is planned for inference without reading its weights; with
+ * `model.onnx` is planned without reading its weights, for inference or, with
+ * `--loss-tensor`, for training; with
  * `--search` the fastest configuration that fits `--ipus` IPUs at a global
  * batch of `--batch` is searched for (`autoPlan`).
  *
@@ -91,6 +92,8 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     return model;
   };
   if (/\.onnx$/i.test(path)) return planOnnxModel(args, path, options);
+  if (args.string('loss-tensor') !== undefined)
+    throw new UsageError(`plan: --loss-tensor names the loss tensor of an ONNX model; a saved tfjs model takes --loss (${lossNamesText()})`);
   if (args.boolean('search')) {
     for (const searched of ['replicas', 'accumulation', 'device-iterations']) {
       if (args.integer(searched) !== undefined) throw new UsageError(`plan: --search chooses the ${searched.replace('-', ' ')} itself; leave out --${searched}`);
@@ -155,23 +158,30 @@ function printPlan(args: VerbArguments, planned: Plan): number {
 }
 
 /**
- * Plans the ONNX model at `path` for inference without reading its weights: placed by its PopART attributes, or
- * split into `--ipus` stages; `--batch` is the first dimension of every graph input.
+ * Plans the ONNX model at `path` without reading its weights: for inference, or with `--loss-tensor` a training step
+ * of a model exported with its loss (`--optimizer` chooses the optimizer); placed by its PopART attributes, or split
+ * into `--ipus` stages; `--batch` is the first dimension of every graph input.
  */
 async function planOnnxModel(args: VerbArguments, path: string, options: () => Options): Promise<number> {
-  for (const flag of ['loss', 'optimizer'] as const) {
-    if (args.string(flag) !== undefined)
-      throw new UsageError(`plan: an ONNX model is planned for inference; --${flag} is for a saved tfjs model (plan() plans training of an ONNX graph with its loss tensor)`);
-  }
+  if (args.string('loss') !== undefined)
+    throw new UsageError('plan: --loss names a tfjs loss for a saved tfjs model; an ONNX model exported with its loss names its loss tensor with --loss-tensor');
   for (const flag of ['float16', 'search'] as const) {
     if (args.boolean(flag)) throw new UsageError(`plan: --${flag} is for a saved tfjs model; an ONNX model is planned as its file declares it`);
   }
+  const loss = args.string('loss-tensor');
+  if (loss === undefined && args.string('optimizer') !== undefined)
+    throw new UsageError('plan: an ONNX model is planned for inference unless --loss-tensor names its loss; --optimizer needs --loss-tensor');
+  if (loss !== undefined && args.boolean('inference')) throw new UsageError('plan: --loss-tensor plans a training step; leave out --inference');
   const ipus = args.integer('ipus') ?? 1;
   const o = options();
-  // A pipeline of inference needs a micro-batch for each stage in a call: its attributes' stages, or the split's.
+  // A pipeline needs a micro-batch for each stage in flight: its attributes' stages, or the split's; a training step
+  // needs the 2N - 1 micro-batches of an N-stage pipeline.
   const stages = Math.max(ipus, onnxPipelineStages(path));
-  if (stages > 1 && args.integer('device-iterations') === undefined) o.deviceIterations(Math.max(o.settings.deviceIterations, stages));
-  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')! }));
+  if (stages > 1 && loss !== undefined && args.integer('accumulation') === undefined)
+    o.Training.gradientAccumulation(Math.max(o.settings.training.gradientAccumulation, 2 * stages - 1));
+  if (stages > 1 && loss === undefined && args.integer('device-iterations') === undefined) o.deviceIterations(Math.max(o.settings.deviceIterations, stages));
+  const optimizer = args.string('optimizer') as PlanOptimizerName | undefined;
+  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')!, ...(loss !== undefined ? { loss, ...(optimizer ? { optimizer } : {}) } : {}) }));
 }
 
 /** What `plan` needs to know of a saved model: its inputs and output for one micro-batch, its compiled loss, its layers. */

@@ -53,7 +53,11 @@ export const PLAN_VERB: VerbSpec = {
   name: 'plan',
   summary: 'plan a saved tfjs layers model or an ONNX model on simulated IPUs without computing it',
   positionals: [
-    { name: 'model', required: true, help: 'model.json of a saved layers model, or its directory, or a\nmodel.onnx (planned for inference, its weights never read)' },
+    {
+      name: 'model',
+      required: true,
+      help: 'model.json of a saved layers model, or its directory, or a\nmodel.onnx (its weights never read; planned for inference\nunless --loss-tensor names its loss)',
+    },
   ],
   flags: [
     { name: 'batch', value: 'B', integer: true, required: true, help: 'micro-batch size (with --search: the global batch,\nmicro-batch × replicas × accumulation)' },
@@ -74,6 +78,11 @@ export const PLAN_VERB: VerbSpec = {
       value: 'NAME',
       choices: [...LOSS_NAMES, ...Object.keys(LOSS_ALIASES)],
       help: `the training loss (default: the model's compiled loss): a tfjs loss name\n(meanSquaredError, categoricalCrossentropy, ...) or ${Object.keys(LOSS_ALIASES).join(', ')}`,
+    },
+    {
+      name: 'loss-tensor',
+      value: 'NAME',
+      help: "an ONNX model's loss tensor: plans a training step of a model\nexported with its loss (PyTorch's cross_entropy, ...)",
     },
     { name: 'optimizer', value: 'NAME', choices: PLAN_OPTIMIZER_NAMES, help: `${PLAN_OPTIMIZER_NAMES.join(', ')} (default: the model's compiled one, else sgd)` },
     { name: 'float16', help: 'hold the weights and inputs in float16' },

@@ -13,6 +13,11 @@ Written into test/fixtures/onnx/planning/ by default:
   8 x 64 inputs (opset 13), each node placed as PopART's builder places it
   with virtualGraph and pipelineStage: layer i's nodes on IPU i // 2 and in
   pipeline stage i // 2 (the attributes __ipu_number and __pipeline_stage);
+- mlp_with_loss.onnx: three Linear(64, 64) layers with ReLUs and a
+  Linear(64, 10) classifier, exported in training mode with its
+  cross-entropy loss (SoftmaxCrossEntropyLoss) on 8 x 64 inputs and 8
+  labels of a dynamic batch (opset 13): a model exported with its loss
+  tensor, `loss`, as a training plan needs it;
 - vit_b_16_external.onnx: torchvision's vit_b_16 (86,567,656 parameters,
   every one drawn at random so that the exporter shares none between
   initializers) on images of a dynamic batch (opset 17), saved with every
@@ -81,6 +86,26 @@ def export_pipelined(out):
     onnx.save_model(model, path)
 
 
+class MlpWithLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.ModuleList([nn.Linear(64, 64) for _ in range(3)])
+        self.classifier = nn.Linear(64, 10)
+
+    def forward(self, x, labels):
+        for layer in self.hidden:
+            x = torch.relu(layer(x))
+        return nn.functional.cross_entropy(self.classifier(x), labels)
+
+
+def export_with_loss(out):
+    path = os.path.join(out, 'mlp_with_loss.onnx')
+    torch.onnx.export(MlpWithLoss().train(), (torch.randn(8, 64), torch.randint(0, 10, (8,))), path,
+                      input_names=['x', 'labels'], output_names=['loss'], opset_version=13,
+                      dynamic_axes={'x': {0: 'batch'}, 'labels': {0: 'batch'}}, training=torch.onnx.TrainingMode.TRAINING)
+    onnx.checker.check_model(onnx.load(path))
+
+
 def export_vit(out):
     model = vit_b_16(weights=None).eval()
     with torch.no_grad():
@@ -102,6 +127,7 @@ def main():
     torch.manual_seed(0)
     export_external(args.out)
     export_pipelined(args.out)
+    export_with_loss(args.out)
     export_vit(args.out)
 
 

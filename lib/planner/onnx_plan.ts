@@ -86,6 +86,15 @@ function batchedShapes(model: OnnxModel, names: readonly string[], batch: number
   });
 }
 
+/** Refuses a loss that names no tensor of the model, listing its graph outputs (where an exported loss usually is). */
+function checkLossTensor(model: OnnxModel, loss: unknown): void {
+  const graph = model.proto.graph!;
+  const outputs = graph.output.map((v) => `'${v.name}'`).join(', ');
+  if (typeof loss !== 'string' || loss === '') throw onnxPlanError(`loss must be the name of the graph's loss tensor (its outputs: ${outputs}), got ${JSON.stringify(loss)}`);
+  const tensors = new Set([...graph.node.flatMap((node) => node.output ?? []), ...graph.input.map((v) => v.name)]);
+  if (!tensors.has(loss)) throw onnxPlanError(`the loss '${loss}' is no tensor of the model; its graph outputs: ${outputs}`);
+}
+
 /** True if any node of the model carries `attribute`. */
 function hasAttribute(model: OnnxModel, attribute: string): boolean {
   return model.proto.graph!.node.some((node) => new NodeAttributes(node.attribute, node.name ?? '').has(attribute));
@@ -122,6 +131,7 @@ export async function planOnnx(source: string | Uint8Array, request: OnnxPlanReq
   if (!Number.isInteger(ipus) || ipus < 1) throw onnxPlanError(`ipus must be a positive integer, got ${JSON.stringify(request.ipus)}`);
   const training = request.loss !== undefined;
   if (!training && request.optimizer !== undefined) throw onnxPlanError('an optimizer needs a loss: give the name of the loss tensor of the graph to plan training');
+  if (training) checkLossTensor(model, request.loss);
   const graphInputs = model.proto.graph!.input.filter((v) => !model.proto.graph!.initializer.some((t) => t.name === v.name)).map((v) => v.name ?? '');
   if (request.inputs !== undefined && request.inputs.length !== graphInputs.length) {
     throw onnxPlanError(`the model has ${graphInputs.length} graph input(s) (${graphInputs.join(', ')}); inputs gives ${request.inputs.length}`);

@@ -95,14 +95,36 @@ describe('npx poptfjs plan model.onnx', () => {
     for (const ext of ['html', 'json', 'trace.json']) expect(stderr).toContain(`poptfjs plan: wrote ${join(reports, `torch_jit-inference.${ext}`)}\n`);
   });
 
-  it('refuses the flags of a tfjs model with a usage error', () => {
-    for (const [flag, message] of [
-      [['--loss', 'mse'], 'an ONNX model is planned for inference; --loss is for a saved tfjs model'],
-      [['--search'], '--search is for a saved tfjs model'],
+  it('plans a training step of a model exported with its loss, named by --loss-tensor, pipelined over --ipus', () => {
+    const { status, stdout, stderr } = cli('plan', join(PLANNING, 'mlp_with_loss.onnx'), '--batch', '8', '--loss-tensor', 'loss', '--optimizer', 'adam', '--ipus', '2');
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^Model '\S+' compiled for training, on 2 IPU\(s\)$/m);
+    expect(stdout).toMatch(/^PipelinedExecution: 2 stage\(s\) on 2 IPU\(s\) per replica/m);
+    // A 2-stage training pipeline needs 3 micro-batches a step: the accumulation is raised to them.
+    expect(stdout).toMatch(/^schedule over 3 micro-batch\(es\)/m);
+    expect(stdout).toMatch(/^fits on 2 IPU\(s\) per replica; [\d.]+ samples\/s, 24 samples a call/m);
+  });
+
+  it('refuses the flags of a tfjs model, and training flags without a loss tensor, with a usage error', () => {
+    for (const [model, flag, message] of [
+      ['mlp_pipelined.onnx', ['--loss', 'mse'], 'an ONNX model exported with its loss names its loss tensor with --loss-tensor'],
+      ['mlp_pipelined.onnx', ['--search'], '--search is for a saved tfjs model'],
+      ['mlp_pipelined.onnx', ['--optimizer', 'adam'], '--optimizer needs --loss-tensor'],
+      ['mlp_with_loss.onnx', ['--loss-tensor', 'loss', '--inference'], '--loss-tensor plans a training step; leave out --inference'],
     ] as const) {
-      const { status, stderr } = cli('plan', join(PLANNING, 'mlp_pipelined.onnx'), '--batch', '8', ...flag);
+      const { status, stderr } = cli('plan', join(PLANNING, model), '--batch', '8', ...flag);
       expect(status).toBe(2);
       expect(stderr).toContain(message);
     }
+    const saved = cli('plan', savedModel, '--batch', '8', '--loss-tensor', 'loss');
+    expect(saved.status).toBe(2);
+    expect(saved.stderr).toContain('--loss-tensor names the loss tensor of an ONNX model; a saved tfjs model takes --loss');
+  });
+
+  it('names the graph outputs when --loss-tensor names no tensor of the model', () => {
+    const { status, stderr } = cli('plan', join(PLANNING, 'mlp_with_loss.onnx'), '--batch', '8', '--loss-tensor', 'logits');
+    expect(status).toBe(1);
+    expect(stderr).toContain("plan: the loss 'logits' is no tensor of the model; its graph outputs: 'loss'");
   });
 });

@@ -11,6 +11,10 @@ const PLANNING = fileURLToPath(new URL('../fixtures/onnx/planning/', import.meta
 const ENCODER = join(PLANNING, 'tiny_encoder_external.onnx');
 /** Four Linear(64, 64) layers, placed by PopART's virtualGraph and pipelineStage attributes: two layers on each of 2 IPUs. */
 const MLP = join(PLANNING, 'mlp_pipelined.onnx');
+/** Three Linear(64, 64) layers with ReLUs and a Linear(64, 10) classifier, exported in training mode with its cross-entropy loss, `loss`. */
+const MLP_WITH_LOSS = join(PLANNING, 'mlp_with_loss.onnx');
+/** Its parameters: 3 × (64 × 64 + 64) + 64 × 10 + 10. */
+const MLP_WITH_LOSS_PARAMETERS = 3 * (64 * 64 + 64) + 64 * 10 + 10;
 /** torchvision's vit_b_16 as PyTorch exports it (opset 17, a dynamic batch), its initializers in an external data file that was deleted. */
 const VIT = join(PLANNING, 'vit_b_16_external.onnx');
 /** vit_b_16's parameters as torchvision counts them (`ViT_B_16_Weights.IMAGENET1K_V1.meta['num_params']`). */
@@ -96,10 +100,28 @@ describe('plan() of an ONNX model', () => {
     expect(JSON.parse(readFileSync(files.trace, 'utf8')).traceEvents.length).toBeGreaterThan(0);
   });
 
+  it('plans a training step of a model exported with its loss, with the state its optimizer keeps', async () => {
+    const adam = await plan(MLP_WITH_LOSS, { loss: 'loss', optimizer: 'adam', batch: 8 });
+    expect(adam.executable.kind).toBe('training');
+    expect(adam.parameters).toBe(MLP_WITH_LOSS_PARAMETERS);
+    expect(adam.summary()).toMatch(/^Plan of '.+' for training on 1 IPU\(s\): fits/);
+    // Adam keeps two float32 moments a weight; one micro-batch a step needs no gradient accumulator.
+    expect(adam.memory.ipus[0]!.byKind['optimizer state']).toBe(2 * 4 * MLP_WITH_LOSS_PARAMETERS);
+    expect(adam.memory.ipus[0]!.byKind['gradient accumulators']).toBe(0);
+    // SGD without momentum keeps nothing; 3 micro-batches a step accumulate each gradient in a float32 tensor.
+    const options = new Options();
+    options.Training.gradientAccumulation(3);
+    const sgd = await plan(MLP_WITH_LOSS, { loss: 'loss', optimizer: 'sgd', batch: 8, options });
+    expect(sgd.memory.ipus[0]!.byKind['optimizer state']).toBe(0);
+    expect(sgd.memory.ipus[0]!.byKind['gradient accumulators']).toBe(4 * MLP_WITH_LOSS_PARAMETERS);
+    expect(sgd.samplesPerCall).toBe(3 * 8);
+  });
+
   it('refuses what it cannot plan, naming what is expected', async () => {
     await expect(plan(join(PLANNING, 'no_such_model.onnx'))).rejects.toThrow(/plan: cannot read the ONNX model '.*no_such_model\.onnx'/);
     await expect(plan(ENCODER, { ipus: 0 })).rejects.toThrow(/plan: ipus must be a positive integer, got 0/);
     await expect(plan(ENCODER, { optimizer: 'adam' })).rejects.toThrow(/an optimizer needs a loss: give the name of the loss tensor/);
+    await expect(plan(MLP_WITH_LOSS, { loss: 'logits', batch: 8 })).rejects.toThrow("plan: the loss 'logits' is no tensor of the model; its graph outputs: 'loss'");
     await expect(plan(ENCODER, { inputs: [{ shape: [4, 16] }, { shape: [4] }] })).rejects.toThrow(/the model has 1 graph input\(s\) \(tokens\); inputs gives 2/);
   });
 });
