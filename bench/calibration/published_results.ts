@@ -450,17 +450,12 @@ export const BERT_BASE_PHASE1_POPART: BertRun = {
   shardedOffChipState: true,
 };
 
-/** BERT-Base phase 2 at 512 tokens as PopART runs it on a Bow Pod16 (pretrain_base_512.json, SDK 3.1 release). */
+/** BERT-Base phase 2 at 512 tokens as PopART runs it on a Bow Pod16 (pretrain_base_512.json, SDK 3.1 release): phase 1's placement, 8 sequences of 512 tokens. */
 export const BERT_BASE_512_POPART: BertRun = {
+  ...BERT_BASE_PHASE1_POPART,
   config: { ...BERT_BASE_PRETRAINING, maskedTokens: 76 },
-  ipu: 'Bow',
   microBatch: 8,
   sequence: 512,
-  replicas: 4,
-  accumulation: 512,
-  layersPerIpu: [0, 4, 4, 4],
-  proportions: [0.28, 0.28, 0.28, 0.28],
-  shardedOffChipState: true,
 };
 
 /** ViT-B/16 fine-tuning on a Bow Pod16 (b16_imagenet1k with pytorch_vit_finetune_gen_pod16). */
