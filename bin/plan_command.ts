@@ -14,6 +14,7 @@
  * Chrome trace) are written there too, each file named on stderr.
  */
 import {
+  type AutoPlan,
   autoPlan,
   AutoStage,
   BeginBlock,
@@ -45,7 +46,6 @@ function cliError(message: string): PoptfjsError {
 }
 
 /** Runs `poptfjs plan` with its checked arguments; resolves to 0 when the model fits, 1 when it does not. */
-// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one branch per kind of model file (saved layers model, ONNX) and per answer (a plan, a search, a report)
 export async function planCommand(args: VerbArguments): Promise<number> {
   const path = args.positionals[0]!;
   const batch = args.integer('batch')!;
@@ -91,14 +91,14 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     }
     return model;
   };
-  if (/\.onnx$/i.test(path)) return planOnnxModel(args, path, options);
-  if (args.string('loss-tensor') !== undefined)
-    throw new UsageError(`plan: --loss-tensor names the loss tensor of an ONNX model; a saved tfjs model takes --loss (${lossNamesText()})`);
   if (args.boolean('search')) {
     for (const searched of ['replicas', 'accumulation', 'device-iterations']) {
       if (args.integer(searched) !== undefined) throw new UsageError(`plan: --search chooses the ${searched.replace('-', ' ')} itself; leave out --${searched}`);
     }
   }
+  if (/\.onnx$/i.test(path)) return planOnnxModel(args, path, options);
+  if (args.string('loss-tensor') !== undefined)
+    throw new UsageError(`plan: --loss-tensor names the loss tensor of an ONNX model; a saved tfjs model takes --loss (${lossNamesText()})`);
   const describe = await describeModel(() => load(), batch, float16);
   describe.loss = args.string('loss') ?? describe.loss;
   if (training && describe.loss === undefined) throw new UsageError(`plan: training needs a loss: give --loss (${lossNamesText()}) or plan --inference`);
@@ -122,15 +122,7 @@ export async function planCommand(args: VerbArguments): Promise<number> {
       ...(training ? { loss: describe.loss!, target: unbatched(describe.output!) } : {}),
       ...(training && optimizer !== undefined ? { optimizer: optimizer as PlanOptimizerName } : {}),
     });
-    console.log(search.summary());
-    if (search.best) console.log(`\nThe best configuration as a config file (--config reads it; the micro-batch is ${search.best.microBatch}):\n${search.best.configText()}`);
-    const reports = args.string('report');
-    if (reports !== undefined) {
-      const written = search.report(reports);
-      for (const file of [written.html, written.json, ...(written.best ? [written.best.html, written.best.json, written.best.trace] : [])])
-        console.error(`poptfjs plan: wrote ${file}`);
-    }
-    return search.best ? 0 : 1;
+    return printSearch(args, search);
   }
   let groups: string[][] | undefined;
   if (ipus > 1) {
@@ -139,6 +131,19 @@ export async function planCommand(args: VerbArguments): Promise<number> {
     groups = balancedGroups(describe.layers, (name) => cycles.get(name) ?? 0, ipus);
   }
   return printPlan(args, await plan(() => load(groups), request(options(groups))));
+}
+
+/** Prints a search: its summary, the best as a config file, and writes its reports when asked; 0 when a configuration fits, 1 when none does. */
+function printSearch(args: VerbArguments, search: AutoPlan): number {
+  console.log(search.summary());
+  if (search.best) console.log(`\nThe best configuration as a config file (--config reads it; the micro-batch is ${search.best.microBatch}):\n${search.best.configText()}`);
+  const reports = args.string('report');
+  if (reports !== undefined) {
+    const written = search.report(reports);
+    for (const file of [written.html, written.json, ...(written.best ? [written.best.html, written.best.json, written.best.trace] : [])])
+      console.error(`poptfjs plan: wrote ${file}`);
+  }
+  return search.best ? 0 : 1;
 }
 
 /** Prints the plan's summary and verdict and writes its reports when asked; 0 when it fits, 1 when it does not. */
@@ -160,19 +165,21 @@ function printPlan(args: VerbArguments, planned: Plan): number {
 /**
  * Plans the ONNX model at `path` without reading its weights: for inference, or with `--loss-tensor` a training step
  * of a model exported with its loss (`--optimizer` chooses the optimizer); placed by its PopART attributes, or split
- * into `--ipus` stages; `--batch` is the first dimension of every graph input.
+ * into `--ipus` stages; `--batch` is the first dimension of every graph input. With `--search`, the fastest
+ * configuration of `--ipus` IPUs at a global batch of `--batch`, its stages named by the model's modules.
  */
 async function planOnnxModel(args: VerbArguments, path: string, options: () => Options): Promise<number> {
   if (args.string('loss') !== undefined)
     throw new UsageError('plan: --loss names a tfjs loss for a saved tfjs model; an ONNX model exported with its loss names its loss tensor with --loss-tensor');
-  for (const flag of ['float16', 'search'] as const) {
-    if (args.boolean(flag)) throw new UsageError(`plan: --${flag} is for a saved tfjs model; an ONNX model is planned as its file declares it`);
-  }
+  if (args.boolean('float16')) throw new UsageError('plan: --float16 is for a saved tfjs model; an ONNX model is planned in the precision its file declares');
   const loss = args.string('loss-tensor');
   if (loss === undefined && args.string('optimizer') !== undefined)
     throw new UsageError('plan: an ONNX model is planned for inference unless --loss-tensor names its loss; --optimizer needs --loss-tensor');
   if (loss !== undefined && args.boolean('inference')) throw new UsageError('plan: --loss-tensor plans a training step; leave out --inference');
   const ipus = args.integer('ipus') ?? 1;
+  const optimizer = args.string('optimizer') as PlanOptimizerName | undefined;
+  const training = loss !== undefined ? { loss, ...(optimizer ? { optimizer } : {}) } : {};
+  if (args.boolean('search')) return printSearch(args, await autoPlan(path, { ipus, globalBatch: args.integer('batch')!, options: options(), ...training }));
   const o = options();
   // A pipeline needs a micro-batch for each stage in flight: its attributes' stages, or the split's; a training step
   // needs the 2N - 1 micro-batches of an N-stage pipeline.
@@ -180,8 +187,7 @@ async function planOnnxModel(args: VerbArguments, path: string, options: () => O
   if (stages > 1 && loss !== undefined && args.integer('accumulation') === undefined)
     o.Training.gradientAccumulation(Math.max(o.settings.training.gradientAccumulation, 2 * stages - 1));
   if (stages > 1 && loss === undefined && args.integer('device-iterations') === undefined) o.deviceIterations(Math.max(o.settings.deviceIterations, stages));
-  const optimizer = args.string('optimizer') as PlanOptimizerName | undefined;
-  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')!, ...(loss !== undefined ? { loss, ...(optimizer ? { optimizer } : {}) } : {}) }));
+  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')!, ...training }));
 }
 
 /** What `plan` needs to know of a saved model: its inputs and output for one micro-batch, its compiled loss, its layers. */

@@ -74,7 +74,7 @@ export {
 } from './executor/model_plan.js';
 export { plan } from './planner/plan.js';
 export { onnxPipelineStages, type OnnxPlanRequest } from './planner/onnx_plan.js';
-export { autoPlan, type AutoPlan, type AutoPlanRequest } from './planner/auto_plan.js';
+export { autoPlan, type AutoPlan, type AutoPlanRequest, type OnnxAutoPlanRequest } from './planner/auto_plan.js';
 export type { Candidate, CandidateChoices } from './planner/search_candidate.js';
 export { OptimizerStatePlace, type SearchSpace } from './planner/search_space.js';
 export type { StageSplit, SplitBalance } from './planner/stage_splits.js';

@@ -30,17 +30,19 @@ import { getLogger } from '../common/log.js';
 import type { PlanBuild } from '../executor/model_plan.js';
 import type { Graph } from '../ir/graph.js';
 import { Options } from '../options/options.js';
-import type { AutoPlanRequest } from './auto_plan_request.js';
+import type { AutoPlanRequest, OnnxAutoPlanRequest, SearchRequest } from './auto_plan_request.js';
 import type { Candidate } from './search_candidate.js';
 import { searchReasons } from './search_reasons.js';
 import { type SearchReportFiles, writeSearchReport } from './search_report.js';
-import { SearchGraphs, searchError } from './search_graphs.js';
-import { resolveSpace, type ResolvedSpace } from './search_space.js';
+import { SearchGraphs, searchError, type SearchTracer } from './search_graphs.js';
+import { resolveSpace, type ResolvedSpace, type SearchSpace } from './search_space.js';
 import { SearchState, TIE, better, uniform, type MemorySettings } from './search_state.js';
+import { onnxTracer, tfjsTracer } from './search_tracers.js';
+import { onnxModuleUnit } from './split_units.js';
 
 const log = getLogger('plan');
 
-export type { AutoPlanRequest } from './auto_plan_request.js';
+export type { AutoPlanRequest, OnnxAutoPlanRequest } from './auto_plan_request.js';
 
 /** What {@link autoPlan} found. */
 export interface AutoPlan {
@@ -111,32 +113,67 @@ function checkReplicatedBuffers(graph: Graph, base: Options, space: ResolvedSpac
   );
 }
 
-/** The request's base options and whether it trains, once its fields are checked. */
-function checkRequest(build: PlanBuild, request: AutoPlanRequest): { base: Options; training: boolean } {
-  if (typeof build !== 'function') throw searchError('expected a function that builds the model, e.g. () => tf.sequential({...})');
-  if (request === null || typeof request !== 'object') throw searchError('expected { ipus, globalBatch, inputs, ... }');
+/** What a search starts from: its tracer, base options and whether it trains, once the request's fields are checked. */
+interface SearchSource {
+  readonly tracer: SearchTracer;
+  readonly base: Options;
+  readonly training: boolean;
+  /** The unit of a node's layer (ONNX models: its module; tfjs models: the layer). */
+  readonly unitOfLayer?: (layer: string) => string;
+  /** The space to search, when the model narrows the request's (an ONNX model that fixes its batch). */
+  readonly space?: SearchSpace;
+}
+
+/** The fields of either request: the IPUs, the global batch and the base options. */
+function checkCommon(request: AutoPlanRequest | OnnxAutoPlanRequest, expected: string): Options {
+  if (request === null || typeof request !== 'object') throw searchError(`expected ${expected}`);
   const { ipus, globalBatch } = request;
   if (!Number.isInteger(ipus) || ipus < 1) throw searchError(`ipus must be a positive integer, got ${JSON.stringify(ipus)}`);
   if (!Number.isInteger(globalBatch) || globalBatch < 1) throw searchError(`globalBatch must be a positive integer, got ${JSON.stringify(globalBatch)}`);
-  if (!Array.isArray(request.inputs)) throw searchError('expected inputs: [{ shape, dtype? }], the shape of one sample each');
   const base = request.options ?? new Options();
   if (!(base instanceof Options)) throw searchError('options must be a poptfjs Options object');
+  return base;
+}
+
+/** A tfjs model's search: its inputs checked; it trains when asked, or given a loss, an optimizer or a target. */
+function tfjsSource(build: PlanBuild, request: AutoPlanRequest): SearchSource {
+  if (typeof build !== 'function') throw searchError('expected a function that builds the model, e.g. () => tf.sequential({...}), or an ONNX model (a path or its bytes)');
+  const base = checkCommon(request, '{ ipus, globalBatch, inputs, ... }');
+  if (!Array.isArray(request.inputs)) throw searchError('expected inputs: [{ shape, dtype? }], the shape of one sample each');
   const training = request.training ?? (request.loss !== undefined || request.optimizer !== undefined || request.target !== undefined);
-  return { base, training };
+  return { tracer: tfjsTracer(build, request, base, training), base, training };
+}
+
+/** An ONNX model's search: it trains when `loss` names its loss tensor; a target or `training` alone is refused. */
+function onnxSource(source: string | Uint8Array, request: OnnxAutoPlanRequest): SearchSource {
+  const base = checkCommon(request, '{ ipus, globalBatch, loss?, ... }');
+  const fields = request as Partial<AutoPlanRequest>;
+  if (fields.target !== undefined || (fields.training === true && request.loss === undefined))
+    throw searchError('an ONNX model trains with the loss in its graph: give loss, the name of its loss tensor (a model exported with its loss), and no target');
+  const { tracer, fixedBatch } = onnxTracer(source, request);
+  const training = request.loss !== undefined;
+  if (fixedBatch === undefined) return { tracer, base, training, unitOfLayer: onnxModuleUnit };
+  // Exported without a dynamic batch axis: its reshapes may hold the batch, so every candidate runs micro-batches of it.
+  const asked = request.space?.microBatch;
+  if (asked !== undefined && (asked.length !== 1 || asked[0] !== fixedBatch))
+    throw searchError(
+      `the model's inputs fix the batch at ${fixedBatch} (it was exported without a dynamic batch axis): search microBatch [${fixedBatch}], or export it with one`,
+    );
+  return { tracer, base, training, unitOfLayer: onnxModuleUnit, space: { ...request.space, microBatch: [fixedBatch] } };
 }
 
 /**
  * Step 0, trace once: the model traced at the smallest micro-batch of the space gives its units, which
  * bound the IPUs a replica; the space resolved with them, and the search's state.
  */
-async function startSearch(build: PlanBuild, request: AutoPlanRequest): Promise<SearchState> {
-  const { base, training } = checkRequest(build, request);
+async function startSearch(source: SearchSource, request: SearchRequest): Promise<SearchState> {
+  const { base, training } = source;
   const { ipus, globalBatch } = request;
-  const graphs = new SearchGraphs(build, request, base, training);
-  const firstSpace = resolveSpace(request.space, ipus, globalBatch, Number.MAX_SAFE_INTEGER, training);
+  const graphs = new SearchGraphs(source.tracer, base, training, source.unitOfLayer);
+  const firstSpace = resolveSpace(source.space ?? request.space, ipus, globalBatch, Number.MAX_SAFE_INTEGER, training);
   const first = await graphs.at(firstSpace.microBatch[0]!);
   const unitCount = first.units.units.length;
-  const space = resolveSpace(request.space, ipus, globalBatch, unitCount, training);
+  const space = resolveSpace(source.space ?? request.space, ipus, globalBatch, unitCount, training);
   if (space.ipusPerReplica.length === 0) throw searchError(`no number of IPUs a replica divides ${ipus} and is at most the model's ${unitCount} unit(s)`);
   checkReplicatedBuffers(first.trace.graph, base, space, ipus);
   return new SearchState(request, base, training, space, graphs);
@@ -321,9 +358,18 @@ function searchResult(state: SearchState, seconds: number): AutoPlan {
  * how). Throws when the request is malformed; a model that fits in no
  * configuration gives `best: undefined` and the rejected candidates.
  */
-export async function autoPlan(build: PlanBuild, request: AutoPlanRequest): Promise<AutoPlan> {
+export function autoPlan(build: PlanBuild, request: AutoPlanRequest): Promise<AutoPlan>;
+/**
+ * The same search for the ONNX model at `model` (a path, or its bytes),
+ * imported at each micro-batch without reading its weights; its units are
+ * its nodes. See {@link OnnxAutoPlanRequest}.
+ */
+export function autoPlan(model: string | Uint8Array, request: OnnxAutoPlanRequest): Promise<AutoPlan>;
+export async function autoPlan(source: PlanBuild | string | Uint8Array, request: AutoPlanRequest | OnnxAutoPlanRequest): Promise<AutoPlan> {
   const started = performance.now();
-  const state = await startSearch(build, request);
+  const searched =
+    typeof source === 'string' || source instanceof Uint8Array ? onnxSource(source, request as OnnxAutoPlanRequest) : tfjsSource(source, request as AutoPlanRequest);
+  const state = await startSearch(searched, request);
   for (const replication of await mostPromisingFirst(state, await replications(state))) await tuneReplication(state, replication);
   await tryDeviceIterations(state);
   return searchResult(state, (performance.now() - started) / 1000);

@@ -9,7 +9,9 @@
  * (`Builder.virtualGraph`) runs each node on its IPU, as a pipeline of its
  * `__pipeline_stage`s (or of its IPUs when it has no stages); a model without
  * is split, with `ipus` above 1, into that many pipeline stages of nearly
- * equal simulated time, between its nodes.
+ * equal simulated time, between the modules its nodes are named after
+ * (`onnxModuleUnit`), or placed by the options' stages, which name them as a
+ * search (`autoPlan`) prints them.
  */
 import { readFileSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
@@ -26,12 +28,13 @@ import { PIPELINE_STAGE_ATTRIBUTE, VIRTUAL_GRAPH_ATTRIBUTE } from '../session/pl
 import { SessionOptions, sessionSettings } from '../session/session_options.js';
 import { VirtualGraphMode } from '../session/session_enums.js';
 import { virtualGraphPlacement } from '../session/virtual_graph_placement.js';
+import type { ExecutionStrategy } from '../strategy/execution_strategy.js';
 import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import { StageSpec } from '../strategy/stages_and_phases.js';
 import { Optimizer } from '../../optim/optimizer.js';
 import { dirname } from 'node:path';
 import { stageSplits, unitCosts } from './stage_splits.js';
-import { unitGraph } from './split_units.js';
+import { onnxModuleUnit, unitGraph } from './split_units.js';
 
 /** What {@link planOnnx} plans. */
 export interface OnnxPlanRequest {
@@ -57,8 +60,8 @@ function onnxPlanError(message: string): PoptfjsError {
   return new PoptfjsError(`plan: ${message}`, { type: 'executor' });
 }
 
-/** The model at `source` (a file, or its bytes), decoded without reading external data. */
-function onnxModel(source: string | Uint8Array): OnnxModel {
+/** The ONNX model at `source` (a file, or its bytes), decoded without reading its external data. */
+export function readOnnxModel(source: string | Uint8Array): OnnxModel {
   if (typeof source === 'string') {
     let bytes: Uint8Array;
     try {
@@ -106,7 +109,7 @@ function hasAttribute(model: OnnxModel, attribute: string): boolean {
  * `__ipu_number`s; 1 when its nodes carry neither. Its weights are not read.
  */
 export function onnxPipelineStages(source: string | Uint8Array): number {
-  const model = onnxModel(source);
+  const model = readOnnxModel(source);
   const values = (attribute: string) =>
     new Set(
       model.proto.graph!.node.flatMap((node) => {
@@ -118,31 +121,54 @@ export function onnxPipelineStages(source: string | Uint8Array): number {
   return Math.max(1, stages.size > 0 ? stages.size : values(VIRTUAL_GRAPH_ATTRIBUTE).size);
 }
 
+/** What {@link onnxTrace} imports: the graph inputs' shapes (default: as declared), and for training the loss and the optimizer. */
+export interface OnnxTraceRequest {
+  readonly shapes?: readonly (readonly number[])[];
+  /** The name of the graph's loss tensor: the model is imported for training. */
+  readonly loss?: string;
+  readonly optimizer?: OnnxPlanRequest['optimizer'];
+}
+
+/** The graph inputs of `model` that are not initializers, by name. */
+export function onnxGraphInputs(model: OnnxModel): string[] {
+  const graph = model.proto.graph!;
+  return graph.input.filter((v) => !graph.initializer.some((t) => t.name === v.name)).map((v) => v.name ?? '');
+}
+
+/** One sample's shape of each graph input of `model`: its declared shape without the first (batch) dimension. */
+export function onnxSampleShapes(model: OnnxModel): number[][] {
+  return batchedShapes(model, onnxGraphInputs(model), 1).map((shape) => shape.slice(1));
+}
+
 /**
- * Plans the ONNX model at `source` (a path, or the model's bytes) on the
- * simulated IPUs of `request.options` without reading its weights: its
- * external data files are never opened. See the module's doc for placement.
+ * The batch every graph input of `model` fixes as its first dimension, when
+ * they all declare the same number there (a model exported without a dynamic
+ * batch axis, whose reshapes may hold that batch); undefined when any is
+ * symbolic.
  */
-export async function planOnnx(source: string | Uint8Array, request: OnnxPlanRequest = {}): Promise<Plan> {
-  const model = onnxModel(source);
-  const options = request.options ?? new Options();
-  if (!(options instanceof Options)) throw onnxPlanError('options must be a poptfjs Options object');
-  const ipus = request.ipus ?? 1;
-  if (!Number.isInteger(ipus) || ipus < 1) throw onnxPlanError(`ipus must be a positive integer, got ${JSON.stringify(request.ipus)}`);
+export function onnxFixedBatch(model: OnnxModel): number | undefined {
+  const graph = model.proto.graph!;
+  const firsts = onnxGraphInputs(model).map((name) => declaredShape(graph.input.find((v) => v.name === name)!)?.[0]);
+  const first = firsts[0];
+  return typeof first === 'number' && firsts.every((d) => d === first) ? first : undefined;
+}
+
+/**
+ * `model` imported on the shape-only backend as a plan's trace, its weights
+ * variables without values: for inference, or for training with
+ * `request.loss` and the optimizer `request.optimizer` (default SGD) builds.
+ */
+export async function onnxTrace(model: OnnxModel, request: OnnxTraceRequest): Promise<PlanTrace> {
   const training = request.loss !== undefined;
   if (!training && request.optimizer !== undefined) throw onnxPlanError('an optimizer needs a loss: give the name of the loss tensor of the graph to plan training');
   if (training) checkLossTensor(model, request.loss);
-  const graphInputs = model.proto.graph!.input.filter((v) => !model.proto.graph!.initializer.some((t) => t.name === v.name)).map((v) => v.name ?? '');
-  if (request.inputs !== undefined && request.inputs.length !== graphInputs.length) {
-    throw onnxPlanError(`the model has ${graphInputs.length} graph input(s) (${graphInputs.join(', ')}); inputs gives ${request.inputs.length}`);
-  }
-  if (request.inputs !== undefined && request.batch !== undefined) throw onnxPlanError('give the micro-batch in inputs or as batch, not both');
-  const shapes = request.inputs?.map((input) => [...input.shape]) ?? (request.batch !== undefined ? batchedShapes(model, graphInputs, request.batch) : undefined);
+  const graphInputs = onnxGraphInputs(model);
+  const { shapes } = request;
   // Imported with shapes only; the weights (variables without values) go once the optimizer knows them.
   const { imported, optimizer } = await withShapeOnlyBackend(() => {
     const imported: ImportedModel = importModel(model, {
       withoutWeights: true,
-      ...(shapes ? { inputShapeInfo: Object.fromEntries(shapes.map((shape, i) => [graphInputs[i]!, shape])) } : {}),
+      ...(shapes ? { inputShapeInfo: Object.fromEntries(shapes.map((shape, i) => [graphInputs[i]!, [...shape]])) } : {}),
       ...(training ? { training: { loss: request.loss! } } : {}),
     });
     try {
@@ -158,42 +184,72 @@ export async function planOnnx(source: string | Uint8Array, request: OnnxPlanReq
       imported.dispose();
     }
   });
-  {
-    const settings = options.settings;
-    const manual = hasAttribute(model, VIRTUAL_GRAPH_ATTRIBUTE);
-    let graph = imported.graph;
-    let strategy = settings.executionStrategy;
-    if (manual) {
-      const placed = virtualGraphPlacement(
-        graph,
-        model.proto,
-        sessionSettings(Object.assign(new SessionOptions(), { virtualGraphMode: VirtualGraphMode.Manual, enablePipelining: true })),
-        Math.max(1, ipus),
-      );
-      graph = placed.graph;
-      strategy = placed.strategy;
-    } else if (ipus > 1) {
-      // Split between the nodes that remain after the IR patterns (the compile applies them again, to the same effect).
-      const patterned = applyPatterns(graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training }).graph;
-      const units = unitGraph(patterned);
+  const { graph } = imported;
+  const examples = graph.inputs.filter((id) => id !== graph.roles.lossScale).map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));
+  return {
+    graph,
+    training,
+    optimizer,
+    name: model.proto.graph!.name || 'onnx',
+    examples,
+    microBatch: examples[0]?.shape[0] ?? 1,
+    float16: { params: new Set(), inputs: new Set() },
+    float16Flagged: true,
+    weightNames: new Map(),
+    parameters: graph.values.reduce((n, v) => n + (v.source.kind === 'param' ? v.shape.reduce((a, d) => a * d, 1) : 0), 0),
+  };
+}
+
+/** True if `strategy` runs stages that name blocks (a configuration a search printed): an ONNX model's units must be blocks for it. */
+function namesBlocks(strategy: ExecutionStrategy): boolean {
+  return 'stages' in strategy && strategy.stages.some((stage) => stage.blocks.length > 0);
+}
+
+/**
+ * Plans the ONNX model at `source` (a path, or the model's bytes) on the
+ * simulated IPUs of `request.options` without reading its weights: its
+ * external data files are never opened. See the module's doc for placement.
+ */
+export async function planOnnx(source: string | Uint8Array, request: OnnxPlanRequest = {}): Promise<Plan> {
+  const model = readOnnxModel(source);
+  const options = request.options ?? new Options();
+  if (!(options instanceof Options)) throw onnxPlanError('options must be a poptfjs Options object');
+  const ipus = request.ipus ?? 1;
+  if (!Number.isInteger(ipus) || ipus < 1) throw onnxPlanError(`ipus must be a positive integer, got ${JSON.stringify(request.ipus)}`);
+  const graphInputs = onnxGraphInputs(model);
+  if (request.inputs !== undefined && request.inputs.length !== graphInputs.length) {
+    throw onnxPlanError(`the model has ${graphInputs.length} graph input(s) (${graphInputs.join(', ')}); inputs gives ${request.inputs.length}`);
+  }
+  if (request.inputs !== undefined && request.batch !== undefined) throw onnxPlanError('give the micro-batch in inputs or as batch, not both');
+  const shapes = request.inputs?.map((input) => [...input.shape]) ?? (request.batch !== undefined ? batchedShapes(model, graphInputs, request.batch) : undefined);
+  const trace = await onnxTrace(model, {
+    ...(shapes ? { shapes } : {}),
+    ...(request.loss !== undefined ? { loss: request.loss } : {}),
+    ...(request.optimizer ? { optimizer: request.optimizer } : {}),
+  });
+  const settings = options.settings;
+  let graph = trace.graph;
+  let strategy = settings.executionStrategy;
+  if (hasAttribute(model, VIRTUAL_GRAPH_ATTRIBUTE)) {
+    const placed = virtualGraphPlacement(
+      graph,
+      model.proto,
+      sessionSettings(Object.assign(new SessionOptions(), { virtualGraphMode: VirtualGraphMode.Manual, enablePipelining: true })),
+      Math.max(1, ipus),
+    );
+    graph = placed.graph;
+    strategy = placed.strategy;
+  } else if (ipus > 1 || namesBlocks(strategy)) {
+    // The units (nodes) as blocks, after the IR patterns (the compile applies them again, to the same effect): split
+    // into `ipus` stages, or placed by the stages of the options, which name units as a search prints them.
+    const patterned = applyPatterns(graph, patternsFromSetting(settings.patterns), { backend: tf.getBackend(), training: trace.training }).graph;
+    const units = unitGraph(patterned, onnxModuleUnit);
+    graph = units.graph;
+    if (ipus > 1) {
       const costs = unitCosts(units.graph, units.units, targetSpec(settings.ipuTarget), settings.precision.partialsType === 'half');
       const [split] = stageSplits(costs, ipus, 0);
-      graph = units.graph;
       strategy = new PipelinedExecutionSpec(...split!.stages.map((stage, i) => new StageSpec(...stage).ipu(split!.ipus[i]!)));
     }
-    const inputs = graph.inputs.filter((id) => id !== graph.roles.lossScale).map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));
-    const trace: PlanTrace = {
-      graph,
-      training,
-      optimizer,
-      name: model.proto.graph!.name || 'onnx',
-      examples: inputs,
-      microBatch: inputs[0]?.shape[0] ?? 1,
-      float16: { params: new Set(), inputs: new Set() },
-      float16Flagged: true,
-      weightNames: new Map(),
-      parameters: imported.graph.values.reduce((n, v) => n + (v.source.kind === 'param' ? v.shape.reduce((a, d) => a * d, 1) : 0), 0),
-    };
-    return compilePlan(trace, options, undefined, { ...settings, executionStrategy: strategy });
   }
+  return compilePlan({ ...trace, graph }, options, undefined, { ...settings, executionStrategy: strategy });
 }

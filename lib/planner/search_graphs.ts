@@ -1,18 +1,18 @@
 /**
- * The graphs a search compiles: the model built and traced with shapes only
- * at each micro-batch size it needs, or at two sizes when its graph at every
- * other size can be derived from them (see `MicroBatchGraph`), with the IR
- * patterns applied to each size's graph as `plan()` applies them and its
- * units (blocks, or layers) named as at the first size.
+ * The graphs a search compiles: the model traced with shapes only (a tfjs
+ * model built and traced, or an ONNX model imported) at each micro-batch
+ * size it needs, or at two sizes when its graph at every other size can be
+ * derived from them (see `MicroBatchGraph`), with the IR patterns applied to
+ * each size's graph as `plan()` applies them and its units (blocks, layers
+ * or ONNX nodes) named as at the first size.
  */
 import * as tf from '@tensorflow/tfjs';
 import { PoptfjsError } from '../common/errors.js';
 import { getLogger } from '../common/log.js';
-import { tracePlan, type PlanBuild, type PlanInput, type PlanTrace } from '../executor/model_plan.js';
+import type { PlanTrace } from '../executor/model_plan.js';
 import { applyPatterns, patternsFromSetting } from '../ir/patterns/patterns.js';
 import type { Options } from '../options/options.js';
 import { MicroBatchDerivationError, MicroBatchGraph } from './micro_batch_graph.js';
-import type { AutoPlanRequest } from './auto_plan_request.js';
 import { renamedUnits, unitGraph, type UnitGraph } from './split_units.js';
 
 const log = getLogger('plan');
@@ -28,11 +28,8 @@ export function searchError(message: string): PoptfjsError {
   return new PoptfjsError(`autoPlan: ${message}`, { type: 'executor' });
 }
 
-/** `input` (the shape of one sample) with a micro-batch of `m` in front. */
-function batched(input: PlanInput, m: number, what: string): PlanInput {
-  if (input === null || typeof input !== 'object' || !Array.isArray(input.shape)) throw searchError(`${what} must be { shape: [...], dtype? }, got ${JSON.stringify(input)}`);
-  return { ...input, shape: [m, ...input.shape] };
-}
+/** The model traced with shapes only at micro-batch `m`: a tfjs model built and traced, or an ONNX model imported. */
+export type SearchTracer = (m: number) => Promise<PlanTrace>;
 
 /** The graph of a model at each micro-batch size a search asks for, traced as few times as the model allows. */
 export class SearchGraphs {
@@ -44,10 +41,11 @@ export class SearchGraphs {
   #derivation: { graph: MicroBatchGraph; trace: PlanTrace } | undefined;
 
   constructor(
-    private readonly build: PlanBuild,
-    private readonly request: AutoPlanRequest,
+    private readonly trace: SearchTracer,
     private readonly base: Options,
     private readonly training: boolean,
+    /** The unit of a node's layer, as `unitGraph` takes it (ONNX models: its module). */
+    private readonly unitOfLayer?: (layer: string) => string,
   ) {}
 
   /** The graph at the first size asked for: its units are the search's. */
@@ -62,7 +60,7 @@ export class SearchGraphs {
     const trace = await this.#tracedAt(m);
     // The patterns, on the backend the compile runs on, as a plan of the model applies them (they may choose by size); then the units of what remains.
     const patterned = applyPatterns(trace.graph, patternsFromSetting(this.base.settings.patterns), { backend: tf.getBackend(), training: this.training }).graph;
-    let units = unitGraph(patterned);
+    let units = unitGraph(patterned, this.unitOfLayer);
     // The model built again: layers tfjs named anew (dense_7 for dense_1) are the same layers, under the first trace's names.
     const names = this.first?.units.units;
     if (names && !units.blocks && units.units.length === names.length) units = renamedUnits(units, names);
@@ -91,18 +89,10 @@ export class SearchGraphs {
     return this.#traceAt(m);
   }
 
-  /** The model built and traced at `m`; with the last trace, the derivation of every other size if they allow it. */
+  /** The model traced at `m`; with the last trace, the derivation of every other size if they allow it. */
   async #traceAt(m: number): Promise<PlanTrace> {
     this.traces++;
-    const { request } = this;
-    const trace = await tracePlan(this.build, {
-      ...(request.optimizer !== undefined ? { optimizer: request.optimizer } : {}),
-      ...(request.loss !== undefined ? { loss: request.loss } : {}),
-      training: this.training,
-      options: this.base,
-      inputs: request.inputs.map((input, i) => batched(input, m, `inputs[${i}]`)),
-      ...(request.target !== undefined ? { target: batched(request.target, m, 'target') } : {}),
-    });
+    const trace = await this.trace(m);
     if (!this.#derivation && this.#anchor) {
       try {
         this.#derivation = { graph: new MicroBatchGraph(this.#anchor.trace.graph, this.#anchor.m, trace.graph, m), trace: this.#anchor.trace };

@@ -13,7 +13,7 @@ import { inferFloat16 } from '../precision/float16_inference.js';
 import { PipelinedExecutionSpec } from '../strategy/staged_execution.js';
 import { StageSpec } from '../strategy/stages_and_phases.js';
 import type { RecomputationType } from '../strategy/recomputation.js';
-import type { AutoPlanRequest } from './auto_plan_request.js';
+import type { SearchRequest } from './auto_plan_request.js';
 import { candidate, describeChoices, type Candidate, type CandidateChoices } from './search_candidate.js';
 import type { SearchGraph, SearchGraphs } from './search_graphs.js';
 import { OptimizerStatePlace, type ResolvedSpace } from './search_space.js';
@@ -72,7 +72,7 @@ export class SearchState {
   readonly #stateBytesPerWeightByte: number;
 
   constructor(
-    readonly request: AutoPlanRequest,
+    readonly request: SearchRequest,
     readonly base: Options,
     readonly training: boolean,
     readonly space: ResolvedSpace,

@@ -31,13 +31,19 @@ function isModelNode(node: Node): boolean {
 /**
  * The units of a traced graph, and the graph with each unit a block. A unit
  * met again after another one (a layer called twice, apart) is a unit of its
- * own each time (`name#2`), so units always follow the model's order.
+ * own each time (`name#2`), so units always follow the model's order. A
+ * model without blocks is split by `unitOfLayer` of its nodes' layers (by
+ * default each layer is a unit; see {@link onnxModuleUnit}).
  */
-export function unitGraph(graph: Graph): UnitGraph {
+export function unitGraph(graph: Graph, unitOfLayer: (layer: string) => string = (layer) => layer): UnitGraph {
   const modelNodes = graph.nodes.filter(isModelNode);
   const ownBlocks = new Set(modelNodes.map((n) => n.annotations.block ?? UNANNOTATED_BLOCK));
   const byBlock = ownBlocks.size > 1 || !ownBlocks.has(UNANNOTATED_BLOCK);
-  const keyOf = (node: Node): string | undefined => (byBlock ? (node.annotations.block ?? UNANNOTATED_BLOCK) : (node.annotations.layer ?? node.annotations.scope));
+  const keyOf = (node: Node): string | undefined => {
+    if (byBlock) return node.annotations.block ?? UNANNOTATED_BLOCK;
+    const { layer } = node.annotations;
+    return layer !== undefined ? unitOfLayer(layer) : node.annotations.scope;
+  };
   const blockIpus = new Map<string, number>();
   for (const node of modelNodes) {
     const { block, ipu } = node.annotations;
@@ -89,4 +95,18 @@ export function renamedUnits(units: UnitGraph, names: readonly string[]): UnitGr
     return block === undefined ? node : { ...node, annotations: { ...node.annotations, block } };
   });
   return { ...units, graph: { ...units.graph, nodes }, units: [...names] };
+}
+
+/**
+ * The unit of an ONNX node, by the name PyTorch's exporter gives it: the
+ * module that ran it (`/encoder/layers/encoder_layer_0/mlp/mlp.0` for
+ * `/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul`), the model's own code
+ * for a node at the top (`/`), and the node itself for a name without a path
+ * (PopART's builder). Modules, unlike nodes, are the same at every
+ * micro-batch: a reshape or an expand of a batch of one is no kernel, and
+ * would otherwise leave its node out of the units at that size.
+ */
+export function onnxModuleUnit(layer: string): string {
+  const cut = layer.lastIndexOf('/');
+  return cut > 0 ? layer.slice(0, cut) : cut === 0 ? '/' : layer;
 }

@@ -109,7 +109,8 @@ describe('npx poptfjs plan model.onnx', () => {
   it('refuses the flags of a tfjs model, and training flags without a loss tensor, with a usage error', () => {
     for (const [model, flag, message] of [
       ['mlp_pipelined.onnx', ['--loss', 'mse'], 'an ONNX model exported with its loss names its loss tensor with --loss-tensor'],
-      ['mlp_pipelined.onnx', ['--search'], '--search is for a saved tfjs model'],
+      ['mlp_pipelined.onnx', ['--float16'], '--float16 is for a saved tfjs model; an ONNX model is planned in the precision its file declares'],
+      ['mlp_pipelined.onnx', ['--search', '--replicas', '2'], '--search chooses the replicas itself; leave out --replicas'],
       ['mlp_pipelined.onnx', ['--optimizer', 'adam'], '--optimizer needs --loss-tensor'],
       ['mlp_with_loss.onnx', ['--loss-tensor', 'loss', '--inference'], '--loss-tensor plans a training step; leave out --inference'],
     ] as const) {
@@ -120,6 +121,25 @@ describe('npx poptfjs plan model.onnx', () => {
     const saved = cli('plan', savedModel, '--batch', '8', '--loss-tensor', 'loss');
     expect(saved.status).toBe(2);
     expect(saved.stderr).toContain('--loss-tensor names the loss tensor of an ONNX model; a saved tfjs model takes --loss');
+  });
+
+  it('searches one with --search, its stages named by its modules, and the best as a config file that plans as found', () => {
+    // An IPU of 8 tiles × 64 KiB: the encoder fits only pipelined. It was exported at a batch of 4 without a dynamic
+    // batch axis, so every candidate runs micro-batches of 4.
+    writeFileSync(join(dir, 'tiny.ipu'), 'ipuTarget({"tiles": 8, "memoryPerTile": 65536})\n');
+    const model = join(PLANNING, 'tiny_encoder_external.onnx');
+    const { status, stdout, stderr } = cli('plan', model, '--search', '--batch', '16', '--ipus', '4', '--config', join(dir, 'tiny.ipu'));
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^best: 4 IPU\(s\) × 1 replica\(s\), stages \[[\d,]+\], micro-batch 4, /m);
+    const found = Number(stdout.match(/^ {2}1\. ([\d.]+) samples\/s: /m)![1]);
+    const config = stdout.slice(stdout.indexOf('):\n', stdout.indexOf('the micro-batch is')) + 3);
+    expect(config).toMatch(/^setExecutionStrategy\(PipelinedExecution\(Stage\("\/embedding", "\/encoder\/layers\.0\/self_attn"/m);
+    const path = join(dir, 'onnx-best.conf');
+    writeFileSync(path, config);
+    const again = cli('plan', model, '--batch', '4', '--config', path);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`^fits on 4 IPU\\(s\\) per replica; ${found.toFixed(1).replace('.', '\\.')} samples/s`, 'm'));
   });
 
   it('names the graph outputs when --loss-tensor names no tensor of the model', () => {

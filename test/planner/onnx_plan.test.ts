@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Options, onnx, plan, type Plan } from 'poptfjs';
+import { autoPlan, Options, onnx, plan, type Plan } from 'poptfjs';
 import { VIT_B16, vitClassifier } from '../../examples/models/vit.js';
 
 const PLANNING = fileURLToPath(new URL('../fixtures/onnx/planning/', import.meta.url));
@@ -77,7 +77,7 @@ describe('plan() of an ONNX model', () => {
     expect(planned.summary()).toMatch(/^Plan of '.+' for inference on 2 IPU\(s\): fits: [\d.]+ samples\/s \(simulated\); fullest IPU \d/);
   });
 
-  it('splits a model without placement attributes into as many pipeline stages as IPUs, between its nodes', async () => {
+  it('splits a model without placement attributes into as many pipeline stages as IPUs, between its modules', async () => {
     const split = await plan(ENCODER, { ipus: 2, options: new Options().deviceIterations(4) });
     expect(split.fits).toBe(true);
     expect(split.memory.ipus.length).toBe(2);
@@ -147,7 +147,7 @@ describe("plan() of torchvision's ViT-B/16 as PyTorch exports it", () => {
     expect(ratio).toBeLessThan(1.05);
   }, 120_000);
 
-  it('splits it over 4 IPUs between its nodes, and names the first and last few of each stage', async () => {
+  it("splits it over 4 IPUs between PyTorch's modules, three encoder layers a stage, and names the first and last few of each stage", async () => {
     const split = await plan(VIT, { ipus: 4, options: new Options().ipuTarget('Bow').deviceIterations(16), inputs: [{ shape: [17, 3, 224, 224] }] });
     expect(split.fits).toBe(true);
     const stages = split
@@ -155,10 +155,54 @@ describe("plan() of torchvision's ViT-B/16 as PyTorch exports it", () => {
       .split('\n')
       .filter((line) => /^ {2}stage \d/.test(line));
     expect(stages.length).toBe(4);
-    // The patch convolution opens the first stage and the classifier closes the last; each stage line counts its
-    // nodes (every node of an unannotated ONNX model is a block) and lists five of them, not a hundred.
-    expect(stages[0]).toMatch(/^ {2}stage 0 \(id 0\) on IPU 0: blocks '\/conv_proj\/Conv', '\/Reshape', '\/Transpose', … \d+ more …, '[^']+', '[^']+' \(\d+ blocks\)$/);
-    expect(stages[3]).toMatch(/, '\/heads\/head\/Gemm' \(\d+ blocks\)$/);
-    for (const line of stages) expect(line.length).toBeLessThan(400);
+    // The units of an ONNX model are the modules PyTorch's exporter names its nodes after (the model's own code is
+    // '/'): the patch convolution opens the first stage and the classifier closes the last, and each stage ends with
+    // the feed-forward of its third encoder layer, whose residual add opens the next. A stage line counts its blocks
+    // and lists five of them.
+    expect(stages[0]).toMatch(
+      /^ {2}stage 0 \(id 0\) on IPU 0: blocks '\/conv_proj', '\/', '\/encoder', … \d+ more …, '[^']+', '\/encoder\/layers\/encoder_layer_2\/mlp\/mlp\.3' \(\d+ blocks\)$/,
+    );
+    for (const [i, last] of [
+      [1, 5],
+      [2, 8],
+    ] as const) {
+      expect(stages[i]).toMatch(
+        new RegExp(`^ {2}stage ${i} .*: blocks '/encoder/layers/encoder_layer_${last - 3}#2', .*, '/encoder/layers/encoder_layer_${last}/mlp/mlp\\.3' \\(\\d+ blocks\\)$`),
+      );
+    }
+    expect(stages[3]).toMatch(/, '\/heads\/head' \(\d+ blocks\)$/);
+  }, 120_000);
+});
+
+describe('autoPlan() of an ONNX model', () => {
+  it('searches a model exported with its loss, its modules the units of its pipeline splits', async () => {
+    const search = await autoPlan(MLP_WITH_LOSS, { ipus: 4, globalBatch: 96, loss: 'loss', optimizer: 'adam' });
+    expect(search.best?.fits).toBe(true);
+    expect(search.best!.plan.executable.kind).toBe('training');
+    const rates = search.candidates.map((c) => c.throughput);
+    expect(rates).toEqual([...rates].sort((a, b) => b - a));
+    // Every candidate runs the global batch: micro-batch × replicas × accumulation.
+    for (const c of [...search.candidates, ...search.rejected]) expect(c.microBatch * c.replicas * c.gradientAccumulation).toBe(96);
+    // A pipelined candidate's stages name the model's modules, in order: '/' is the model's own code, here the loss
+    // (its ReLUs are fused into the products before them).
+    const pipelined = search.candidates.find((c) => c.ipusPerReplica === 4)!;
+    expect(pipelined.split.stages.flat()).toEqual(['/hidden.0', '/hidden.1', '/hidden.2', '/classifier', '/']);
+    // The batch axis is dynamic: two imports give every micro-batch size.
+    expect(search.traces).toBeLessThanOrEqual(3);
+  }, 120_000);
+
+  it('keeps the batch a model exported without a dynamic batch axis fixes, and refuses a request it cannot search', async () => {
+    const search = await autoPlan(ENCODER, { ipus: 2, globalBatch: 16 });
+    expect(search.best?.fits).toBe(true);
+    expect(new Set([...search.candidates, ...search.rejected].map((c) => c.microBatch))).toEqual(new Set([4]));
+    await expect(autoPlan(ENCODER, { ipus: 2, globalBatch: 16, space: { microBatch: [8] } })).rejects.toThrow(
+      "autoPlan: the model's inputs fix the batch at 4 (it was exported without a dynamic batch axis): search microBatch [4], or export it with one",
+    );
+    await expect(autoPlan(MLP_WITH_LOSS, { ipus: 2, globalBatch: 16, loss: 'loss', target: { shape: [10] } } as never)).rejects.toThrow(
+      'autoPlan: an ONNX model trains with the loss in its graph: give loss, the name of its loss tensor (a model exported with its loss), and no target',
+    );
+    await expect(autoPlan(MLP_WITH_LOSS, { ipus: 2, globalBatch: 16, inputs: [{ shape: [64] }] })).rejects.toThrow(
+      "autoPlan: the model has 2 graph input(s) (x, labels); inputs must give one sample's shape of each",
+    );
   }, 120_000);
 });
