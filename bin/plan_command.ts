@@ -171,15 +171,14 @@ function printPlan(args: VerbArguments, planned: Plan): number {
 async function planOnnxModel(args: VerbArguments, path: string, options: () => Options): Promise<number> {
   if (args.string('loss') !== undefined)
     throw new UsageError('plan: --loss names a tfjs loss for a saved tfjs model; an ONNX model exported with its loss names its loss tensor with --loss-tensor');
-  if (args.boolean('float16')) throw new UsageError('plan: --float16 is for a saved tfjs model; an ONNX model is planned in the precision its file declares');
   const loss = args.string('loss-tensor');
   if (loss === undefined && args.string('optimizer') !== undefined)
     throw new UsageError('plan: an ONNX model is planned for inference unless --loss-tensor names its loss; --optimizer needs --loss-tensor');
   if (loss !== undefined && args.boolean('inference')) throw new UsageError('plan: --loss-tensor plans a training step; leave out --inference');
   const ipus = args.integer('ipus') ?? 1;
   const optimizer = args.string('optimizer') as PlanOptimizerName | undefined;
-  const training = loss !== undefined ? { loss, ...(optimizer ? { optimizer } : {}) } : {};
-  if (args.boolean('search')) return printSearch(args, await autoPlan(path, { ipus, globalBatch: args.integer('batch')!, options: options(), ...training }));
+  const asked = { ...(loss !== undefined ? { loss, ...(optimizer ? { optimizer } : {}) } : {}), ...(args.boolean('float16') ? { float16: true } : {}) };
+  if (args.boolean('search')) return printSearch(args, await autoPlan(path, { ipus, globalBatch: args.integer('batch')!, options: options(), ...asked }));
   const o = options();
   // A pipeline needs a micro-batch for each stage in flight: its attributes' stages, or the split's; a training step
   // needs the 2N - 1 micro-batches of an N-stage pipeline.
@@ -187,7 +186,7 @@ async function planOnnxModel(args: VerbArguments, path: string, options: () => O
   if (stages > 1 && loss !== undefined && args.integer('accumulation') === undefined)
     o.Training.gradientAccumulation(Math.max(o.settings.training.gradientAccumulation, 2 * stages - 1));
   if (stages > 1 && loss === undefined && args.integer('device-iterations') === undefined) o.deviceIterations(Math.max(o.settings.deviceIterations, stages));
-  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')!, ...training }));
+  return printPlan(args, await plan(path, { options: o, ipus, batch: args.integer('batch')!, ...asked }));
 }
 
 /** What `plan` needs to know of a saved model: its inputs and output for one micro-batch, its compiled loss, its layers. */

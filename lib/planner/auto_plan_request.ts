@@ -30,6 +30,8 @@ export interface OnnxAutoPlanRequest extends Omit<AutoPlanRequest, 'inputs' | 't
   readonly loss?: string;
   /** For training: the optimizer by name (default `sgd`), or a function of the trained weights. */
   readonly optimizer?: OnnxPlanRequest['optimizer'];
+  /** Its float weights and inputs in float16, as `model.half()` (see `OnnxPlanRequest.float16`). */
+  readonly float16?: boolean;
 }
 
 /** What a search's state reads of either request. */

@@ -54,6 +54,11 @@ export interface OnnxPlanRequest {
   readonly optimizer?: PlanOptimizerName | ((weights: tf.Variable[]) => Optimizer);
   /** A model without placement attributes: split into this many pipeline stages of nearly equal time (default 1). */
   readonly ipus?: number;
+  /**
+   * Hold its float weights and inputs in float16, and compute in float16 what they feed, as PopTorch's
+   * `model.half()` does (PopART's `GraphTransformer.convertFloatsToHalfs` converts the file the same way).
+   */
+  readonly float16?: boolean;
 }
 
 function onnxPlanError(message: string): PoptfjsError {
@@ -127,6 +132,8 @@ export interface OnnxTraceRequest {
   /** The name of the graph's loss tensor: the model is imported for training. */
   readonly loss?: string;
   readonly optimizer?: OnnxPlanRequest['optimizer'];
+  /** Its float weights and inputs in float16 (see {@link OnnxPlanRequest.float16}). */
+  readonly float16?: boolean;
 }
 
 /** The graph inputs of `model` that are not initializers, by name. */
@@ -185,7 +192,15 @@ export async function onnxTrace(model: OnnxModel, request: OnnxTraceRequest): Pr
     }
   });
   const { graph } = imported;
-  const examples = graph.inputs.filter((id) => id !== graph.roles.lossScale).map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));
+  const modelInputs = graph.inputs.filter((id) => id !== graph.roles.lossScale);
+  const examples = modelInputs.map((id) => ({ shape: [...graph.values[id]!.shape], dtype: graph.values[id]!.dtype }));
+  // In float16, the float weights and inputs are declared so and the compile infers what they make, as for `half(model)`.
+  const float16 = request.float16
+    ? {
+        params: new Set(graph.values.flatMap((v) => (v.source.kind === 'param' && v.dtype === 'float32' ? [v.source.name] : []))),
+        inputs: new Set(modelInputs.flatMap((id, i) => (graph.values[id]!.dtype === 'float32' ? [i] : []))),
+      }
+    : { params: new Set<string>(), inputs: new Set<number>() };
   return {
     graph,
     training,
@@ -193,8 +208,8 @@ export async function onnxTrace(model: OnnxModel, request: OnnxTraceRequest): Pr
     name: model.proto.graph!.name || 'onnx',
     examples,
     microBatch: examples[0]?.shape[0] ?? 1,
-    float16: { params: new Set(), inputs: new Set() },
-    float16Flagged: true,
+    float16,
+    float16Flagged: request.float16 !== true,
     weightNames: new Map(),
     parameters: graph.values.reduce((n, v) => n + (v.source.kind === 'param' ? v.shape.reduce((a, d) => a * d, 1) : 0), 0),
   };
@@ -226,6 +241,7 @@ export async function planOnnx(source: string | Uint8Array, request: OnnxPlanReq
     ...(shapes ? { shapes } : {}),
     ...(request.loss !== undefined ? { loss: request.loss } : {}),
     ...(request.optimizer ? { optimizer: request.optimizer } : {}),
+    ...(request.float16 ? { float16: true } : {}),
   });
   const settings = options.settings;
   let graph = trace.graph;

@@ -50,6 +50,7 @@ export function onnxTracer(source: string | Uint8Array, request: OnnxAutoPlanReq
       shapes: samples.map((shape) => [m, ...shape]),
       ...(request.loss !== undefined ? { loss: request.loss } : {}),
       ...(request.optimizer !== undefined ? { optimizer: request.optimizer } : {}),
+      ...(request.float16 ? { float16: true } : {}),
     });
   return { tracer, fixedBatch: request.inputs === undefined ? onnxFixedBatch(model) : undefined };
 }

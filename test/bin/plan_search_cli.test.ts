@@ -84,6 +84,10 @@ describe('npx poptfjs plan model.onnx', () => {
     expect(stdout).toMatch(/^ {2}0 {4}[\d.]+ KiB +[\d.]+% +32\.5 KiB /m);
     expect(stdout).toMatch(/^ {2}1 {4}[\d.]+ KiB +[\d.]+% +32\.5 KiB /m);
     expect(stdout).toMatch(/^fits on 2 IPU\(s\) per replica; [\d.]+ samples\/s, 16 samples a call in [\d.]+ ms \(simulated\)$/m);
+    // With --float16, as model.half(): two bytes a weight.
+    const half = cli('plan', join(PLANNING, 'mlp_pipelined.onnx'), '--batch', '8', '--float16');
+    expect(half.status).toBe(0);
+    expect(half.stdout).toMatch(/^ {2}0 {4}[\d.]+ KiB +[\d.]+% +16\.3 KiB /m);
   });
 
   it('splits one whose external data file is missing over --ipus stages, and writes its reports', () => {
@@ -109,7 +113,6 @@ describe('npx poptfjs plan model.onnx', () => {
   it('refuses the flags of a tfjs model, and training flags without a loss tensor, with a usage error', () => {
     for (const [model, flag, message] of [
       ['mlp_pipelined.onnx', ['--loss', 'mse'], 'an ONNX model exported with its loss names its loss tensor with --loss-tensor'],
-      ['mlp_pipelined.onnx', ['--float16'], '--float16 is for a saved tfjs model; an ONNX model is planned in the precision its file declares'],
       ['mlp_pipelined.onnx', ['--search', '--replicas', '2'], '--search chooses the replicas itself; leave out --replicas'],
       ['mlp_pipelined.onnx', ['--optimizer', 'adam'], '--optimizer needs --loss-tensor'],
       ['mlp_with_loss.onnx', ['--loss-tensor', 'loss', '--inference'], '--loss-tensor plans a training step; leave out --inference'],

@@ -147,6 +147,29 @@ describe("plan() of torchvision's ViT-B/16 as PyTorch exports it", () => {
     expect(ratio).toBeLessThan(1.05);
   }, 120_000);
 
+  it('plans it in float16, as model.half() runs it, as fast as the tfjs ViT in float16', async () => {
+    const options = () => {
+      const o = new Options().ipuTarget('Bow').deviceIterations(16).setAvailableMemoryProportion({ IPU0: 0.3 });
+      o.Precision.setPartialsType('half');
+      return o;
+    };
+    const exported = await plan(VIT, { options: options(), inputs: [{ shape: [17, 3, 224, 224] }], float16: true });
+    const written = await plan(() => vitClassifier({ ...VIT_B16, hiddenDropout: 0 }, { layersPerIpu: [12], float16: true }), {
+      options: options(),
+      inputs: [
+        { shape: [17, 224, 224, 3], dtype: 'float16' },
+        { shape: [17, 1000], dtype: 'float16' },
+      ],
+    });
+    // Two bytes a parameter, and a few for the exporter's scalar constants.
+    const weights = exported.memory.ipus[0]!.byKind.weights;
+    expect(weights - 2 * VIT_B_16_PARAMETERS).toBeGreaterThanOrEqual(0);
+    expect(weights - 2 * VIT_B_16_PARAMETERS).toBeLessThan(1024);
+    const ratio = exported.throughput / written.throughput;
+    expect(ratio).toBeGreaterThanOrEqual(1);
+    expect(ratio).toBeLessThan(1.05);
+  }, 120_000);
+
   it("splits it over 4 IPUs between PyTorch's modules, three encoder layers a stage, and names the first and last few of each stage", async () => {
     const split = await plan(VIT, { ipus: 4, options: new Options().ipuTarget('Bow').deviceIterations(16), inputs: [{ shape: [17, 3, 224, 224] }] });
     expect(split.fits).toBe(true);
