@@ -6,8 +6,10 @@
  * optimizer-state place, memory proportions) and prints the fastest
  * configuration that fits, why it wins, and its options as a PopTorch config
  * file, which `Options.loadFromFile` reads back and `plan()` plans at the
- * same throughput. Then an ONNX model exported by PyTorch is planned without
- * its weights: its external data file is not even there.
+ * same throughput. Then ONNX models exported by PyTorch are planned and
+ * searched without their weights (their external data files are not even
+ * there): a small encoder split over 2 IPUs, and torchvision's ViT-B/16 in
+ * float16, searched on 4 Bow IPUs.
  *
  * Run: npx tsx examples/auto-plan.ts [report-directory]
  * With a directory, the search's report (every candidate on a chart) is written there.
@@ -52,3 +54,9 @@ const encoder = new URL('../test/fixtures/onnx/planning/tiny_encoder_external.on
 const onnxPlan = await plan(encoder, { ipus: 2, options: new Options().deviceIterations(4) });
 console.log(`\nONNX: ${onnxPlan.summary().split('\n')[0]}`);
 console.log(`ONNX: ${onnxPlan.parameters} parameters, their weights never read`);
+
+// torchvision's ViT-B/16 as torch.onnx.export writes it (86 M parameters, 346 MB of weights that are not there),
+// searched for inference in float16 on 4 Bow IPUs at a global batch of 256 images.
+const vit = new URL('../test/fixtures/onnx/planning/vit_b_16_external.onnx', import.meta.url).pathname;
+const vitSearch = await autoPlan(vit, { ipus: 4, globalBatch: 256, float16: true, options: new Options().ipuTarget('Bow') });
+console.log(`\nONNX ViT-B/16: ${vitSearch.summary().split('\n').slice(0, 2).join('\nONNX ViT-B/16: ')}`);

@@ -54,7 +54,7 @@ describe('planning examples', () => {
     expect(progress.some((line) => /^Planning: \[#{30}\] 6\/6 memory and time/.test(line))).toBe(true);
   });
 
-  it('auto-plan.ts: the search finds a pipeline for the model one IPU cannot hold, its config file plans the same, and an ONNX model plans without its weights', {
+  it('auto-plan.ts: the search finds a pipeline for the model one IPU cannot hold, its config file plans the same, and ONNX models plan and search without their weights', {
     timeout: 240_000,
   }, () => {
     const { status, stdout, stderr } = runProgram('examples/auto-plan.ts');
@@ -71,5 +71,7 @@ describe('planning examples', () => {
     expect(stdout).toMatch(/^setExecutionStrategy\(PipelinedExecution\(Stage\("layer0"/m);
     expect(stdout).toMatch(/^ONNX: Plan of 'torch_jit' for inference on 2 IPU\(s\): fits: /m);
     expect(stdout).toMatch(/^ONNX: 113792 parameters, their weights never read$/m);
+    expect(stdout).toMatch(/^ONNX ViT-B\/16: autoPlan: \d+ of \d+ configuration\(s\) fit 4 IPU\(s\) at a global batch of 256 /m);
+    expect(stdout).toMatch(/^ONNX ViT-B\/16: best: \d IPU\(s\) × \d replica\(s\)/m);
   });
 });
