@@ -362,7 +362,8 @@ export function autoPlan(build: PlanBuild, request: AutoPlanRequest): Promise<Au
 /**
  * The same search for the ONNX model at `model` (a path, or its bytes),
  * imported at each micro-batch without reading its weights; its units are
- * its nodes. See {@link OnnxAutoPlanRequest}.
+ * the modules its nodes are named after (`onnxModuleUnit`). See
+ * {@link OnnxAutoPlanRequest}.
  */
 export function autoPlan(model: string | Uint8Array, request: OnnxAutoPlanRequest): Promise<AutoPlan>;
 export async function autoPlan(source: PlanBuild | string | Uint8Array, request: AutoPlanRequest | OnnxAutoPlanRequest): Promise<AutoPlan> {
